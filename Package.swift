@@ -1,0 +1,78 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// One-way dependencies, bottom to top:
+//   JSONRPC (wire types) <- StpdProtocol (the method declarations = the contract)
+//   RPCTransport (NIO framing, server, client) <- StpdDaemon <- stpd
+//   StpdCore (pure domain, no I/O) <- StpdStore (SQLite) <- StpdDaemon
+//   stpctl uses StpdProtocol + RPCTransport only.
+let package = Package(
+    name: "stpd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "stpd", targets: ["stpd"]),
+        .executable(name: "stpctl", targets: ["stpctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(name: "JSONRPC"),
+        .target(name: "StpdProtocol", dependencies: ["JSONRPC"]),
+        .target(
+            name: "RPCTransport",
+            dependencies: [
+                "JSONRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(name: "StpdCore", dependencies: ["StpdProtocol"]),
+        .target(
+            name: "StpdStore",
+            dependencies: [
+                "StpdCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "StpdDaemon",
+            dependencies: [
+                "CSystemd", "JSONRPC", "StpdProtocol", "RPCTransport", "StpdCore", "StpdStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "stpd",
+            dependencies: [
+                "StpdDaemon",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "stpctl",
+            dependencies: [
+                "JSONRPC", "StpdProtocol", "RPCTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+    ]
+)

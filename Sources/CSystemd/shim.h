@@ -1,0 +1,5 @@
+#ifndef STPD_CSYSTEMD_SHIM_H
+#define STPD_CSYSTEMD_SHIM_H
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+#endif

@@ -1,0 +1,74 @@
+/// A JSON Schema (draft-07 subset), kept as JSON so it can be embedded in the OpenRPC
+/// document unchanged. The builders cover what the contract uses.
+public struct JSONSchema: Sendable, Hashable {
+    public var json: JSONValue
+
+    public init(_ json: JSONValue) { self.json = json }
+
+    public static let string = JSONSchema(["type": "string"])
+    public static let integer = JSONSchema(["type": "integer"])
+    public static let number = JSONSchema(["type": "number"])
+    public static let boolean = JSONSchema(["type": "boolean"])
+    public static let any = JSONSchema([:])
+
+    public static func string(_ description: String, format: String? = nil, pattern: String? = nil) -> JSONSchema {
+        var o: [String: JSONValue] = ["type": "string", "description": .string(description)]
+        if let format { o["format"] = .string(format) }
+        if let pattern { o["pattern"] = .string(pattern) }
+        return JSONSchema(.object(o))
+    }
+
+    public static func integer(_ description: String, minimum: Int64? = nil, maximum: Int64? = nil) -> JSONSchema {
+        var o: [String: JSONValue] = ["type": "integer", "description": .string(description)]
+        if let minimum { o["minimum"] = .int(minimum) }
+        if let maximum { o["maximum"] = .int(maximum) }
+        return JSONSchema(.object(o))
+    }
+
+    public static func number(_ description: String, minimum: Double? = nil) -> JSONSchema {
+        var o: [String: JSONValue] = ["type": "number", "description": .string(description)]
+        if let minimum { o["minimum"] = .double(minimum) }
+        return JSONSchema(.object(o))
+    }
+
+    public static func boolean(_ description: String) -> JSONSchema {
+        JSONSchema(["type": "boolean", "description": .string(description)])
+    }
+
+    public static func enumeration(_ values: [String], _ description: String) -> JSONSchema {
+        JSONSchema(["type": "string", "enum": .array(values.map(JSONValue.string)), "description": .string(description)])
+    }
+
+    public static func array(of items: JSONSchema, _ description: String? = nil) -> JSONSchema {
+        var o: [String: JSONValue] = ["type": "array", "items": items.json]
+        if let description { o["description"] = .string(description) }
+        return JSONSchema(.object(o))
+    }
+
+    /// An object; unknown members are refused unless `additionalProperties` is true, so a typo
+    /// in a parameter name is reported instead of silently ignored.
+    public static func object(
+        _ properties: [String: JSONSchema], required: [String] = [], additionalProperties: Bool = false,
+        description: String? = nil
+    ) -> JSONSchema {
+        var o: [String: JSONValue] = [
+            "type": "object",
+            "properties": .object(properties.mapValues(\.json)),
+            "additionalProperties": .bool(additionalProperties),
+        ]
+        if !required.isEmpty { o["required"] = .array(required.sorted().map(JSONValue.string)) }
+        if let description { o["description"] = .string(description) }
+        return JSONSchema(.object(o))
+    }
+
+    /// A reference into the contract's `components/schemas`.
+    public static func ref(_ name: String) -> JSONSchema {
+        JSONSchema(["$ref": .string("#/components/schemas/\(name)")])
+    }
+
+    public static func nullable(_ schema: JSONSchema) -> JSONSchema {
+        JSONSchema(["oneOf": [schema.json, ["type": "null"]]])
+    }
+
+    public static let empty = object([:])
+}

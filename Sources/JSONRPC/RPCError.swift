@@ -1,0 +1,43 @@
+/// A JSON-RPC error object. The reserved codes are the spec's; application codes are declared
+/// by the method registry (outside -32768...-32000) so clients can switch on them.
+public struct RPCError: Error, Sendable, Hashable, Codable {
+    public var code: Int
+    public var message: String
+    public var data: JSONValue?
+
+    public init(code: Int, message: String, data: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.data = data
+    }
+
+    public static let parseErrorCode = -32700
+    public static let invalidRequestCode = -32600
+    public static let methodNotFoundCode = -32601
+    public static let invalidParamsCode = -32602
+    public static let internalErrorCode = -32603
+
+    public static func parseError(_ detail: String) -> RPCError {
+        RPCError(code: parseErrorCode, message: "Parse error: \(detail)")
+    }
+
+    public static func invalidRequest(_ detail: String, data: JSONValue? = nil) -> RPCError {
+        RPCError(code: invalidRequestCode, message: "Invalid request: \(detail)", data: data)
+    }
+
+    public static func methodNotFound(_ method: String) -> RPCError {
+        RPCError(code: methodNotFoundCode, message: "Method not found: \(method)", data: ["method": .string(method)])
+    }
+
+    /// `parameter` is a JSON-pointer-like path (`url`, `filter.types[0]`) so the client knows what to fix.
+    public static func invalidParams(_ detail: String, parameter: String?) -> RPCError {
+        var data: [String: JSONValue] = [:]
+        if let parameter { data["parameter"] = .string(parameter) }
+        let prefix = parameter.map { "Invalid params: \($0): " } ?? "Invalid params: "
+        return RPCError(code: invalidParamsCode, message: prefix + detail, data: data.isEmpty ? nil : .object(data))
+    }
+
+    public static func internalError(_ detail: String) -> RPCError {
+        RPCError(code: internalErrorCode, message: "Internal error: \(detail)")
+    }
+}

@@ -1,0 +1,25 @@
+/// The single declaration of one RPC method: its name, its typed params and result, their
+/// schemas, and the application errors it may return. The server's router, stpctl and the
+/// OpenRPC contract are all driven by these declarations, so they cannot drift apart.
+public protocol RPCMethod: Sendable {
+    associatedtype Params: Codable & Sendable
+    associatedtype Result: Codable & Sendable
+
+    static var name: String { get }
+    static var summary: String { get }
+    static var description: String? { get }
+    static var paramsSchema: JSONSchema { get }
+    static var resultSchema: JSONSchema { get }
+    /// Names of application errors (keys into the error registry) this method may return.
+    static var errors: [String] { get }
+}
+
+extension RPCMethod {
+    public static var description: String? { nil }
+    public static var errors: [String] { [] }
+}
+
+/// Params of a method that takes none. Any member sent is an error (like an unknown parameter).
+public struct NoParams: Codable, Sendable, Hashable {
+    public init() {}
+}

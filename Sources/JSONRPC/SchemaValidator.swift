@@ -1,0 +1,120 @@
+import Foundation
+
+/// Checks a value against a `JSONSchema` (the draft-07 keywords the contract uses: type,
+/// properties, required, additionalProperties, items, enum, const, minimum, maximum,
+/// minLength, pattern, oneOf, anyOf and local `$ref`s). The daemon uses it to report bad params
+/// by name; tests use it to hold every reply to its declared schema.
+public struct SchemaValidator: Sendable {
+    public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        /// Where the value broke the schema, e.g. `filter.types[1]`; empty for the value itself.
+        public var path: String
+        public var reason: String
+        public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
+    }
+
+    /// Named schemas that `{"$ref": "#/components/schemas/Name"}` resolves to.
+    public var definitions: [String: JSONValue]
+
+    public init(definitions: [String: JSONValue] = [:]) {
+        self.definitions = definitions
+    }
+
+    public func validate(_ value: JSONValue, against schema: JSONSchema) throws(Failure) {
+        try check(value, schema.json, path: "")
+    }
+
+    private func check(_ value: JSONValue, _ schema: JSONValue, path: String) throws(Failure) {
+        guard case .object(let s) = schema else { return }
+        if case .string(let ref)? = s["$ref"] {
+            let name = String(ref.split(separator: "/").last ?? "")
+            guard let target = definitions[name] else { throw Failure(path: path, reason: "unresolved schema \(ref)") }
+            return try check(value, target, path: path)
+        }
+        if let types = s["type"] {
+            let allowed = types.arrayValue?.compactMap(\.stringValue) ?? [types.stringValue].compactMap { $0 }
+            if !allowed.contains(where: { Self.matches(value, type: $0) }) {
+                throw Failure(path: path, reason: "expected \(allowed.joined(separator: " or ")), got \(value.typeName)")
+            }
+        }
+        if let options = s["enum"]?.arrayValue, !options.contains(value) {
+            let listed = options.compactMap(\.stringValue).joined(separator: ", ")
+            throw Failure(path: path, reason: "must be one of: \(listed)")
+        }
+        if let constant = s["const"], constant != value {
+            throw Failure(path: path, reason: "must be \(constant)")
+        }
+        if let alternatives = s["oneOf"]?.arrayValue ?? s["anyOf"]?.arrayValue {
+            var firstFailure: Failure?
+            var matched = 0
+            for alternative in alternatives {
+                do throws(Failure) {
+                    try check(value, alternative, path: path)
+                    matched += 1
+                } catch {
+                    firstFailure = firstFailure ?? error
+                }
+            }
+            if matched == 0, let firstFailure { throw firstFailure }
+            if matched > 1, s["oneOf"] != nil { throw Failure(path: path, reason: "matches more than one alternative") }
+        }
+        switch value {
+        case .object(let members): try checkObject(members, s, path: path)
+        case .array(let items):
+            if let itemSchema = s["items"] {
+                for (i, item) in items.enumerated() { try check(item, itemSchema, path: "\(path)[\(i)]") }
+            }
+        case .string(let text):
+            if let min = s["minLength"]?.intValue, text.count < min {
+                throw Failure(path: path, reason: "must be at least \(min) characters")
+            }
+            if let pattern = s["pattern"]?.stringValue, text.range(of: pattern, options: .regularExpression) == nil {
+                throw Failure(path: path, reason: "must match \(pattern)")
+            }
+        case .int, .double:
+            let number: Double = if case .int(let i) = value { Double(i) } else if case .double(let d) = value { d } else { 0 }
+            if let min = s["minimum"].flatMap(Self.double), number < min {
+                throw Failure(path: path, reason: "must be at least \(Self.show(min))")
+            }
+            if let max = s["maximum"].flatMap(Self.double), number > max {
+                throw Failure(path: path, reason: "must be at most \(Self.show(max))")
+            }
+        default: break
+        }
+    }
+
+    private func checkObject(_ members: [String: JSONValue], _ s: [String: JSONValue], path: String) throws(Failure) {
+        let properties = s["properties"]?.objectValue ?? [:]
+        for name in (s["required"]?.arrayValue ?? []).compactMap(\.stringValue) where members[name] == nil {
+            throw Failure(path: Self.join(path, name), reason: "is required")
+        }
+        for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+            if let propertySchema = properties[name] {
+                try check(member, propertySchema, path: Self.join(path, name))
+            } else if let extra = s["additionalProperties"] {
+                if extra == .bool(false) { throw Failure(path: Self.join(path, name), reason: "unknown member") }
+                try check(member, extra, path: Self.join(path, name))
+            }
+        }
+    }
+
+    static func join(_ path: String, _ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
+
+    static func matches(_ value: JSONValue, type: String) -> Bool {
+        switch (type, value) {
+        case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object): return true
+        case ("integer", .int), ("number", .int), ("number", .double): return true
+        case ("integer", .double(let d)): return d.rounded() == d
+        default: return false
+        }
+    }
+
+    static func double(_ v: JSONValue) -> Double? {
+        switch v {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        default: return nil
+        }
+    }
+
+    static func show(_ d: Double) -> String { d.rounded() == d ? String(Int64(d)) : String(d) }
+}

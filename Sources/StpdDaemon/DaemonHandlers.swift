@@ -1,0 +1,41 @@
+import Foundation
+import JSONRPC
+import RPCTransport
+import StpdProtocol
+
+/// What a handler knows about the call it answers.
+public struct CallContext: Sendable {
+    public var connection: RPCConnection
+    public var peer: PeerCredentials? { connection.peer }
+}
+
+/// Facts about this process that `daemon.status` reports.
+struct ProcessFacts: Sendable {
+    var startedAt = Date()
+    var startedClock = ContinuousClock.now
+    var activation: DaemonStatus.Activation
+    var socketPath: String
+    var stateDirectory: String
+}
+
+enum DaemonHandlers {
+    static func register(
+        into router: inout MethodRouter<CallContext>, facts: ProcessFacts, openConnections: @escaping @Sendable () -> Int
+    ) {
+        let contract = Contract.document
+        router.register(Discover.self) { _, _ in contract }
+        router.register(Ping.self) { _, _ in Ping.Result(version: StpdAPI.version) }
+        router.register(DaemonStatusMethod.self) { _, _ in
+            let uptime = ContinuousClock.now - facts.startedClock
+            return DaemonStatus(
+                version: StpdAPI.version,
+                pid: getpid(),
+                startedAt: facts.startedAt.formatted(.iso8601),
+                uptimeSeconds: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
+                activation: facts.activation,
+                socketPath: facts.socketPath,
+                stateDirectory: facts.stateDirectory,
+                connections: openConnections())
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import JSONRPC
+
+/// The whole stpd interface: every method, shared schema, error and notification. The router,
+/// stpctl and `proto/stpd.openrpc.json` are all derived from this list.
+public enum StpdAPI {
+    public static let version = "0.1.0"
+
+    public static let methods: [any RPCMethod.Type] = [
+        Discover.self,
+        Ping.self,
+        DaemonStatusMethod.self,
+    ]
+
+    /// Named schemas that methods reference with `JSONSchema.ref`.
+    public static let schemas: [String: JSONSchema] = [
+        "DaemonStatus": DaemonStatus.schema,
+    ]
+
+    public static func method(named name: String) -> (any RPCMethod.Type)? {
+        methods.first { $0.name == name }
+    }
+
+    /// A validator that resolves the contract's named schemas.
+    public static var validator: SchemaValidator {
+        SchemaValidator(definitions: schemas.mapValues(\.json))
+    }
+}

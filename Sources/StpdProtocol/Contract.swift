@@ -1,0 +1,83 @@
+import Foundation
+import JSONRPC
+
+/// Builds the OpenRPC document from the declarations. `proto/stpd.openrpc.json` is this
+/// document written out (`stpd --print-contract`); a test keeps the two identical.
+public enum Contract {
+    public static var document: JSONValue {
+        var root: [String: JSONValue] = [
+            "openrpc": "1.3.2",
+            "info": [
+                "title": "stpd",
+                "version": .string(StpdAPI.version),
+                "description": .string(overview),
+                "license": ["name": "MIT"],
+            ],
+            "methods": .array(StpdAPI.methods.map(describe)),
+            "components": [
+                "schemas": .object(StpdAPI.schemas.mapValues(\.json)),
+                "errors": .object(Dictionary(uniqueKeysWithValues: StpdErrors.all.map { ($0.name, describe($0)) })),
+            ],
+        ]
+        root["x-notifications"] = .array(Notifications.all.map(describe))
+        return .object(root)
+    }
+
+    /// The document as committed: pretty, sorted keys, trailing newline.
+    public static func renderedDocument() throws -> Data {
+        var data = try JSONCoding.encode(document, pretty: true)
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+
+    static let overview = """
+        JSON-RPC 2.0 over a Unix domain socket: one compact JSON text per line (\\n), UTF-8. \
+        Requests may be pipelined and are answered out of order; batches follow the JSON-RPC 2.0 \
+        specification. Params are passed by name. Application errors use the codes listed under \
+        components/errors: 1xxx requests against the daemon's objects, 2xxx events and \
+        subscriptions, 3xxx Stripe API errors, 4xxx sources, polls and redirects, 5xxx payment \
+        contexts. Server-to-client notifications are listed under x-notifications.
+        """
+
+    static func describe(_ method: any RPCMethod.Type) -> JSONValue {
+        var entry: [String: JSONValue] = [
+            "name": .string(method.name),
+            "summary": .string(method.summary),
+            "paramStructure": "by-name",
+            "params": .array(contentDescriptors(method.paramsSchema)),
+            "result": ["name": "result", "schema": method.resultSchema.json],
+        ]
+        if let description = method.description { entry["description"] = .string(description) }
+        if !method.errors.isEmpty {
+            entry["errors"] = .array(method.errors.map { .object(["$ref": .string("#/components/errors/\($0)")]) })
+        }
+        return .object(entry)
+    }
+
+    /// OpenRPC lists by-name params one by one; the method's params schema is one object.
+    static func contentDescriptors(_ schema: JSONSchema) -> [JSONValue] {
+        let properties = schema.json["properties"]?.objectValue ?? [:]
+        let required = Set(schema.json["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        return properties.keys.sorted().map { name in
+            var descriptor: [String: JSONValue] = [
+                "name": .string(name),
+                "required": .bool(required.contains(name)),
+                "schema": properties[name]!,
+            ]
+            if let summary = properties[name]?["description"] { descriptor["summary"] = summary }
+            return .object(descriptor)
+        }
+    }
+
+    static func describe(_ error: ErrorDeclaration) -> JSONValue {
+        ["code": .int(Int64(error.code)), "message": .string(error.message), "data": ["description": .string(error.description)]]
+    }
+
+    static func describe(_ notification: NotificationDeclaration) -> JSONValue {
+        [
+            "name": .string(notification.method),
+            "summary": .string(notification.summary),
+            "params": notification.paramsSchema.json,
+        ]
+    }
+}

@@ -1,0 +1,86 @@
+import JSONRPC
+
+/// The methods of the `daemon` namespace and `rpc.discover`.
+public enum Discover: RPCMethod {
+    public typealias Params = NoParams
+    public typealias Result = JSONValue
+    public static let name = "rpc.discover"
+    public static let summary = "Returns this contract: the OpenRPC document of every method, error and event."
+    public static let paramsSchema = JSONSchema.empty
+    public static let resultSchema = JSONSchema.object(
+        ["openrpc": .string, "info": JSONSchema(["type": "object"]), "methods": JSONSchema(["type": "array"])],
+        required: ["openrpc", "info", "methods"], additionalProperties: true,
+        description: "An OpenRPC 1.3 document.")
+}
+
+public enum Ping: RPCMethod {
+    public typealias Params = NoParams
+    public struct Result: Codable, Sendable, Hashable {
+        public var pong: Bool
+        public var version: String
+        public init(version: String) {
+            self.pong = true
+            self.version = version
+        }
+    }
+    public static let name = "daemon.ping"
+    public static let summary = "Checks that the daemon answers."
+    public static let paramsSchema = JSONSchema.empty
+    public static let resultSchema = JSONSchema.object(
+        ["pong": JSONSchema(["const": true]), "version": .string("stpd's version")],
+        required: ["pong", "version"])
+}
+
+public enum DaemonStatusMethod: RPCMethod {
+    public typealias Params = NoParams
+    public typealias Result = DaemonStatus
+    public static let name = "daemon.status"
+    public static let summary = "Reports the daemon's version, process, uptime, how it was started and its socket."
+    public static let paramsSchema = JSONSchema.empty
+    public static let resultSchema = JSONSchema.ref("DaemonStatus")
+}
+
+public struct DaemonStatus: Codable, Sendable, Hashable {
+    public enum Activation: String, Codable, Sendable {
+        /// systemd passed the listening socket (socket activation).
+        case socket
+        /// stpd bound its socket itself.
+        case bound
+    }
+
+    public var version: String
+    public var pid: Int32
+    public var startedAt: String
+    public var uptimeSeconds: Double
+    public var activation: Activation
+    public var socketPath: String
+    public var stateDirectory: String
+    public var connections: Int
+
+    public init(
+        version: String, pid: Int32, startedAt: String, uptimeSeconds: Double, activation: Activation,
+        socketPath: String, stateDirectory: String, connections: Int
+    ) {
+        self.version = version
+        self.pid = pid
+        self.startedAt = startedAt
+        self.uptimeSeconds = uptimeSeconds
+        self.activation = activation
+        self.socketPath = socketPath
+        self.stateDirectory = stateDirectory
+        self.connections = connections
+    }
+
+    static let schema = JSONSchema.object(
+        [
+            "version": .string("stpd's version"),
+            "pid": .integer("Process id"),
+            "startedAt": .string("When this process started (RFC 3339)", format: "date-time"),
+            "uptimeSeconds": .number("Seconds since this process started", minimum: 0),
+            "activation": .enumeration(["socket", "bound"], "`socket`: systemd passed the listening socket; `bound`: stpd bound it itself"),
+            "socketPath": .string("Path of the listening socket"),
+            "stateDirectory": .string("Where durable state is kept"),
+            "connections": .integer("Open client connections, this one included", minimum: 0),
+        ],
+        required: ["version", "pid", "startedAt", "uptimeSeconds", "activation", "socketPath", "stateDirectory", "connections"])
+}

@@ -1,0 +1,36 @@
+import JSONRPC
+
+/// One application error of the contract: clients switch on `code`, humans read `message`.
+public struct ErrorDeclaration: Sendable {
+    public var name: String
+    public var code: Int
+    public var message: String
+    public var description: String
+
+    /// The error as sent, with details for this occurrence in `data`.
+    public func callAsFunction(_ detail: String? = nil, data: JSONValue? = nil) -> RPCError {
+        RPCError(code: code, message: detail.map { "\(message): \($0)" } ?? message, data: data)
+    }
+}
+
+/// Application error codes, grouped by kind in blocks of a thousand (all outside the
+/// -32768...-32000 range the JSON-RPC spec reserves):
+/// 1xxx the request against the daemon's objects, 2xxx events and subscriptions,
+/// 3xxx Stripe API errors, 4xxx sources, polls and redirects, 5xxx payment contexts.
+public enum StpdErrors {
+    public static let notFound = ErrorDeclaration(
+        name: "NotFound", code: 1001, message: "No such object",
+        description: "The id names no object the caller may see.")
+    public static let permissionDenied = ErrorDeclaration(
+        name: "PermissionDenied", code: 1002, message: "Permission denied",
+        description: "The object belongs to another user (only its creator's uid or root may use it).")
+    public static let invalidState = ErrorDeclaration(
+        name: "InvalidState", code: 1003, message: "Not allowed in the object's current state",
+        description: "The operation does not apply to the object's current state; `data.state` names it.")
+    public static let shuttingDown = ErrorDeclaration(
+        name: "ShuttingDown", code: 1004, message: "The daemon is shutting down",
+        description: "The request arrived after shutdown began; retry once the daemon is back.")
+
+    /// Every declared error, in code order; the contract lists exactly these.
+    public static let all: [ErrorDeclaration] = [notFound, permissionDenied, invalidState, shuttingDown]
+}

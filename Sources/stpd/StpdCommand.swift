@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import StpdDaemon
+import StpdProtocol
+
+/// `stpd`: the daemon. Flags override `STPD_*` environment variables, which override the
+/// config file (`--config`, `STPD_CONFIG`, or `/etc/stpd/stpd.conf` / `$XDG_CONFIG_HOME/stpd/stpd.conf`).
+@main
+struct StpdCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stpd",
+        abstract: "The Stripe iOS SDK's client-side payment machinery as a JSON-RPC 2.0 daemon.",
+        discussion: """
+            Serves JSON-RPC 2.0 (one JSON text per line) on a Unix socket: the one systemd passes \
+            (socket activation, chosen by FileDescriptorName=), else one it binds itself.
+            Each option can also be set as an environment variable or in the config file (KEY=VALUE lines):
+            \(DaemonConfiguration.keys.map { "  \($0.key.padding(toLength: 24, withPad: " ", startingAt: 0))\($0.flag)" }.joined(separator: "\n"))
+            Precedence: flag, then environment, then config file, then default.
+            """,
+        version: StpdAPI.version)
+
+    @Option(help: "Socket path to bind when not socket-activated (default $XDG_RUNTIME_DIR/stpd.sock; /run/stpd/stpd.sock as root).")
+    var socket: String?
+    @Option(help: "Octal mode of a socket stpd binds itself (default 0600).")
+    var socketMode: String?
+    @Option(help: "Directory for durable state (default $STATE_DIRECTORY, else $XDG_STATE_HOME/stpd).")
+    var stateDir: String?
+    @Option(help: "Config file of KEY=VALUE lines.")
+    var config: String?
+    @Option(help: "trace, debug, info, notice, warning, error or critical (default info).")
+    var logLevel: String?
+    @Option(help: "Largest request line accepted, in bytes (default 1048576).")
+    var maxFrameBytes: String?
+    @Option(help: "Bytes queued per connection before its notifications are refused (default 4194304).")
+    var maxOutboundBytes: String?
+    @Option(help: "FileDescriptorName= of the systemd-passed socket to use (default stpd).")
+    var listenFDName: String?
+    @Option(help: "Seconds in-flight requests may finish after SIGTERM (default 10).")
+    var shutdownGrace: String?
+    @Flag(help: "Print the OpenRPC contract and exit.")
+    var printContract = false
+
+    func run() async throws {
+        if printContract {
+            FileHandle.standardOutput.write(try Contract.renderedDocument())
+            return
+        }
+        let flags: [String: String?] = [
+            "STPD_SOCKET": socket, "STPD_SOCKET_MODE": socketMode, "STPD_STATE_DIR": stateDir,
+            "STPD_LOG_LEVEL": logLevel, "STPD_MAX_FRAME_BYTES": maxFrameBytes,
+            "STPD_MAX_OUTBOUND_BYTES": maxOutboundBytes, "STPD_LISTEN_FD_NAME": listenFDName,
+            "STPD_SHUTDOWN_GRACE": shutdownGrace,
+        ]
+        do {
+            let configuration = try DaemonConfiguration.resolve(flags: flags.compactMapValues { $0 }, configFile: config)
+            try await Daemon.run(configuration)
+        } catch let error as CustomStringConvertible & Error {
+            FileHandle.standardError.write(Data("stpd: \(error.description)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+}
+
