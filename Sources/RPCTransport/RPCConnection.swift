@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One client connection as the application sees it: who the peer is, and a way to push
@@ -10,12 +11,37 @@ public final class RPCConnection: Sendable {
     public let peer: PeerCredentials?
     let outbox: Outbox
     let channel: Channel
+    /// Work that lives as long as the connection (a subscription's feed); run by the server.
+    let work: AsyncStream<@Sendable () async -> Void>
+    private let workSink: AsyncStream<@Sendable () async -> Void>.Continuation
 
     init(id: UInt64, peer: PeerCredentials?, outbox: Outbox, channel: Channel) {
         self.id = id
         self.peer = peer
         self.outbox = outbox
         self.channel = channel
+        (work, workSink) = AsyncStream.makeStream()
+    }
+
+    /// Runs `action` once the reply to the request being handled is queued (so nothing it
+    /// sends can overtake that reply), as work of this connection. Outside a request it runs now.
+    public func afterReply(_ action: @escaping @Sendable () async -> Void) {
+        if let hooks = ReplyHooks.current { hooks.add(action) } else { spawn(action) }
+    }
+
+    /// Runs `work` concurrently for as long as the connection is open; it is cancelled when the
+    /// connection ends.
+    public func spawn(_ work: @escaping @Sendable () async -> Void) {
+        workSink.yield(work)
+    }
+
+    func endWork() { workSink.finish() }
+
+    /// Queues a notification, waiting while the connection is over its outbound budget.
+    /// False once the connection is closing.
+    public func notifyWaiting(_ notification: Request) async -> Bool {
+        guard let frame = try? Framing.frame(notification) else { return false }
+        return await outbox.send(frame)
     }
 
     /// Queues a notification without waiting. False when the connection's outbound budget is
@@ -33,6 +59,15 @@ public final class RPCConnection: Sendable {
         let channel = self.channel
         channel.eventLoop.scheduleTask(in: grace) { channel.close(promise: nil) }
     }
+}
+
+/// The after-reply actions of the frame being answered, bound for the duration of its handling.
+final class ReplyHooks: Sendable {
+    @TaskLocal static var current: ReplyHooks?
+    private let actions = NIOLockedValueBox<[@Sendable () async -> Void]>([])
+
+    func add(_ action: @escaping @Sendable () async -> Void) { actions.withLockedValue { $0.append(action) } }
+    func take() -> [@Sendable () async -> Void] { actions.withLockedValue { a in defer { a = [] }; return a } }
 }
 
 enum Framing {

@@ -101,7 +101,7 @@ public final class RPCServer: Service, Sendable {
         }
         do {
             try await async.executeThenClose { inbound, outbound in
-                try await withGracefulShutdownHandler {
+                await withGracefulShutdownHandler {
                     await withDiscardingTaskGroup { group in
                         group.addTask {
                             while let frame = await connection.outbox.next() {
@@ -110,8 +110,17 @@ public final class RPCServer: Service, Sendable {
                             connection.outbox.finish()
                             // Drains whatever was queued after a failed write.
                             while await connection.outbox.next() != nil {}
+                            // Everything is written (or the peer is gone): ends the read side too.
+                            try? await channel.close()
+                        }
+                        group.addTask {
+                            await withDiscardingTaskGroup { workers in
+                                for await work in connection.work { workers.addTask(operation: work) }
+                                workers.cancelAll()
+                            }
                         }
                         await self.readRequests(inbound, connection, logger)
+                        connection.endWork()
                         connection.outbox.finish()
                     }
                 } onGracefulShutdown: {
@@ -142,9 +151,12 @@ public final class RPCServer: Service, Sendable {
                     await limiter.acquire()
                     requests.addTask {
                         defer { limiter.release() }
-                        if let reply = await self.answer(parsed, connection), let bytes = try? Framing.frame(reply) {
+                        let hooks = ReplyHooks()
+                        let reply = await ReplyHooks.$current.withValue(hooks) { await self.answer(parsed, connection) }
+                        if let reply, let bytes = try? Framing.frame(reply) {
                             await connection.outbox.send(bytes)
                         }
+                        for action in hooks.take() { connection.spawn(action) }
                     }
                 }
             } catch is ByteToMessageDecoderError.PayloadTooLargeError {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StpdCore
 
 /// Everything the daemon can be told. Each setting has one key (`STPD_SOCKET`, ...), set by a
 /// command-line flag (`--socket`), the environment, or the config file, in that order of
@@ -17,6 +18,14 @@ public struct DaemonConfiguration: Sendable {
     public var listenFDName = "stpd"
     /// How long in-flight requests may run after SIGTERM before they are cancelled.
     public var shutdownGracePeriod: Duration = .seconds(10)
+    /// Idle time after which a socket-activated daemon exits; nil never exits.
+    public var idleTimeout: Duration? = .seconds(30)
+    public var eventRetention = EventRetention()
+    /// Enables `debug.emit`.
+    public var debugMethods = false
+
+    /// The SQLite database in the state directory.
+    public var databasePath: String { "\(stateDirectory)/stpd.sqlite" }
 
     /// Keys and what they mean; the README's table and `stpd --help` follow this list.
     public static let keys: [(key: String, flag: String, meaning: String)] = [
@@ -28,6 +37,10 @@ public struct DaemonConfiguration: Sendable {
         ("STPD_MAX_OUTBOUND_BYTES", "--max-outbound-bytes", "bytes queued per connection before notifications are refused (default 4194304)"),
         ("STPD_LISTEN_FD_NAME", "--listen-fd-name", "FileDescriptorName= of the systemd socket to use (default stpd)"),
         ("STPD_SHUTDOWN_GRACE", "--shutdown-grace", "seconds in-flight requests may finish after SIGTERM (default 10)"),
+        ("STPD_IDLE_TIMEOUT", "--idle-timeout", "seconds idle before a socket-activated stpd exits; 0 never (default 30)"),
+        ("STPD_EVENT_MAX_AGE", "--event-max-age", "seconds events are kept in the log (default 604800, 7 days)"),
+        ("STPD_EVENT_MAX_COUNT", "--event-max-count", "most events kept in the log (default 100000)"),
+        ("STPD_DEBUG_METHODS", "--debug-methods", "1 enables debug.emit, a test event source for client authors"),
     ]
 
     public init(stateDirectory: String) {
@@ -60,12 +73,28 @@ public struct DaemonConfiguration: Sendable {
         c.maxOutboundBytes = try positive("STPD_MAX_OUTBOUND_BYTES", value("STPD_MAX_OUTBOUND_BYTES")) ?? c.maxOutboundBytes
         c.listenFDName = value("STPD_LISTEN_FD_NAME") ?? c.listenFDName
         if let grace = try positive("STPD_SHUTDOWN_GRACE", value("STPD_SHUTDOWN_GRACE")) { c.shutdownGracePeriod = .seconds(grace) }
+        if let idle = try whole("STPD_IDLE_TIMEOUT", value("STPD_IDLE_TIMEOUT")) { c.idleTimeout = idle == 0 ? nil : .seconds(idle) }
+        if let age = try positive("STPD_EVENT_MAX_AGE", value("STPD_EVENT_MAX_AGE")) { c.eventRetention.maxAge = .seconds(age) }
+        c.eventRetention.maxCount = try positive("STPD_EVENT_MAX_COUNT", value("STPD_EVENT_MAX_COUNT")) ?? c.eventRetention.maxCount
+        if let raw = value("STPD_DEBUG_METHODS") {
+            switch raw.lowercased() {
+            case "1", "true", "yes", "on": c.debugMethods = true
+            case "0", "false", "no", "off", "": c.debugMethods = false
+            default: throw ConfigurationError.invalid("STPD_DEBUG_METHODS", raw, "1 or 0")
+            }
+        }
         return c
     }
 
     static func positive(_ key: String, _ raw: String?) throws -> Int? {
         guard let raw else { return nil }
         guard let n = Int(raw), n > 0 else { throw ConfigurationError.invalid(key, raw, "a positive whole number") }
+        return n
+    }
+
+    static func whole(_ key: String, _ raw: String?) throws -> Int? {
+        guard let raw else { return nil }
+        guard let n = Int(raw), n >= 0 else { throw ConfigurationError.invalid(key, raw, "a whole number of seconds (0 disables)") }
         return n
     }
 

@@ -3,21 +3,27 @@ import JSONRPC
 import Logging
 import RPCTransport
 import ServiceLifecycle
+import StpdCore
 import StpdProtocol
+import StpdStore
 
-/// Starts stpd: takes or binds the socket, serves until SIGTERM/SIGINT, then drains and exits.
+/// Starts stpd: opens the store, takes or binds the socket, serves until SIGTERM/SIGINT (or
+/// idle exit), then drains and exits.
 public enum Daemon {
     public static func run(_ configuration: DaemonConfiguration) async throws {
+        // Everything stpd creates (database, journal files) is private to its user.
+        umask(0o077)
         let logger = makeLogger(level: configuration.logLevel)
         try prepareStateDirectory(configuration.stateDirectory)
+        let store = try SQLiteStateStore(path: configuration.databasePath)
+        let log = try await EventLog(store: store, retention: configuration.eventRetention)
         let listener = try Listener.acquire(configuration)
 
         let facts = ProcessFacts(
             activation: listener.activation, socketPath: listener.socket.path, stateDirectory: configuration.stateDirectory)
-        let connections = ConnectionCount()
-        var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
-        DaemonHandlers.register(into: &router, facts: facts, openConnections: { connections.current })
-        let service = StpdService(router: router, logger: logger, connections: connections)
+        let parts = Parts(activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log))
+        let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
+        let service = StpdService(router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
 
         var serverConfiguration = RPCServerConfiguration()
         serverConfiguration.maxFrameBytes = configuration.maxFrameBytes
@@ -29,14 +35,39 @@ public enum Daemon {
             ])
         }
 
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: server),
+            .init(service: EventLogMaintenance(log: log, logger: logger)),
+        ]
+        if listener.activation == .socket, let timeout = configuration.idleTimeout {
+            services.append(.init(
+                service: IdleExit(activity: parts.activity, timeout: timeout, logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        // Shutdown runs in reverse order: systemd hears STOPPING=1 first, then the server drains.
+        services.append(.init(service: SystemdWatchdog(logger: logger)))
         var groupConfiguration = ServiceGroupConfiguration(
-            // Shutdown runs in reverse order: systemd hears STOPPING=1 first, then the server drains.
-            services: [.init(service: server), .init(service: SystemdWatchdog(logger: logger))],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
         try await ServiceGroup(configuration: groupConfiguration).run()
         logger.info("stopped")
+    }
+
+    /// The long-lived pieces handlers share.
+    struct Parts: Sendable {
+        var activity: Activity
+        var log: EventLog
+        var store: SQLiteStateStore
+        var subscriptions: SubscriptionRegistry
+    }
+
+    /// Every method's handler; a test checks it covers exactly `StpdAPI.methods`.
+    static func makeRouter(facts: ProcessFacts, parts: Parts, configuration: DaemonConfiguration) -> MethodRouter<CallContext> {
+        var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
+        DaemonHandlers.register(into: &router, facts: facts, parts: parts)
+        EventHandlers.register(
+            into: &router, log: parts.log, subscriptions: parts.subscriptions, debugMethods: configuration.debugMethods)
+        return router
     }
 
     static func makeLogger(level: Logger.Level) -> Logger {
@@ -79,6 +110,26 @@ struct SystemdWatchdog: Service {
             }
         } onGracefulShutdown: {
             Systemd.notify("STOPPING=1\nSTATUS=Shutting down")
+        }
+    }
+}
+
+/// Applies the event retention at start and then hourly.
+struct EventLogMaintenance: Service {
+    let log: EventLog
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let dropped = try await log.prune()
+                    if dropped > 0 { logger.info("pruned \(dropped) events past retention") }
+                } catch {
+                    logger.error("pruning the event log failed: \(error)")
+                }
+                try await Task.sleep(for: .seconds(3600))
+            }
         }
     }
 }

@@ -19,14 +19,13 @@ struct ProcessFacts: Sendable {
 }
 
 enum DaemonHandlers {
-    static func register(
-        into router: inout MethodRouter<CallContext>, facts: ProcessFacts, openConnections: @escaping @Sendable () -> Int
-    ) {
+    static func register(into router: inout MethodRouter<CallContext>, facts: ProcessFacts, parts: Daemon.Parts) {
         let contract = Contract.document
         router.register(Discover.self) { _, _ in contract }
         router.register(Ping.self) { _, _ in Ping.Result(version: StpdAPI.version) }
         router.register(DaemonStatusMethod.self) { _, _ in
             let uptime = ContinuousClock.now - facts.startedClock
+            let bounds = try await parts.store.eventBounds()
             return DaemonStatus(
                 version: StpdAPI.version,
                 pid: getpid(),
@@ -35,7 +34,11 @@ enum DaemonHandlers {
                 activation: facts.activation,
                 socketPath: facts.socketPath,
                 stateDirectory: facts.stateDirectory,
-                connections: openConnections())
+                connections: parts.activity.connections,
+                subscriptions: parts.subscriptions.count,
+                store: .init(
+                    path: parts.store.path, sizeBytes: parts.store.sizeOnDisk, latestSeq: bounds.latestSeq,
+                    oldestSeq: bounds.oldestKept))
         }
     }
 }

@@ -1,19 +1,19 @@
 import JSONRPC
 import Logging
 import RPCTransport
-import Synchronization
 
 /// The daemon's answer to every call: the router built from the method declarations.
 final class StpdService: RPCService {
     let router: MethodRouter<CallContext>
     let logger: Logger
+    let activity: Activity
+    let subscriptions: SubscriptionRegistry
 
-    let connections: ConnectionCount
-
-    init(router: MethodRouter<CallContext>, logger: Logger, connections: ConnectionCount) {
+    init(router: MethodRouter<CallContext>, logger: Logger, activity: Activity, subscriptions: SubscriptionRegistry) {
         self.router = router
         self.logger = logger
-        self.connections = connections
+        self.activity = activity
+        self.subscriptions = subscriptions
     }
 
     func handle(_ request: Request, on connection: RPCConnection) async -> Response? {
@@ -24,14 +24,10 @@ final class StpdService: RPCService {
         return response
     }
 
-    func connectionOpened(_ connection: RPCConnection) { connections.opened() }
-    func connectionClosed(_ connection: RPCConnection) { connections.closed() }
-}
+    func connectionOpened(_ connection: RPCConnection) { activity.connectionOpened() }
 
-/// Open connections, counted where they open and close so status (and idle exit) can read it.
-final class ConnectionCount: Sendable {
-    private let count = Mutex(0)
-    var current: Int { count.withLock { $0 } }
-    func opened() { count.withLock { $0 += 1 } }
-    func closed() { count.withLock { $0 -= 1 } }
+    func connectionClosed(_ connection: RPCConnection) {
+        subscriptions.endAll(connection: connection.id)
+        activity.connectionClosed()
+    }
 }

@@ -9,11 +9,16 @@ public enum StpdAPI {
         Discover.self,
         Ping.self,
         DaemonStatusMethod.self,
+        EventsSubscribe.self,
+        EventsUnsubscribe.self,
+        EventsWait.self,
+        DebugEmit.self,
     ]
 
     /// Named schemas that methods reference with `JSONSchema.ref`.
     public static let schemas: [String: JSONSchema] = [
         "DaemonStatus": DaemonStatus.schema,
+        "Event": EventRecord.schema,
     ]
 
     public static func method(named name: String) -> (any RPCMethod.Type)? {

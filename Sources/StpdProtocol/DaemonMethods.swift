@@ -35,7 +35,7 @@ public enum DaemonStatusMethod: RPCMethod {
     public typealias Params = NoParams
     public typealias Result = DaemonStatus
     public static let name = "daemon.status"
-    public static let summary = "Reports the daemon's version, process, uptime, how it was started and its socket."
+    public static let summary = "Reports the daemon's version, process, uptime, how it was started, its socket and its store."
     public static let paramsSchema = JSONSchema.empty
     public static let resultSchema = JSONSchema.ref("DaemonStatus")
 }
@@ -56,10 +56,25 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var socketPath: String
     public var stateDirectory: String
     public var connections: Int
+    public var subscriptions: Int
+    public var store: StoreStatus
+
+    public struct StoreStatus: Codable, Sendable, Hashable {
+        public var path: String
+        public var sizeBytes: Int64
+        public var latestSeq: Int64
+        public var oldestSeq: Int64
+        public init(path: String, sizeBytes: Int64, latestSeq: Int64, oldestSeq: Int64) {
+            self.path = path
+            self.sizeBytes = sizeBytes
+            self.latestSeq = latestSeq
+            self.oldestSeq = oldestSeq
+        }
+    }
 
     public init(
         version: String, pid: Int32, startedAt: String, uptimeSeconds: Double, activation: Activation,
-        socketPath: String, stateDirectory: String, connections: Int
+        socketPath: String, stateDirectory: String, connections: Int, subscriptions: Int, store: StoreStatus
     ) {
         self.version = version
         self.pid = pid
@@ -69,6 +84,8 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         self.socketPath = socketPath
         self.stateDirectory = stateDirectory
         self.connections = connections
+        self.subscriptions = subscriptions
+        self.store = store
     }
 
     static let schema = JSONSchema.object(
@@ -81,6 +98,17 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
             "socketPath": .string("Path of the listening socket"),
             "stateDirectory": .string("Where durable state is kept"),
             "connections": .integer("Open client connections, this one included", minimum: 0),
+            "subscriptions": .integer("Live event subscriptions", minimum: 0),
+            "store": .object(
+                [
+                    "path": .string("The SQLite database file"),
+                    "sizeBytes": .integer("Bytes on disk, write-ahead log included", minimum: 0),
+                    "latestSeq": .integer("Seq of the last event appended (0: none yet)", minimum: 0),
+                    "oldestSeq": .integer("Oldest seq still kept (retention drops older ones)", minimum: 1),
+                ], required: ["path", "sizeBytes", "latestSeq", "oldestSeq"]),
         ],
-        required: ["version", "pid", "startedAt", "uptimeSeconds", "activation", "socketPath", "stateDirectory", "connections"])
+        required: [
+            "version", "pid", "startedAt", "uptimeSeconds", "activation", "socketPath", "stateDirectory",
+            "connections", "subscriptions", "store",
+        ])
 }

@@ -30,7 +30,22 @@ public enum StpdErrors {
     public static let shuttingDown = ErrorDeclaration(
         name: "ShuttingDown", code: 1004, message: "The daemon is shutting down",
         description: "The request arrived after shutdown began; retry once the daemon is back.")
+    public static let disabled = ErrorDeclaration(
+        name: "Disabled", code: 1005, message: "This method is disabled",
+        description: "The method exists but the daemon's configuration turns it off (`data.setting` names the switch).")
+    public static let cursorExpired = ErrorDeclaration(
+        name: "CursorExpired", code: 2001, message: "Events after `since` are no longer kept",
+        description: "Retention dropped events after the given seq; `data.oldestSeq` is the oldest still kept. Re-read the objects' state, then subscribe without `since` (or from `oldestSeq - 1`).")
+    public static let subscriptionNotFound = ErrorDeclaration(
+        name: "SubscriptionNotFound", code: 2002, message: "No such subscription on this connection",
+        description: "The subscription id is unknown, ended, or belongs to another connection.")
+    public static let cursorAhead = ErrorDeclaration(
+        name: "CursorAhead", code: 2003, message: "`since` is past the last event",
+        description: "No event with a seq after the latest (`data.latestSeq`) exists yet; the client holds a cursor from other state.")
 
     /// Every declared error, in code order; the contract lists exactly these.
-    public static let all: [ErrorDeclaration] = [notFound, permissionDenied, invalidState, shuttingDown]
+    public static let all: [ErrorDeclaration] = [
+        notFound, permissionDenied, invalidState, shuttingDown, disabled,
+        cursorExpired, subscriptionNotFound, cursorAhead,
+    ]
 }

@@ -9,19 +9,52 @@ public struct NotificationDeclaration: Sendable {
 
 public enum Notifications {
     /// Server-to-client notifications; subscriptions (`events.*`) deliver through `event`.
-    public static let all: [NotificationDeclaration] = [event]
+    public static let all: [NotificationDeclaration] = [event, dropped]
 
     public static let event = NotificationDeclaration(
         method: "event",
         summary: "One event of a subscription: the object's new state after a change, in `seq` order.",
         paramsSchema: .object(
-            [
-                "subscription": .string("The subscription id returned by events.subscribe"),
-                "seq": .integer("Global, gap-free sequence number of the event", minimum: 1),
-                "type": .string("Event type, `<kind>.<change>`"),
-                "time": .string("When the change happened (RFC 3339)", format: "date-time"),
-                "objectId": .string("Id of the object that changed"),
-                "object": JSONSchema(["type": "object", "description": "The object's new state"]),
-            ],
+            EventRecord.properties.merging(["subscription": .string("The subscription id returned by events.subscribe")]) { a, _ in a },
             required: ["subscription", "seq", "type", "time", "objectId", "object"]))
+
+    public static let dropped = NotificationDeclaration(
+        method: "events.dropped",
+        summary: "The last notification of a subscription that fell behind; the connection closes after it.",
+        paramsSchema: .object(
+            [
+                "subscription": .string("The subscription dropped"),
+                "reason": .enumeration(["slow-consumer"], "Why it was dropped"),
+                "resumeSince": .integer("Every event up to this seq was sent; subscribe again with this as `since`", minimum: 0),
+            ],
+            required: ["subscription", "reason", "resumeSince"]))
+
+    public struct EventParams: Codable, Sendable {
+        public var subscription: String
+        public var seq: Int64
+        public var type: String
+        public var time: String
+        public var objectId: String
+        public var object: JSONValue
+
+        public init(subscription: String, record: EventRecord) {
+            self.subscription = subscription
+            seq = record.seq
+            type = record.type
+            time = record.time
+            objectId = record.objectId
+            object = record.object
+        }
+    }
+
+    public struct DroppedParams: Codable, Sendable {
+        public var subscription: String
+        public var reason = "slow-consumer"
+        public var resumeSince: Int64
+
+        public init(subscription: String, resumeSince: Int64) {
+            self.subscription = subscription
+            self.resumeSince = resumeSince
+        }
+    }
 }

@@ -37,6 +37,14 @@ struct StpdCommand: AsyncParsableCommand {
     var listenFDName: String?
     @Option(help: "Seconds in-flight requests may finish after SIGTERM (default 10).")
     var shutdownGrace: String?
+    @Option(help: "Seconds idle before a socket-activated stpd exits; 0 never (default 30).")
+    var idleTimeout: String?
+    @Option(help: "Seconds events are kept in the log (default 604800).")
+    var eventMaxAge: String?
+    @Option(help: "Most events kept in the log (default 100000).")
+    var eventMaxCount: String?
+    @Flag(help: "Enable debug.emit, a test event source for client authors.")
+    var debugMethods = false
     @Flag(help: "Print the OpenRPC contract and exit.")
     var printContract = false
 
@@ -49,7 +57,9 @@ struct StpdCommand: AsyncParsableCommand {
             "STPD_SOCKET": socket, "STPD_SOCKET_MODE": socketMode, "STPD_STATE_DIR": stateDir,
             "STPD_LOG_LEVEL": logLevel, "STPD_MAX_FRAME_BYTES": maxFrameBytes,
             "STPD_MAX_OUTBOUND_BYTES": maxOutboundBytes, "STPD_LISTEN_FD_NAME": listenFDName,
-            "STPD_SHUTDOWN_GRACE": shutdownGrace,
+            "STPD_SHUTDOWN_GRACE": shutdownGrace, "STPD_IDLE_TIMEOUT": idleTimeout,
+            "STPD_EVENT_MAX_AGE": eventMaxAge, "STPD_EVENT_MAX_COUNT": eventMaxCount,
+            "STPD_DEBUG_METHODS": debugMethods ? "1" : nil,
         ]
         do {
             let configuration = try DaemonConfiguration.resolve(flags: flags.compactMapValues { $0 }, configFile: config)

@@ -1,0 +1,147 @@
+import Foundation
+import Synchronization
+
+public enum EventLogError: Error, Equatable {
+    /// Events after `since` were pruned; the oldest still kept is `oldestKept`.
+    case cursorExpired(oldestKept: Int64)
+    /// `since` is past the last event ever appended (state from another daemon?).
+    case cursorAhead(latestSeq: Int64)
+}
+
+/// The event log as the domain uses it: every state change goes through `apply`, which
+/// commits it with its event and then publishes the event to live readers.
+public final class EventLog: Sendable {
+    public let store: any StateStore
+    public let bus: EventBus
+    public let retention: EventRetention
+    private let now: @Sendable () -> Date
+
+    public init(store: any StateStore, retention: EventRetention = EventRetention(), now: @escaping @Sendable () -> Date = Date.init)
+        async throws
+    {
+        self.store = store
+        self.retention = retention
+        self.now = now
+        bus = EventBus(lastPublished: try await store.eventBounds().latestSeq)
+    }
+
+    @discardableResult
+    public func apply(_ changes: [StateChange]) async throws -> [Event] {
+        let events = try await store.apply(changes, at: now())
+        bus.publish(events)
+        return events
+    }
+
+    /// Registers a subscription; it receives nothing until `start`. `since` nil: live events only.
+    public func subscribe(id: String, since: Int64?, filter: EventFilter, sink: any EventSink, holdLimit: Int = 10_000)
+        async throws -> Subscription
+    {
+        if let since { try await checkCursor(since) }
+        // Without `since`, the feed starts at whatever was published when it was added: live only.
+        return bus.add(id: id) { lastPublished in
+            Subscription(id: id, filter: filter, sink: sink, startAfter: since ?? lastPublished, holdLimit: holdLimit)
+        }
+    }
+
+    /// Replays history and switches to live delivery; call it after the subscribe reply went out.
+    public func start(_ subscription: Subscription) async {
+        do {
+            try await subscription.run(store: store)
+        } catch {
+            subscription.close()
+            bus.remove(id: subscription.id)
+        }
+    }
+
+    public func unsubscribe(id: String) {
+        bus.remove(id: id)
+    }
+
+    public struct WaitResult: Sendable {
+        public var events: [Event]
+        /// Pass as `since` next time: everything up to here has been looked at.
+        public var next: Int64
+    }
+
+    /// Matching events after `since`; if there are none yet, waits up to `timeout` for one.
+    public func wait(
+        since: Int64, filter: EventFilter, limit: Int, timeout: Duration, clock: any Clock<Duration> = ContinuousClock()
+    ) async throws -> WaitResult {
+        try await checkCursor(since)
+        let waiter = Waiter(filter: filter)
+        let waiterID = "wait-\(UUID().uuidString)"
+        bus.add(id: waiterID) { _ in waiter }
+        defer { bus.remove(id: waiterID) }
+        let first = try await collect(after: since, filter: filter, limit: limit)
+        if !first.events.isEmpty || timeout <= .zero { return first }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await waiter.fired() }
+            group.addTask { try? await clock.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+        return try await collect(after: first.next, filter: filter, limit: limit)
+    }
+
+    private func collect(after since: Int64, filter: EventFilter, limit: Int) async throws -> WaitResult {
+        var result = WaitResult(events: [], next: since)
+        while result.events.count < limit {
+            let page = try await store.events(after: result.next, limit: 500)
+            guard !page.isEmpty else { break }
+            for event in page {
+                if filter.matches(event) { result.events.append(event) }
+                result.next = event.seq
+                if result.events.count == limit { break }
+            }
+        }
+        return result
+    }
+
+    public func checkCursor(_ since: Int64) async throws {
+        let bounds = try await store.eventBounds()
+        if since < bounds.prunedThrough { throw EventLogError.cursorExpired(oldestKept: bounds.oldestKept) }
+        if since > bounds.latestSeq { throw EventLogError.cursorAhead(latestSeq: bounds.latestSeq) }
+    }
+
+    @discardableResult
+    public func prune() async throws -> Int {
+        try await store.prune(retention, now: now())
+    }
+}
+
+/// Resumes once a matching event is published (or its task is cancelled).
+final class Waiter: EventListener, Sendable {
+    let filter: EventFilter
+    private let state = Mutex<(fired: Bool, continuation: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    init(filter: EventFilter) { self.filter = filter }
+
+    func receive(_ event: Event) -> Bool {
+        guard filter.matches(event) else { return true }
+        let continuation = state.withLock { s in
+            s.fired = true
+            defer { s.continuation = nil }
+            return s.continuation
+        }
+        continuation?.resume()
+        return false
+    }
+
+    func fired() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { c in
+                let resumeNow = state.withLock { s in
+                    if s.fired { return true }
+                    s.continuation = c
+                    return false
+                }
+                if resumeNow { c.resume() }
+            }
+        } onCancel: {
+            state.withLock { s in
+                defer { s.continuation = nil }
+                return s.continuation
+            }?.resume()
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import JSONRPC
+
+/// A durable object of the daemon (customer session, payment context, poll, redirect session...),
+/// stored as its JSON state with the uid that created it.
+public struct StoredObject: Sendable, Hashable, Codable {
+    public var id: String
+    public var kind: String
+    public var ownerUID: UInt32
+    public var state: JSONValue
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: String, kind: String, ownerUID: UInt32, state: JSONValue, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.ownerUID = ownerUID
+        self.state = state
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// One state change to commit: the object's new state and the event that announces it.
+/// `removesObject` deletes the object after recording its last state in the event.
+public struct StateChange: Sendable {
+    public var object: StoredObject
+    public var eventType: String
+    public var removesObject: Bool
+
+    public init(object: StoredObject, eventType: String, removesObject: Bool = false) {
+        self.object = object
+        self.eventType = eventType
+        self.removesObject = removesObject
+    }
+}
+
+/// An entry of the event log. `seq` is global, gap-free and increasing.
+public struct Event: Sendable, Hashable, Codable {
+    public var seq: Int64
+    public var time: Date
+    public var type: String
+    public var objectId: String
+    public var objectKind: String
+    public var ownerUID: UInt32
+    public var object: JSONValue
+
+    public init(seq: Int64, time: Date, type: String, objectId: String, objectKind: String, ownerUID: UInt32, object: JSONValue) {
+        self.seq = seq
+        self.time = time
+        self.type = type
+        self.objectId = objectId
+        self.objectKind = objectKind
+        self.ownerUID = ownerUID
+        self.object = object
+    }
+}
+
+/// Which events a reader wants. Types match exactly, or by prefix when written `kind.*`.
+/// `viewerUID` limits events to objects that user created (nil: every user's, as for root).
+public struct EventFilter: Sendable, Hashable {
+    public var objectIds: Set<String>?
+    public var types: [String]?
+    public var viewerUID: UInt32?
+
+    public init(objectIds: Set<String>? = nil, types: [String]? = nil, viewerUID: UInt32? = nil) {
+        self.objectIds = objectIds
+        self.types = types
+        self.viewerUID = viewerUID
+    }
+
+    public func matches(_ event: Event) -> Bool {
+        if let viewerUID, event.ownerUID != viewerUID { return false }
+        if let objectIds, !objectIds.contains(event.objectId) { return false }
+        if let types, !types.contains(where: { Self.type($0, matches: event.type) }) { return false }
+        return true
+    }
+
+    static func type(_ pattern: String, matches type: String) -> Bool {
+        if pattern.hasSuffix(".*") { return type.hasPrefix(pattern.dropLast()) }
+        return pattern == type
+    }
+}
+
+/// How much of the event log is kept. Whichever limit is reached first prunes.
+public struct EventRetention: Sendable, Hashable {
+    public var maxAge: Duration
+    public var maxCount: Int
+
+    public init(maxAge: Duration = .seconds(7 * 24 * 3600), maxCount: Int = 100_000) {
+        self.maxAge = maxAge
+        self.maxCount = maxCount
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import JSONRPC
+import StpdCore
+import StpdProtocol
+
+enum EventHandlers {
+    static func register(
+        into router: inout MethodRouter<CallContext>, log: EventLog, subscriptions: SubscriptionRegistry,
+        debugMethods: Bool
+    ) {
+        router.register(EventsSubscribe.self) { params, context in
+            let id = "sub_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let sink = ConnectionEventSink(connection: context.connection, registry: subscriptions)
+            let subscription = try await mapCursorErrors {
+                try await log.subscribe(id: id, since: params.since, filter: filter(params.filter, context), sink: sink)
+            }
+            subscriptions.add(id, connection: context.connection.id)
+            context.connection.afterReply { await log.start(subscription) }
+            return .init(subscription: id, latestSeq: try await log.store.eventBounds().latestSeq)
+        }
+
+        router.register(EventsUnsubscribe.self) { params, context in
+            guard subscriptions.end(params.subscription, connection: context.connection.id) else {
+                throw StpdErrors.subscriptionNotFound(params.subscription)
+            }
+            return .init()
+        }
+
+        router.register(EventsWait.self) { params, context in
+            let result = try await mapCursorErrors {
+                try await log.wait(
+                    since: params.since, filter: filter(params.filter, context), limit: params.limit ?? 100,
+                    timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)))
+            }
+            return .init(events: result.events.map(EventRecord.init), next: result.next)
+        }
+
+        router.register(DebugEmit.self) { params, context in
+            guard debugMethods else {
+                throw StpdErrors.disabled("start stpd with --debug-methods", data: ["setting": "STPD_DEBUG_METHODS"])
+            }
+            let now = Date()
+            let objectId = params.objectId ?? "dbg_" + UUID().uuidString.lowercased().prefix(12)
+            let changes = (1...(params.count ?? 1)).map { n in
+                var state: [String: JSONValue] = ["id": .string(objectId), "object": "debug", "n": .int(Int64(n))]
+                if let payload = params.payload { state["payload"] = payload }
+                return StateChange(
+                    object: StoredObject(
+                        id: objectId, kind: "debug", ownerUID: context.peer?.uid ?? getuid(), state: .object(state),
+                        createdAt: now, updatedAt: now),
+                    eventType: "debug.test")
+            }
+            let events = try await log.apply(changes)
+            return .init(firstSeq: events.first!.seq, lastSeq: events.last!.seq)
+        }
+    }
+
+    /// Root sees every user's events; anyone else only those of objects they created.
+    static func filter(_ params: EventFilterParams?, _ context: CallContext) -> EventFilter {
+        let uid = context.peer?.uid ?? getuid()
+        return EventFilter(
+            objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: uid == 0 ? nil : uid)
+    }
+
+    static func mapCursorErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch EventLogError.cursorExpired(let oldest) {
+            throw StpdErrors.cursorExpired("the oldest seq kept is \(oldest)", data: ["oldestSeq": .int(oldest)])
+        } catch EventLogError.cursorAhead(let latest) {
+            throw StpdErrors.cursorAhead("the latest seq is \(latest)", data: ["latestSeq": .int(latest)])
+        }
+    }
+}

@@ -1,2 +1,0 @@
-// Durable state in SQLite (GRDB): the implementation of the core's store protocol, its
-// migrations, and the event log. Filled in by the durable-state issue.

@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+import JSONRPC
+import StpdCore
+
+/// The durable `StateStore`: one SQLite database in WAL mode under the state directory.
+/// Objects and events are written in one transaction; `seq` is SQLite's AUTOINCREMENT key,
+/// which never reuses a value and rolls back with its transaction, so it stays gap-free.
+public final class SQLiteStateStore: StateStore {
+    public let path: String
+    private let pool: DatabasePool
+
+    public init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.label = "stpd"
+        configuration.busyMode = .timeout(5)
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+        // Keys and secrets may sit in object state: only the daemon's user may read the files.
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: objects and event log") { db in
+            try db.create(table: "object") { t in
+                t.primaryKey("id", .text)
+                t.column("kind", .text).notNull().indexed()
+                t.column("owner_uid", .integer).notNull()
+                t.column("state", .text).notNull()
+                t.column("created_at", .double).notNull()
+                t.column("updated_at", .double).notNull()
+            }
+            try db.create(table: "event") { t in
+                t.autoIncrementedPrimaryKey("seq")
+                t.column("time", .double).notNull().indexed()
+                t.column("type", .text).notNull()
+                t.column("object_id", .text).notNull().indexed()
+                t.column("object_kind", .text).notNull()
+                t.column("owner_uid", .integer).notNull()
+                t.column("object", .text).notNull()
+            }
+            try db.create(table: "meta") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .integer).notNull()
+            }
+        }
+        return migrator
+    }
+
+    public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
+        try await pool.write { db in
+            try changes.map { change in
+                let object = change.object
+                let state = try Self.text(object.state)
+                if change.removesObject {
+                    try db.execute(sql: "DELETE FROM object WHERE id = ?", arguments: [object.id])
+                } else {
+                    try db.execute(
+                        sql: """
+                            INSERT INTO object (id, kind, owner_uid, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+                            ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
+                            """,
+                        arguments: [object.id, object.kind, object.ownerUID, state,
+                                    object.createdAt.timeIntervalSince1970, object.updatedAt.timeIntervalSince1970])
+                }
+                try db.execute(
+                    sql: "INSERT INTO event (time, type, object_id, object_kind, owner_uid, object) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [time.timeIntervalSince1970, change.eventType, object.id, object.kind, object.ownerUID, state])
+                return Event(
+                    seq: db.lastInsertedRowID, time: time, type: change.eventType, objectId: object.id,
+                    objectKind: object.kind, ownerUID: object.ownerUID, object: object.state)
+            }
+        }
+    }
+
+    public func object(id: String) async throws -> StoredObject? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM object WHERE id = ?", arguments: [id]).map(Self.object)
+        }
+    }
+
+    public func objects(kind: String) async throws -> [StoredObject] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM object WHERE kind = ? ORDER BY created_at, id", arguments: [kind]).map(Self.object)
+        }
+    }
+
+    public func events(after: Int64, limit: Int) async throws -> [Event] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit])
+                .map(Self.event)
+        }
+    }
+
+    public func eventBounds() async throws -> EventBounds {
+        try await pool.read(Self.bounds)
+    }
+
+    public func prune(_ retention: EventRetention, now: Date) async throws -> Int {
+        try await pool.write { db in
+            let bounds = try Self.bounds(db)
+            let cutoff = now.timeIntervalSince1970 - retention.maxAge.seconds
+            let byAge = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM event WHERE time < ?", arguments: [cutoff]) ?? 0
+            let byCount = bounds.latestSeq - Int64(retention.maxCount)
+            // Both limits cut a prefix of the log; the later cut wins.
+            let through = max(byAge, byCount, bounds.prunedThrough)
+            guard through > bounds.prunedThrough else { return 0 }
+            try db.execute(sql: "DELETE FROM event WHERE seq <= ?", arguments: [through])
+            let dropped = db.changesCount
+            try db.execute(
+                sql: "INSERT INTO meta (key, value) VALUES ('pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                arguments: [through])
+            return dropped
+        }
+    }
+
+    /// Bytes the database takes on disk (main file, write-ahead log and shared memory).
+    public var sizeOnDisk: Int64 {
+        [path, path + "-wal", path + "-shm"].reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int64) ?? 0)
+        }
+    }
+
+    static func bounds(_ db: Database) throws -> EventBounds {
+        let latest = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'event'") ?? 0
+        let pruned = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
+        return EventBounds(latestSeq: latest, prunedThrough: pruned)
+    }
+
+    static func text(_ value: JSONValue) throws -> String {
+        String(decoding: try JSONCoding.encode(value), as: UTF8.self)
+    }
+
+    static func json(_ text: String) throws -> JSONValue {
+        try JSONCoding.decode(JSONValue.self, from: Data(text.utf8))
+    }
+
+    static func object(_ row: Row) throws -> StoredObject {
+        StoredObject(
+            id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"], state: try json(row["state"]),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+    }
+
+    static func event(_ row: Row) throws -> Event {
+        Event(
+            seq: row["seq"], time: Date(timeIntervalSince1970: row["time"]), type: row["type"], objectId: row["object_id"],
+            objectKind: row["object_kind"], ownerUID: row["owner_uid"], object: try json(row["object"]))
+    }
+}
