@@ -21,8 +21,8 @@ public enum Inbound: Sendable {
         if String(validating: bytes, as: UTF8.self) == nil {
             return .single(.invalid(Response(id: .null, error: .parseError("frame is not valid UTF-8"))))
         }
-        if exceedsDepth(bytes, limit: maximumDepth) {
-            return .single(.invalid(Response(id: .null, error: .parseError("nesting deeper than \(maximumDepth) levels"))))
+        if let problem = lexicalProblem(bytes, depthLimit: maximumDepth) {
+            return .single(.invalid(Response(id: .null, error: .parseError(problem))))
         }
         let value: JSONValue
         do {
@@ -65,25 +65,32 @@ public enum Inbound: Sendable {
         return .call(Request(id: id, method: method, params: fields["params"]))
     }
 
-    /// Counts bracket depth outside strings; cheap enough to run on every frame.
-    static func exceedsDepth(_ bytes: Data, limit: Int) -> Bool {
+    /// Checks what Foundation's decoder lets through: nesting deep enough to exhaust the stack,
+    /// and trailing commas (`[1,]`, `{"a":1,}`), which are not JSON. Cheap enough for every frame.
+    static func lexicalProblem(_ bytes: Data, depthLimit: Int) -> String? {
         var depth = 0
         var inString = false
         var escaped = false
+        var afterComma = false
         for byte in bytes {
             if inString {
                 if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
                 continue
             }
             switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"):
+                continue
             case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 depth += 1
-                if depth > limit { return true }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+                if depth > depthLimit { return "nesting deeper than \(depthLimit) levels" }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                if afterComma { return "trailing comma" }
+                depth -= 1
             default: break
             }
+            afterComma = byte == UInt8(ascii: ",")
         }
-        return false
+        return nil
     }
 }

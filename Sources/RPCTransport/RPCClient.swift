@@ -144,6 +144,9 @@ public final class RPCClient: Sendable {
     }
 
     static func reason(_ error: any Error) -> String {
+        if case SocketAddressError.unixDomainSocketPathTooLong = error {
+            return "the path is longer than a Unix socket address holds (107 bytes)"
+        }
         if let io = error as? IOError { return String(cString: strerror(io.errnoCode)) }
         if let connect = error as? NIOConnectionError, let first = connect.connectionErrors.first {
             return reason(first.error)

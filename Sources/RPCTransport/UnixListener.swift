@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A listening Unix stream socket, either passed in by systemd or bound here.
 public struct ListeningSocket: Sendable {
@@ -40,6 +41,10 @@ public enum UnixListenerError: Error, CustomStringConvertible, Equatable {
 }
 
 public enum UnixListener {
+    /// The umask is process-wide: binds in this process take turns so each gets its own mode.
+    /// (stpd binds once, at start-up, before any other thread creates files.)
+    private static let bindLock = NIOLock()
+
     /// Binds `path` with permissions `mode` from the first instant (the umask is narrowed around
     /// bind, so there is no window in which the socket is wider), replacing a stale socket
     /// file but refusing to take over from a live daemon.
@@ -48,12 +53,14 @@ public enum UnixListener {
         try removeStaleSocket(at: path)
         let fd = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw UnixListenerError.system(call: "socket", path: path, errno: errno) }
-        let previousMask = umask(~mode & 0o777)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        let (bound, bindErrno) = bindLock.withLock { () -> (CInt, CInt) in
+            let previousMask = umask(~mode & 0o777)
+            defer { umask(previousMask) }
+            let rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            return (rc, errno)
         }
-        let bindErrno = errno
-        umask(previousMask)
         guard bound == 0 else {
             close(fd)
             throw UnixListenerError.system(call: "bind", path: path, errno: bindErrno)
