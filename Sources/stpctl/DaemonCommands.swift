@@ -1,0 +1,70 @@
+import ArgumentParser
+import JSONRPC
+import StpctlKit
+import StpdProtocol
+
+// The `daemon` namespace and rpc.discover. Abstracts come from the method declarations.
+
+struct PingCommand: AsyncParsableCommand, ClientCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ping", abstract: "\(Ping.summary) On a terminal, prints the round-trip time.")
+
+    @OptionGroup(title: "Global Options") var global: GlobalOptions
+
+    func run() async throws {
+        let output = global.output
+        let connection = try global.connection()
+        let (pong, roundTrip) = try await connection.run { client in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let pong = try await client.call(Ping.self, NoParams())
+            return (pong, start.duration(to: clock.now))
+        }
+        output.result(pong) { "pong from stpd \($0.version) at \(connection.socketPath) in \(Render.milliseconds(roundTrip))" }
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand, ClientCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: DaemonStatusMethod.summary)
+
+    @OptionGroup(title: "Global Options") var global: GlobalOptions
+
+    func run() async throws {
+        let output = global.output
+        let status = try await global.connection().run { try await $0.call(DaemonStatusMethod.self, NoParams()) }
+        output.result(status) { Render.table(Self.rows($0)) }
+    }
+
+    static func rows(_ s: DaemonStatus) -> [(String, String)] {
+        let activation = s.activation == .socket ? "socket (systemd)" : "bound by stpd"
+        let events = s.store.latestSeq == 0 ? "none yet" : "seq \(s.store.oldestSeq) to \(s.store.latestSeq)"
+        return [
+            ("version", s.version),
+            ("pid", String(s.pid)),
+            ("started", s.startedAt),
+            ("uptime", Render.duration(s.uptimeSeconds)),
+            ("activation", activation),
+            ("socket", s.socketPath),
+            ("state directory", s.stateDirectory),
+            ("connections", String(s.connections)),
+            ("subscriptions", String(s.subscriptions)),
+            ("store", "\(s.store.path) (\(s.store.sizeBytes) bytes)"),
+            ("events", events),
+        ]
+    }
+}
+
+struct DiscoverCommand: AsyncParsableCommand, ClientCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "discover",
+        abstract: "List the daemon's methods; with --json, print its OpenRPC document.",
+        discussion: Discover.summary)
+
+    @OptionGroup(title: "Global Options") var global: GlobalOptions
+
+    func run() async throws {
+        let output = global.output
+        let document = try await global.connection().run { try await $0.call(Discover.self, NoParams()) }
+        output.result(document) { Render.methods(of: $0) }
+    }
+}

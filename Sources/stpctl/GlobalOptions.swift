@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import StpctlKit
+
+/// Options every command takes. Declared with `@OptionGroup` on the root and on each command,
+/// so they may come before or after the subcommand name (`stpctl --json ping`, `stpctl ping --json`)
+/// and show in each command's help.
+struct GlobalOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp("Path of stpd's socket (default: see stpctl --help).", valueName: "path"),
+        completion: .file())
+    var socket: String?
+
+    @Flag(help: "Print JSON even on a terminal (pretty there, one compact line per result otherwise).")
+    var json = false
+
+    @Option(help: ArgumentHelp("Seconds to wait for the daemon, connecting included; 0 waits forever.", valueName: "seconds"))
+    var timeout: Double = 30
+
+    mutating func validate() throws {
+        guard timeout.isFinite, timeout >= 0 else { throw ValidationError("--timeout must be 0 or more seconds") }
+    }
+
+    var output: Output { Output(forceJSON: json) }
+
+    /// Resolved when a command runs, not when parsing, so `help` and completions never need a socket.
+    func connection() throws -> Connection {
+        let path = try SocketPath.resolve(
+            explicit: socket, environment: ProcessInfo.processInfo.environment, uid: getuid())
+        return Connection(socketPath: path, timeoutSeconds: timeout)
+    }
+}
+
+/// A command that talks to the daemon; `main` reads its options to report errors as asked.
+protocol ClientCommand: ParsableCommand {
+    var global: GlobalOptions { get }
+}

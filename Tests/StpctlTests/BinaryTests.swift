@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// The built `stpctl` next to the test bundle (`swift build --build-tests` builds both); the
+/// Python end-to-end suite covers it against a live daemon.
+let stpctlBinary: URL? = {
+    let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("stpctl")
+    return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
+}()
+
+@Suite(.enabled(if: stpctlBinary != nil, "stpctl is not built next to the tests"))
+struct BinaryTests {
+    func run(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = stpctlBinary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func cannotConnectExitsThreeNamingThePath() throws {
+        let result = try run("--socket", "/nonexistent/stpd.sock", "ping")
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("/nonexistent/stpd.sock"))
+    }
+
+    @Test func anUnknownSubcommandExitsTwo() throws {
+        let result = try run("bogus-subcommand")
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("bogus-subcommand"))
+    }
+
+    @Test func malformedCallParamsExitTwo() throws {
+        #expect(try run("--socket", "/nonexistent", "call", "daemon.ping", "a={bad").status == 2)
+    }
+
+    @Test func helpExitsZeroAndListsTheExitStatuses() throws {
+        let result = try run("--help")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("6  the connection broke"))
+        #expect(result.stdout.contains("--generate-completion-script"))
+    }
+
+    @Test func completionScriptsAreGenerated() throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let result = try run("--generate-completion-script", shell)
+            #expect(result.status == 0)
+            #expect(result.stdout.contains("daemon.status"), "\(shell) completes method names")
+        }
+    }
+}

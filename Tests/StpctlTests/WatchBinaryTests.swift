@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+/// `watch` and `events wait` as a shell sees them, without a daemon (tests/test_watch.py runs
+/// them against one).
+@Suite(.enabled(if: stpctlBinary != nil, "stpctl is not built next to the tests"))
+struct WatchBinaryTests {
+    func run(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = stpctlBinary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func aFirstConnectionThatFailsExitsThreeAtOnce() throws {
+        let result = try run("--socket", "/nonexistent/stpd.sock", "watch")
+        #expect(result.status == 3)
+        #expect(result.stderr.contains("/nonexistent/stpd.sock"))
+    }
+
+    @Test func monitorIsAnAlias() throws {
+        #expect(try run("--socket", "/nonexistent/stpd.sock", "monitor", "--no-reconnect").status == 3)
+    }
+
+    @Test func badOptionsAreUsageErrors() throws {
+        #expect(try run("--socket", "/nonexistent", "watch", "--since", "-1").status == 2)
+        #expect(try run("--socket", "/nonexistent", "watch", "--type", "").status == 2)
+        #expect(try run("--socket", "/nonexistent", "events", "wait").status == 2)
+        #expect(try run("--socket", "/nonexistent", "events", "wait", "--since", "0", "--timeout-seconds", "301").status == 2)
+        #expect(try run("--socket", "/nonexistent", "events", "wait", "--since", "0", "--limit", "0").status == 2)
+    }
+
+    @Test func eventsWaitCannotConnectExitsThree() throws {
+        #expect(try run("--socket", "/nonexistent/stpd.sock", "events", "wait", "--since", "0").status == 3)
+    }
+}
