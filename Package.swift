@@ -5,7 +5,7 @@ import PackageDescription
 //   JSONRPC (wire types) <- StpdProtocol (the method declarations = the contract)
 //   RPCTransport (NIO framing, server, client) <- StpdDaemon <- stpd
 //   StpdCore (pure domain, no I/O) <- StpdStore (SQLite) <- StpdDaemon
-//   stpctl uses StpdProtocol + RPCTransport only.
+//   stpctl (with StpctlKit, its testable logic) uses StpdProtocol + RPCTransport only.
 let package = Package(
     name: "stpd",
     platforms: [.macOS(.v15)],
@@ -71,8 +71,57 @@ let package = Package(
             name: "stpctl",
             dependencies: [
                 "JSONRPC", "StpdProtocol", "RPCTransport",
+                "StpctlKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // stpctl's pure logic (params parsing, socket path, exit statuses), kept apart to be tested.
+        .target(
+            name: "StpctlKit",
+            dependencies: [
+                "JSONRPC", "RPCTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "StpctlTests",
+            dependencies: [
+                "StpctlKit", "JSONRPC", "RPCTransport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "StpdDaemonTests", dependencies: ["StpdDaemon"]),
+        // Test helpers shared by the test targets: raw sockets, gates, a test RPCServer, and a
+        // real stpd process started with a NOTIFY_SOCKET.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "JSONRPC", "RPCTransport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "StpdProtocol"]),
+        .testTarget(
+            name: "TransportTests",
+            dependencies: [
+                "RPCTransport", "JSONRPC", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "ContractTests",
+            dependencies: ["StpdProtocol", "StpdDaemon", "JSONRPC", "StpdCore", "StpdStore", "TestSupport"]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["TestSupport", "RPCTransport", "JSONRPC", "StpdProtocol"]
+        ),
+        // The StateStore contract runs against both stores, hence StpdStore.
+        .testTarget(name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "JSONRPC"]),
+        // TestSupport for its bind lock: one test changes the process-wide umask.
+        .testTarget(name: "StpdStoreTests", dependencies: ["StpdStore", "StpdCore", "JSONRPC", "TestSupport"]),
     ]
 )

@@ -1,0 +1,155 @@
+import Foundation
+import JSONRPC
+@testable import StpdDaemon
+import StpdCore
+import StpdProtocol
+import StpdStore
+import TestSupport
+import Testing
+
+// The contract is derived from the method declarations; clients read the committed file.
+// These tests keep declarations, committed document, and the daemon's router in lock-step.
+
+/// The package root, found from this file's path (Tests/ContractTests/ContractTests.swift).
+private let packageRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+private let committedPath = packageRoot.appendingPathComponent("proto/stpd.openrpc.json").path
+
+/// Every `$ref` string anywhere in `value`, with where it was found.
+private func references(in value: JSONValue, at path: String = "#") -> [(ref: String, at: String)] {
+    switch value {
+    case .object(let members):
+        return members.sorted { $0.key < $1.key }.flatMap { key, member -> [(ref: String, at: String)] in
+            if key == "$ref", case .string(let ref) = member { return [(ref, path)] }
+            return references(in: member, at: "\(path)/\(key)")
+        }
+    case .array(let items):
+        return items.enumerated().flatMap { references(in: $1, at: "\(path)/\($0)") }
+    default:
+        return []
+    }
+}
+
+/// Resolves a local JSON pointer (`#/components/schemas/Name`) in `document`.
+private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
+    guard pointer.hasPrefix("#/") else { return nil }
+    var current: JSONValue? = document
+    for token in pointer.dropFirst(2).split(separator: "/", omittingEmptySubsequences: false) {
+        let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        switch current {
+        case .object(let members)?: current = members[key]
+        case .array(let items)?: current = Int(key).flatMap { items.indices.contains($0) ? items[$0] : nil }
+        default: return nil
+        }
+    }
+    return current
+}
+
+@Suite struct ContractDocumentTests {
+    @Test func committedDocumentIsUpToDate() throws {
+        let committed = try #require(
+            FileManager.default.contents(atPath: committedPath), "missing \(committedPath); run `make contract`")
+        let rendered = try Contract.renderedDocument()
+        #expect(committed == rendered, "proto/stpd.openrpc.json is stale: run `make contract` and commit the result")
+    }
+
+    @Test func committedDocumentParsesToTheSameValue() throws {
+        let committed = try JSONCoding.decode(JSONValue.self, from: try #require(FileManager.default.contents(atPath: committedPath)))
+        // Compared after the same round trip, so 0 and 0.0 do not differ only in representation.
+        let expected = try JSONCoding.value(of: Contract.document)
+        #expect(committed == expected)
+    }
+
+    @Test func methodsMatchTheDeclarationsBothWays() throws {
+        let listed = try #require(Contract.document["methods"]?.arrayValue).compactMap { $0["name"]?.stringValue }
+        let declared = StpdAPI.methods.map { $0.name }
+        #expect(Set(listed) == Set(declared))
+        #expect(listed.count == Set(listed).count, "no method is listed twice")
+        #expect(declared.count == Set(declared).count, "no method is declared twice")
+    }
+
+    @Test func everyReferenceResolves() throws {
+        let document = Contract.document
+        let refs = references(in: document)
+        #expect(!refs.isEmpty)
+        for (ref, at) in refs {
+            #expect(resolve(ref, in: document) != nil, "\(ref) at \(at) does not resolve")
+        }
+    }
+
+    @Test func everyListedErrorIsDeclared() throws {
+        let errors = try #require(Contract.document["components"]?["errors"]?.objectValue)
+        let declared = Set(StpdErrors.all.map(\.name))
+        #expect(Set(errors.keys) == declared)
+        for method in StpdAPI.methods {
+            for name in method.errors {
+                #expect(declared.contains(name), "\(method.name) lists undeclared error \(name)")
+            }
+        }
+        for entry in try #require(Contract.document["methods"]?.arrayValue) {
+            for error in entry["errors"]?.arrayValue ?? [] {
+                let ref = try #require(error["$ref"]?.stringValue, "method errors are references")
+                #expect(ref.hasPrefix("#/components/errors/"))
+            }
+        }
+    }
+
+    @Test func errorCodesAreApplicationCodesAndUnique() {
+        let codes = StpdErrors.all.map(\.code)
+        for error in StpdErrors.all {
+            #expect(!(-32768 ... -32000).contains(error.code), "\(error.name) uses reserved code \(error.code)")
+            #expect(!error.message.isEmpty && !error.description.isEmpty)
+        }
+        #expect(codes.count == Set(codes).count, "error codes are unique: \(codes.sorted())")
+        #expect(StpdErrors.all.count == Set(StpdErrors.all.map(\.name)).count, "error names are unique")
+        #expect(codes == codes.sorted(), "StpdErrors.all is in code order")
+    }
+
+    @Test func everyParamsSchemaIsAnObjectSchema() {
+        for method in StpdAPI.methods {
+            let schema = method.paramsSchema.json
+            #expect(schema["type"] == "object", "\(method.name)'s params are not an object schema")
+            #expect(schema["properties"]?.objectValue != nil, "\(method.name)'s params schema has no properties")
+            // Unknown parameters must be reported, not ignored (a typo would pass silently).
+            #expect(schema["additionalProperties"] == false, "\(method.name) accepts unknown parameters")
+        }
+    }
+
+    @Test func everyMethodIsDescribedByName() throws {
+        for entry in try #require(Contract.document["methods"]?.arrayValue) {
+            let name = entry["name"]?.stringValue ?? "?"
+            #expect(entry["paramStructure"] == "by-name", "\(name)")
+            #expect(entry["summary"]?.stringValue?.isEmpty == false, "\(name) has a summary")
+            #expect(entry["result"]?["schema"] != nil, "\(name) has a result schema")
+        }
+    }
+
+    @Test func namedSchemasAreReferencedAndNotificationsAreObjects() throws {
+        let refs = Set(references(in: Contract.document).map(\.ref))
+        for name in StpdAPI.schemas.keys {
+            #expect(refs.contains("#/components/schemas/\(name)"), "schema \(name) is never used")
+        }
+        for notification in Notifications.all {
+            #expect(notification.paramsSchema.json["type"] == "object", "\(notification.method)")
+        }
+    }
+}
+
+@Suite struct DaemonRouterTests {
+    /// The router the daemon serves with covers exactly the declared methods: nothing declared
+    /// is left unanswered, nothing is answered that the contract does not list. Built through
+    /// `Daemon.makeRouter` (internal, hence `@testable`) with the same parts `Daemon.run` uses.
+    @Test(arguments: [false, true])
+    func routerRegistersExactlyTheDeclaredMethods(debugMethods: Bool) async throws {
+        let directory = try TemporaryDirectory(prefix: "stpd-contract")
+        defer { directory.remove() }
+        let store = try SQLiteStateStore(path: directory.appending("stpd.sqlite"))
+        let log = try await EventLog(store: store)
+        let parts = Daemon.Parts(activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log))
+        let facts = ProcessFacts(activation: .bound, socketPath: directory.appending("s.sock"), stateDirectory: directory.path)
+        var configuration = DaemonConfiguration(stateDirectory: directory.path)
+        configuration.debugMethods = debugMethods
+        let router = Daemon.makeRouter(facts: facts, parts: parts, configuration: configuration)
+        #expect(router.methodNames == Set(StpdAPI.methods.map { $0.name }))
+    }
+}

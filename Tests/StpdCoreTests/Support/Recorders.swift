@@ -1,0 +1,85 @@
+import StpdCore
+import Synchronization
+
+/// An `EventSink` that records, in call order, what the subscription hands it. It can refuse
+/// `offer`s after a budget (a subscriber that cannot keep up) and hold one `send` on a gate
+/// (a subscriber slow during replay), so tests can commit events while replay is blocked.
+final class RecordingSink: EventSink {
+    enum Entry: Equatable, Sendable {
+        /// Handed over by `offer` (live delivery) and accepted.
+        case offered(Int64)
+        /// Handed over by `send` (replay). Recorded when `send` is entered, before any gate.
+        case sent(Int64)
+        case dropped(resumeSince: Int64)
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var offersLeft: Int?
+    }
+
+    private let state: Mutex<State>
+    private let sendGate: (seq: Int64, gate: Gate)?
+
+    /// - Parameters:
+    ///   - acceptOffers: how many `offer`s succeed before the sink starts refusing (nil: all).
+    ///   - holdSendOf: `send` of the event with this seq waits for the gate to open.
+    init(acceptOffers: Int? = nil, holdSendOf: (seq: Int64, gate: Gate)? = nil) {
+        state = Mutex(State(offersLeft: acceptOffers))
+        sendGate = holdSendOf
+    }
+
+    var entries: [Entry] { state.withLock { $0.entries } }
+
+    /// Seqs of every event handed over, by either path, in order.
+    var deliveredSeqs: [Int64] {
+        entries.compactMap {
+            switch $0 {
+            case .offered(let seq), .sent(let seq): seq
+            case .dropped: nil
+            }
+        }
+    }
+
+    var drops: [Int64] {
+        entries.compactMap { if case .dropped(let since) = $0 { since } else { nil } }
+    }
+
+    func offer(_ event: Event, subscription: String) -> Bool {
+        state.withLock { s in
+            if let left = s.offersLeft {
+                guard left > 0 else { return false }
+                s.offersLeft = left - 1
+            }
+            s.entries.append(.offered(event.seq))
+            return true
+        }
+    }
+
+    func send(_ event: Event, subscription: String) async -> Bool {
+        state.withLock { $0.entries.append(.sent(event.seq)) }
+        if let sendGate, sendGate.seq == event.seq { await sendGate.gate.wait() }
+        return true
+    }
+
+    func dropped(subscription: String, resumeSince: Int64) {
+        state.withLock { $0.entries.append(.dropped(resumeSince: resumeSince)) }
+    }
+}
+
+/// An `EventListener` for bus tests: records seqs, and asks to be removed after `keep` events.
+final class RecordingListener: EventListener {
+    private let received = Mutex<[Int64]>([])
+    private let keep: Int?
+
+    init(keep: Int? = nil) { self.keep = keep }
+
+    var seqs: [Int64] { received.withLock { $0 } }
+
+    func receive(_ event: Event) -> Bool {
+        received.withLock { seqs in
+            seqs.append(event.seq)
+            return keep.map { seqs.count < $0 } ?? true
+        }
+    }
+}

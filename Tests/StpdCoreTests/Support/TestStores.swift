@@ -1,0 +1,67 @@
+import Foundation
+import StpdCore
+import Synchronization
+
+/// Wraps a store and, once armed, holds the first `events(after:limit:)` call that finds
+/// nothing on a gate *after* reading. That reproduces, on demand, the window in which a
+/// subscription's replay has just seen the end of the log and events are committed before it
+/// switches to live delivery.
+final class GatedStore: StateStore {
+    let inner: any StateStore
+    let gate = Gate()
+    private let armed = Mutex(false)
+
+    init(_ inner: any StateStore) { self.inner = inner }
+
+    func arm() { armed.withLock { $0 = true } }
+
+    func events(after: Int64, limit: Int) async throws -> [Event] {
+        let page = try await inner.events(after: after, limit: limit)
+        let hold = page.isEmpty && armed.withLock { armed in
+            defer { armed = false }
+            return armed
+        }
+        if hold { await gate.wait() }
+        return page
+    }
+
+    func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] { try await inner.apply(changes, at: time) }
+    func object(id: String) async throws -> StoredObject? { try await inner.object(id: id) }
+    func objects(kind: String) async throws -> [StoredObject] { try await inner.objects(kind: kind) }
+    func eventBounds() async throws -> EventBounds { try await inner.eventBounds() }
+    func prune(_ retention: EventRetention, now: Date) async throws -> Int { try await inner.prune(retention, now: now) }
+}
+
+/// A minimal store that is not an actor: its methods run on the caller's executor. With a
+/// `SerialThreadExecutor` preference, code using it never leaves that executor, so the
+/// executor going idle tells for sure that the code finished or is stuck. Only what the
+/// `EventLog` tests use is implemented.
+final class LockedStore: StateStore {
+    private let log = Mutex<[Event]>([])
+
+    init() {}
+
+    func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
+        log.withLock { log in
+            changes.map { change in
+                let event = Event(
+                    seq: Int64(log.count + 1), time: time, type: change.eventType, objectId: change.object.id,
+                    objectKind: change.object.kind, ownerUID: change.object.ownerUID, object: change.object.state)
+                log.append(event)
+                return event
+            }
+        }
+    }
+
+    func events(after: Int64, limit: Int) async throws -> [Event] {
+        log.withLock { Array($0.lazy.filter { $0.seq > after }.prefix(limit)) }
+    }
+
+    func eventBounds() async throws -> EventBounds {
+        EventBounds(latestSeq: log.withLock { Int64($0.count) }, prunedThrough: 0)
+    }
+
+    func object(id: String) async throws -> StoredObject? { nil }
+    func objects(kind: String) async throws -> [StoredObject] { [] }
+    func prune(_ retention: EventRetention, now: Date) async throws -> Int { 0 }
+}

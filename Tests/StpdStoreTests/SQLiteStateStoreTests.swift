@@ -1,0 +1,213 @@
+import Foundation
+import JSONRPC
+import StpdCore
+import StpdStore
+import Testing
+import TestSupport
+
+/// What only the SQLite store has to get right: file permissions, durability across reopen,
+/// exact JSON storage, and seq assignment under concurrent writers. The behaviour it shares
+/// with the in-memory store is covered by StpdCoreTests' StateStore contract suite.
+@Suite("SQLiteStateStore")
+struct SQLiteStateStoreTests {
+    let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// A fresh directory for one test's database, removed afterwards.
+    func withDatabasePath(_ body: (String) async throws -> Void) async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stpd-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        return try await body(dir.appendingPathComponent("state.sqlite").path)
+    }
+
+    func change(_ id: String, _ type: String = "payment_context.updated", state: JSONValue = [:], created: Date? = nil) -> StateChange {
+        let created = created ?? t0
+        return StateChange(
+            object: StoredObject(id: id, kind: "payment_context", ownerUID: 1000, state: state, createdAt: created, updatedAt: created),
+            eventType: type)
+    }
+
+    func mode(_ path: String) throws -> Int {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    /// The database and its WAL/shared-memory companions that exist right now.
+    func databaseFiles(_ path: String) -> [String] {
+        [path, path + "-wal", path + "-shm"].filter { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    // MARK: File permissions
+
+    /// Object state may hold keys and client secrets: the files must be 0600 even when the
+    /// umask would let group and others read what the process creates.
+    @Test func databaseFilesAreOwnerOnlyUnderAPermissiveUmask() async throws {
+        try await withDatabasePath { path in
+            // The umask is process-wide and `UnixListener.bind` (in other test targets running
+            // in this process) narrows it around bind(2); holding the bind lock keeps those
+            // binds and this change apart. Opening creates the database and its WAL files.
+            let store = try withBindLock {
+                let previous = umask(0o022)
+                defer { umask(previous) }
+                return try SQLiteStateStore(path: path)
+            }
+            _ = try await store.apply([change("pc_1", state: ["client_secret": "pi_123_secret_456"])], at: t0)
+
+            let files = databaseFiles(path)
+            #expect(files.contains(path))
+            for file in files {
+                #expect(try mode(file) == 0o600, "\(file)")
+            }
+        }
+    }
+
+    /// Same guarantee when the file already exists with a wider mode (created by hand, or by
+    /// an older version): opening the store narrows it.
+    @Test func openingNarrowsAnExistingDatabaseFile() async throws {
+        try await withDatabasePath { path in
+            #expect(FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o644]))
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+
+            let store = try SQLiteStateStore(path: path)
+            _ = try await store.apply([change("pc_1")], at: t0)
+            for file in databaseFiles(path) {
+                #expect(try mode(file) == 0o600, "\(file)")
+            }
+        }
+    }
+
+    // MARK: Durability
+
+    @Test func reopeningKeepsObjectsEventsAndBoundsAndSeqsContinue() async throws {
+        try await withDatabasePath { path in
+            let before: (objects: [StoredObject], events: [Event], bounds: EventBounds)
+            do {
+                let store = try SQLiteStateStore(path: path)
+                _ = try await store.apply([change("pc_1", state: ["n": 1]), change("pc_2", created: t0 + 1)], at: t0)
+                _ = try await store.apply([change("pc_1", state: ["n": 2])], at: t0 + 10)
+                _ = try await store.apply([change("pc_3", created: t0 + 2)], at: t0 + 20)
+                #expect(try await store.prune(EventRetention(maxCount: 2), now: t0 + 20) == 2)
+                before = (
+                    try await store.objects(kind: "payment_context"), try await store.events(after: 0, limit: 100),
+                    try await store.eventBounds()
+                )
+            }
+            #expect(before.bounds == EventBounds(latestSeq: 4, prunedThrough: 2))
+
+            let reopened = try SQLiteStateStore(path: path)
+            #expect(try await reopened.objects(kind: "payment_context") == before.objects)
+            #expect(try await reopened.object(id: "pc_1")?.state == ["n": 2])
+            #expect(try await reopened.events(after: 0, limit: 100) == before.events)
+            #expect(try await reopened.eventBounds() == before.bounds)
+
+            let next = try await reopened.apply([change("pc_4")], at: t0 + 30)
+            #expect(next.map(\.seq) == [5])
+        }
+    }
+
+    /// After everything is pruned the log is empty, yet a restarted daemon must not hand out
+    /// seqs again: clients hold cursors into the old ones.
+    @Test func seqsContinueAcrossReopenEvenWhenEverythingWasPruned() async throws {
+        try await withDatabasePath { path in
+            do {
+                let store = try SQLiteStateStore(path: path)
+                _ = try await store.apply([change("a"), change("b"), change("c")], at: t0)
+                #expect(try await store.prune(EventRetention(maxCount: 0), now: t0) == 3)
+            }
+            let reopened = try SQLiteStateStore(path: path)
+            #expect(try await reopened.eventBounds() == EventBounds(latestSeq: 3, prunedThrough: 3))
+            #expect(try await reopened.apply([change("d")], at: t0).map(\.seq) == [4])
+        }
+    }
+
+    /// Reopening runs the migrator again: it must recognise the applied migrations and leave
+    /// the data alone (re-running "create table" would throw).
+    @Test func migrationsAreIdempotentOnReopen() async throws {
+        try await withDatabasePath { path in
+            do {
+                let store = try SQLiteStateStore(path: path)
+                _ = try await store.apply([change("pc_1", state: ["kept": true])], at: t0)
+            }
+            for _ in 0..<3 {
+                let store = try SQLiteStateStore(path: path)
+                #expect(try await store.object(id: "pc_1")?.state == ["kept": true])
+                #expect(try await store.events(after: 0, limit: 10).map(\.seq) == [1])
+            }
+            // Two stores open on the same file at once (the second migrates while the first is open).
+            let first = try SQLiteStateStore(path: path)
+            let second = try SQLiteStateStore(path: path)
+            _ = try await first.apply([change("pc_2")], at: t0)
+            #expect(try await second.eventBounds().latestSeq == 2)
+        }
+    }
+
+    // MARK: Content
+
+    @Test func jsonStateRoundTripsExactly() async throws {
+        let state: JSONValue = [
+            "nested": ["deeper": ["deepest": [1, [2, [3, ["x": nil]]]]], "empty_object": [:], "empty_array": []],
+            "unicode": "héllo wörld — 日本語 — 🧾💳 — e\u{301} — \u{200F}עברית — \"quoted\" \\ back/slash\n\t",
+            "control": "nul\u{0}bell\u{7}",
+            "ключ 🔑": "unicode key",
+            "dotted.key": "dots are not paths",
+            "max": .int(Int64.max),
+            "min": .int(Int64.min),
+            "big_amount": 9_007_199_254_740_993,  // 2^53 + 1: not representable as a Double
+            "negative": -42,
+            "zero": 0,
+            "fraction": 0.1,
+            "tiny": .double(.leastNonzeroMagnitude),
+            "huge": .double(.greatestFiniteMagnitude),
+            "flags": [true, false, nil],
+        ]
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            let stored = StoredObject(
+                id: "pc_ü🧾", kind: "payment_context", ownerUID: UInt32.max - 1, state: state, createdAt: t0, updatedAt: t0)
+            _ = try await store.apply([StateChange(object: stored, eventType: "payment_context.created")], at: t0)
+
+            #expect(try await store.object(id: "pc_ü🧾") == stored)
+            let event = try #require(try await store.events(after: 0, limit: 1).first)
+            #expect(event.object == state)
+            #expect(event.ownerUID == UInt32.max - 1)
+            #expect(event.objectId == "pc_ü🧾")
+
+            // And from a fresh connection, not a cache.
+            let reopened = try SQLiteStateStore(path: path)
+            #expect(try await reopened.object(id: "pc_ü🧾")?.state == state)
+        }
+    }
+
+    @Test func concurrentAppliesGetUniqueGapFreeSeqs() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            let writers = 40
+            let perBatch = 3
+            let batches = try await withThrowingTaskGroup(of: [Int64].self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        let changes = (0..<perBatch).map { self.change("w\(writer)-\($0)") }
+                        return try await store.apply(changes, at: self.t0).map(\.seq)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+
+            let all = batches.flatMap { $0 }.sorted()
+            #expect(all == Array(1...Int64(writers * perBatch)))
+            // One transaction per apply: a batch's seqs are consecutive.
+            for batch in batches {
+                #expect(batch == Array(batch[0]..<batch[0] + Int64(perBatch)))
+            }
+            #expect(try await store.events(after: 0, limit: 1000).map(\.seq) == all)
+            #expect(try await store.eventBounds().latestSeq == Int64(writers * perBatch))
+        }
+    }
+
+    @Test func sizeOnDiskIsPositive() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            _ = try await store.apply([change("pc_1", state: ["blob": .string(String(repeating: "x", count: 10_000))])], at: t0)
+            #expect(store.sizeOnDisk > 0)
+        }
+    }
+}

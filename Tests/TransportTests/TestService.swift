@@ -1,0 +1,69 @@
+import Foundation
+import JSONRPC
+import RPCTransport
+import ServiceLifecycle
+import Synchronization
+import TestSupport
+
+/// The application behind the test server. Methods:
+/// - `echo`: returns its params.
+/// - `slow`: opens `slowStarted`, then waits for `release` before answering; if graceful
+///   shutdown begins meanwhile it opens `shutdownSeen`, so a test can order "shutdown began"
+///   before "let the request finish" without sleeping.
+/// - `release`: opens the gate `slow` waits on.
+/// - `push`: sends `count` notifications `pushed` with params `{"n": i}` to the caller, then answers.
+/// - `whoami`: the peer credentials the server read from the kernel.
+final class TestService: RPCService {
+    let slowStarted = Gate()
+    let slowReleased = Gate()
+    let shutdownSeen = Gate()
+    private let counts = Mutex((opened: 0, closed: 0))
+
+    var openedConnections: Int { counts.withLock { $0.opened } }
+    var closedConnections: Int { counts.withLock { $0.closed } }
+
+    func handle(_ request: Request, on connection: RPCConnection) async -> Response? {
+        let result: JSONValue
+        switch request.method {
+        case "echo":
+            result = request.params ?? .null
+        case "slow":
+            await withGracefulShutdownHandler {
+                slowStarted.open()
+                await slowReleased.wait()
+            } onGracefulShutdown: { [shutdownSeen] in
+                shutdownSeen.open()
+            }
+            result = "slow done"
+        case "release":
+            slowReleased.open()
+            result = "released"
+        case "push":
+            let count = request.params?["count"]?.intValue ?? 1
+            var accepted = true
+            for n in 0..<count {
+                accepted = accepted && connection.notify(Request(id: nil, method: "pushed", params: ["n": .int(n)]))
+            }
+            result = ["accepted": .bool(accepted)]
+        case "whoami":
+            guard let peer = connection.peer else { result = .null; break }
+            result = ["pid": .int(Int64(peer.pid)), "uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid))]
+        default:
+            return request.id.map { Response(id: $0, error: .methodNotFound(request.method)) }
+        }
+        return request.id.map { Response(id: $0, result: result) }
+    }
+
+    func connectionOpened(_ connection: RPCConnection) { counts.withLock { $0.opened += 1 } }
+    func connectionClosed(_ connection: RPCConnection) { counts.withLock { $0.closed += 1 } }
+}
+
+/// A compact request line, as a client writes it.
+func requestLine(_ method: String, id: JSONValue?, params: JSONValue? = nil) throws -> [UInt8] {
+    Array(try JSONCoding.encode(Request(id: id, method: method, params: params))) + [UInt8(ascii: "\n")]
+}
+
+extension JSONValue {
+    /// `error.code` of a reply, if it is an error.
+    var errorCode: Int64? { self["error"]?["code"]?.intValue }
+}
