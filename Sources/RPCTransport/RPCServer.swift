@@ -37,7 +37,7 @@ public final class RPCServer: Service, Sendable {
     private let logger: Logger
     private let group: any EventLoopGroup
     private let onListening: @Sendable () -> Void
-    private let counters = NIOLockedValueBox((nextID: UInt64(1), open: 0))
+    private let nextConnectionID = NIOLockedValueBox(UInt64(1))
 
     public init(
         socket: ListeningSocket, configuration: RPCServerConfiguration, service: any RPCService, logger: Logger,
@@ -51,8 +51,6 @@ public final class RPCServer: Service, Sendable {
         self.group = group
         self.onListening = onListening
     }
-
-    public var openConnections: Int { counters.withLockedValue { $0.open } }
 
     public func run() async throws {
         let maxFrame = configuration.maxFrameBytes
@@ -84,9 +82,9 @@ public final class RPCServer: Service, Sendable {
     private func serve(_ async: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
         let channel = async.channel
         let peer = await PeerCredentials.of(channel)
-        let id = counters.withLockedValue { c in
-            defer { c.nextID += 1; c.open += 1 }
-            return c.nextID
+        let id = nextConnectionID.withLockedValue { next in
+            defer { next += 1 }
+            return next
         }
         let connection = RPCConnection(id: id, peer: peer, outbox: Outbox(limit: configuration.maxOutboundBytes), channel: channel)
         var logger = self.logger
@@ -95,7 +93,6 @@ public final class RPCServer: Service, Sendable {
         logger.debug("connection opened")
         service.connectionOpened(connection)
         defer {
-            counters.withLockedValue { $0.open -= 1 }
             service.connectionClosed(connection)
             logger.debug("connection closed")
         }
