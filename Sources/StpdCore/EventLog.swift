@@ -39,7 +39,9 @@ public final class EventLog: Sendable {
         if let since { try await checkCursor(since) }
         // Without `since`, the feed starts at whatever was published when it was added: live only.
         return bus.add(id: id) { lastPublished in
-            Subscription(id: id, filter: filter, sink: sink, startAfter: since ?? lastPublished, holdLimit: holdLimit)
+            Subscription(
+                id: id, filter: filter, sink: sink, startAfter: since ?? lastPublished, joinedAfter: lastPublished,
+                holdLimit: holdLimit)
         }
     }
 

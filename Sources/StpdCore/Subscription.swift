@@ -19,11 +19,16 @@ public final class Subscription: EventListener, Sendable {
 
     private let state: Mutex<State>
 
-    init(id: String, filter: EventFilter, sink: any EventSink, startAfter: Int64, holdLimit: Int) {
+    /// The last `seq` published when the subscription joined the bus: everything after it
+    /// reaches the subscriber live (or from history, when it was asked to replay).
+    public let joinedAfter: Int64
+
+    init(id: String, filter: EventFilter, sink: any EventSink, startAfter: Int64, joinedAfter: Int64, holdLimit: Int) {
         self.id = id
         self.filter = filter
         self.sink = sink
         self.holdLimit = holdLimit
+        self.joinedAfter = joinedAfter
         state = Mutex(State(lastDelivered: startAfter))
     }
 
@@ -51,6 +56,8 @@ public final class Subscription: EventListener, Sendable {
             guard let last = page.last else { break }
             for event in page where filter.matches(event) {
                 guard isOpen, await sink.send(event, subscription: id) else { return close() }
+                // Per event, so a drop during replay names exactly what was sent.
+                state.withLock { $0.lastDelivered = event.seq }
             }
             cursor = last.seq
             state.withLock { $0.lastDelivered = cursor }

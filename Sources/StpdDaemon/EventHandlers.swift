@@ -16,7 +16,7 @@ enum EventHandlers {
             }
             subscriptions.add(id, connection: context.connection.id)
             context.connection.afterReply { await log.start(subscription) }
-            return .init(subscription: id, latestSeq: try await log.store.eventBounds().latestSeq)
+            return .init(subscription: id, latestSeq: subscription.joinedAfter)
         }
 
         router.register(EventsUnsubscribe.self) { params, context in

@@ -76,7 +76,7 @@ public enum EventsSubscribe: RPCMethod {
     public static let resultSchema = JSONSchema.object(
         [
             "subscription": .string("Subscription id, named in each `event` notification"),
-            "latestSeq": .integer("The last seq appended when the subscription began", minimum: 0),
+            "latestSeq": .integer("The last seq published when the subscription began; every later event reaches it", minimum: 0),
         ], required: ["subscription", "latestSeq"])
     public static let errors = ["CursorExpired", "CursorAhead"]
 }
