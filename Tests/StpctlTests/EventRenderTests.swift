@@ -10,10 +10,10 @@ import Testing
     ]
 
     @Test func jsonLineListsTheEventMembersInOrderWithoutTheSubscription() {
-        #expect(
-            EventRender.jsonLine(notification)
-                == #"{"seq":42,"type":"debug.test","time":"2025-03-04T05:06:07Z","objectId":"dbg_1","object":{"id":"dbg_1","n":3,"object":"debug","url":"https://x.test/a/b"}}"#
-        )
+        let expected =
+            #"{"seq":42,"type":"debug.test","time":"2025-03-04T05:06:07Z","objectId":"dbg_1","#
+            + #""object":{"id":"dbg_1","n":3,"object":"debug","url":"https://x.test/a/b"}}"#
+        #expect(EventRender.jsonLine(notification) == expected)
     }
 
     @Test func jsonLineIsOneLineOfValidJSON() throws {
