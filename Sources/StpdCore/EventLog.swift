@@ -133,7 +133,8 @@ final class Waiter: EventListener, Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { c in
                 let resumeNow = state.withLock { s in
-                    if s.fired { return true }
+                    // Already cancelled: the cancellation handler ran before there was anything to resume.
+                    if s.fired || Task.isCancelled { return true }
                     s.continuation = c
                     return false
                 }

@@ -3,7 +3,8 @@ import Foundation
 /// Where the domain keeps its objects and the event log. Implemented over SQLite by StpdStore
 /// and in memory here for tests; the domain never sees which.
 public protocol StateStore: Sendable {
-    /// Saves every object's new state and appends one event per change in one transaction
+    /// Saves every object's new state (its kind, owner and creation time are kept from when it
+    /// was created) and appends one event per change in one transaction
     /// (no event without its change, no change without its event). Returns the events with
     /// their `seq`, in order.
     func apply(_ changes: [StateChange], at time: Date) async throws -> [Event]
@@ -44,6 +45,11 @@ public actor InMemoryStateStore: StateStore {
         changes.map { change in
             if change.removesObject {
                 objectsByID[change.object.id] = nil
+            } else if var existing = objectsByID[change.object.id] {
+                // As in SQLite: kind, owner and creation time are fixed when an object is created.
+                existing.state = change.object.state
+                existing.updatedAt = change.object.updatedAt
+                objectsByID[change.object.id] = existing
             } else {
                 objectsByID[change.object.id] = change.object
             }

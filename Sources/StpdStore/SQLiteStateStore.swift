@@ -6,6 +6,8 @@ import StpdCore
 /// The durable `StateStore`: one SQLite database in WAL mode under the state directory.
 /// Objects and events are written in one transaction; `seq` is SQLite's AUTOINCREMENT key,
 /// which never reuses a value and rolls back with its transaction, so it stays gap-free.
+/// Times are stored as Foundation's own representation (seconds since 2001-01-01), so an event
+/// read back equals the one published live, bit for bit.
 public final class SQLiteStateStore: StateStore {
     public let path: String
     private let pool: DatabasePool
@@ -65,11 +67,11 @@ public final class SQLiteStateStore: StateStore {
                             ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
                             """,
                         arguments: [object.id, object.kind, object.ownerUID, state,
-                                    object.createdAt.timeIntervalSince1970, object.updatedAt.timeIntervalSince1970])
+                                    object.createdAt.timeIntervalSinceReferenceDate, object.updatedAt.timeIntervalSinceReferenceDate])
                 }
                 try db.execute(
                     sql: "INSERT INTO event (time, type, object_id, object_kind, owner_uid, object) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [time.timeIntervalSince1970, change.eventType, object.id, object.kind, object.ownerUID, state])
+                    arguments: [time.timeIntervalSinceReferenceDate, change.eventType, object.id, object.kind, object.ownerUID, state])
                 return Event(
                     seq: db.lastInsertedRowID, time: time, type: change.eventType, objectId: object.id,
                     objectKind: object.kind, ownerUID: object.ownerUID, object: object.state)
@@ -103,8 +105,10 @@ public final class SQLiteStateStore: StateStore {
     public func prune(_ retention: EventRetention, now: Date) async throws -> Int {
         try await pool.write { db in
             let bounds = try Self.bounds(db)
-            let cutoff = now.timeIntervalSince1970 - retention.maxAge.seconds
-            let byAge = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM event WHERE time < ?", arguments: [cutoff]) ?? 0
+            let cutoff = now.timeIntervalSinceReferenceDate - retention.maxAge.seconds
+            // Everything before the first event still within the age limit (times may not follow seq).
+            let firstYoung = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM event WHERE time >= ?", arguments: [cutoff])
+            let byAge = firstYoung.map { $0 - 1 } ?? bounds.latestSeq
             let byCount = bounds.latestSeq - Int64(retention.maxCount)
             // Both limits cut a prefix of the log; the later cut wins.
             let through = max(byAge, byCount, bounds.prunedThrough)
@@ -142,12 +146,13 @@ public final class SQLiteStateStore: StateStore {
     static func object(_ row: Row) throws -> StoredObject {
         StoredObject(
             id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"], state: try json(row["state"]),
-            createdAt: Date(timeIntervalSince1970: row["created_at"]), updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+            createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
+            updatedAt: Date(timeIntervalSinceReferenceDate: row["updated_at"]))
     }
 
     static func event(_ row: Row) throws -> Event {
         Event(
-            seq: row["seq"], time: Date(timeIntervalSince1970: row["time"]), type: row["type"], objectId: row["object_id"],
+            seq: row["seq"], time: Date(timeIntervalSinceReferenceDate: row["time"]), type: row["type"], objectId: row["object_id"],
             objectKind: row["object_kind"], ownerUID: row["owner_uid"], object: try json(row["object"]))
     }
 }

@@ -15,6 +15,7 @@ struct SubscriptionTests {
             let sink = RecordingSink()
 
             let subscription = try await log.subscribe(id: "s", since: 0, filter: EventFilter(), sink: sink)
+            #expect(subscription.joinedAfter == 3)
             // Nothing before `start`: the subscribe reply must go out first.
             #expect(sink.entries.isEmpty)
             await log.start(subscription)
@@ -50,7 +51,9 @@ struct SubscriptionTests {
             try await log.apply(changes(2))
             let sink = RecordingSink()
 
-            await log.start(try await log.subscribe(id: "s", since: nil, filter: EventFilter(), sink: sink))
+            let subscription = try await log.subscribe(id: "s", since: nil, filter: EventFilter(), sink: sink)
+            #expect(subscription.joinedAfter == 2)
+            await log.start(subscription)
             #expect(sink.entries.isEmpty)
 
             try await log.apply(changes(2))
