@@ -6,8 +6,15 @@ import Synchronization
 public protocol EventSink: Sendable {
     func offer(_ event: Event, subscription: String) -> Bool
     func send(_ event: Event, subscription: String) async -> Bool
-    /// The subscriber fell behind and is dropped; it can resume with `since: resumeSince`.
-    func dropped(subscription: String, resumeSince: Int64)
+    /// The subscription ended early; it can resume with `since: resumeSince`.
+    func dropped(subscription: String, resumeSince: Int64, reason: DropReason)
+}
+
+public enum DropReason: String, Sendable, Codable {
+    /// It could not take events as fast as they came.
+    case slowConsumer = "slow-consumer"
+    /// Retention pruned events it had not been sent yet (resuming gets CursorExpired).
+    case retention
 }
 
 /// Fans committed events out to live subscribers in `seq` order. Commits may finish in any

@@ -89,6 +89,7 @@ public final class EventLog: Sendable {
         var result = WaitResult(events: [], next: since)
         while result.events.count < limit {
             let page = try await store.events(after: result.next, limit: 500)
+            try await checkCursor(result.next)
             guard !page.isEmpty else { break }
             for event in page {
                 if filter.matches(event) { result.events.append(event) }

@@ -38,7 +38,7 @@ public final class Subscription: EventListener, Sendable {
             case .closed:
                 return false
             case .holding(var held):
-                guard held.count < holdLimit else { return drop(&s) }
+                guard held.count < holdLimit else { return drop(&s, .slowConsumer) }
                 held.append(event)
                 s.mode = .holding(held)
                 return true
@@ -53,6 +53,10 @@ public final class Subscription: EventListener, Sendable {
         var cursor = state.withLock { $0.lastDelivered }
         while true {
             let page = try await store.events(after: cursor, limit: pageSize)
+            // Pruning may have run since the cursor was checked: never skip over the hole.
+            if try await store.eventBounds().prunedThrough > cursor {
+                return state.withLock { s in _ = drop(&s, .retention) }
+            }
             guard let last = page.last else { break }
             for event in page where filter.matches(event) {
                 guard isOpen, await sink.send(event, subscription: id) else { return close() }
@@ -79,14 +83,15 @@ public final class Subscription: EventListener, Sendable {
 
     private func deliver(_ event: Event, _ s: inout State) -> Bool {
         guard event.seq > s.lastDelivered else { return true }
-        if filter.matches(event), !sink.offer(event, subscription: id) { return drop(&s) }
+        if filter.matches(event), !sink.offer(event, subscription: id) { return drop(&s, .slowConsumer) }
         s.lastDelivered = event.seq
         return true
     }
 
-    private func drop(_ s: inout State) -> Bool {
+    private func drop(_ s: inout State, _ reason: DropReason) -> Bool {
+        if case .closed = s.mode { return false }
         s.mode = .closed
-        sink.dropped(subscription: id, resumeSince: s.lastDelivered)
+        sink.dropped(subscription: id, resumeSince: s.lastDelivered, reason: reason)
         return false
     }
 }

@@ -143,10 +143,16 @@ public enum ConfigurationError: Error, CustomStringConvertible {
 /// optional double quotes (the shape of a systemd EnvironmentFile, so one file serves both).
 enum ConfigFile {
     static func read(path: String) throws -> [String: String] {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+        // FileHandle reads character devices and pipes too (`--config /dev/null`, `<(...)`).
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ConfigurationError.unreadable(path, String(cString: strerror(errno)))
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do { data = try handle.readToEnd() ?? Data() } catch {
             throw ConfigurationError.unreadable(path, error.localizedDescription)
         }
+        guard let text = String(data: data, encoding: .utf8) else { throw ConfigurationError.unreadable(path, "not UTF-8 text") }
         var values: [String: String] = [:]
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)

@@ -17,6 +17,8 @@ public enum Daemon {
         try prepareStateDirectory(configuration.stateDirectory)
         let store = try SQLiteStateStore(path: configuration.databasePath)
         let log = try await EventLog(store: store, retention: configuration.eventRetention)
+        // Before serving: a client must never see events that are about to be pruned.
+        try await log.prune()
         let listener = try Listener.acquire(configuration)
 
         let facts = ProcessFacts(
@@ -85,12 +87,25 @@ public enum Daemon {
     /// The state folder is private to the daemon's user (0700), created if missing.
     static func prepareStateDirectory(_ path: String) throws {
         let manager = FileManager.default
-        if !manager.fileExists(atPath: path) {
-            try manager.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } else {
-            try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+        do {
+            if !manager.fileExists(atPath: path) {
+                try manager.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } else {
+                try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+            }
+            guard access(path, W_OK) == 0 else { throw StateDirectoryError(path: path, reason: "not writable") }
+        } catch let error as StateDirectoryError {
+            throw error
+        } catch {
+            throw StateDirectoryError(path: path, reason: (error as NSError).localizedFailureReason ?? "cannot create or secure it")
         }
     }
+}
+
+struct StateDirectoryError: Error, CustomStringConvertible {
+    var path: String
+    var reason: String
+    var description: String { "state directory \(path): \(reason) (set --state-dir or STPD_STATE_DIR)" }
 }
 
 /// Pings systemd's watchdog at half its interval while the daemon runs, and tells systemd when
@@ -114,7 +129,7 @@ struct SystemdWatchdog: Service {
     }
 }
 
-/// Applies the event retention at start and then hourly.
+/// Applies the event retention hourly (the daemon prunes once before it starts serving).
 struct EventLogMaintenance: Service {
     let log: EventLog
     let logger: Logger
@@ -122,13 +137,13 @@ struct EventLogMaintenance: Service {
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(3600))
                 do {
                     let dropped = try await log.prune()
                     if dropped > 0 { logger.info("pruned \(dropped) events past retention") }
                 } catch {
                     logger.error("pruning the event log failed: \(error)")
                 }
-                try await Task.sleep(for: .seconds(3600))
             }
         }
     }

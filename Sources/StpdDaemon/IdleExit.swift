@@ -46,6 +46,16 @@ struct IdleExit: Service {
     let logger: Logger
 
     func run() async throws {
+        do {
+            try await idle()
+        } catch is CancellationError {
+            return  // Shutdown began for another reason; nothing to do.
+        }
+        logger.notice("idle for \(timeout); exiting until the next connection")
+    }
+
+    /// Returns once the daemon has been idle for `timeout`.
+    private func idle() async throws {
         try await cancelWhenGracefulShutdown {
             while true {
                 guard let since = activity.idleSince else {
@@ -56,9 +66,6 @@ struct IdleExit: Service {
                 if ContinuousClock.now - since >= timeout { break }
                 try await Task.sleep(until: since + timeout, clock: .continuous)
             }
-        }
-        if !Task.isCancelled {
-            logger.notice("idle for \(timeout); exiting until the next connection")
         }
     }
 }

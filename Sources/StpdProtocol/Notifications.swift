@@ -20,11 +20,13 @@ public enum Notifications {
 
     public static let dropped = NotificationDeclaration(
         method: "events.dropped",
-        summary: "The last notification of a subscription that fell behind; the connection closes after it.",
+        summary: "The last notification of a subscription that could not continue; the connection closes after it.",
         paramsSchema: .object(
             [
                 "subscription": .string("The subscription dropped"),
-                "reason": .enumeration(["slow-consumer"], "Why it was dropped"),
+                "reason": .enumeration(
+                    ["slow-consumer", "retention"],
+                    "`slow-consumer`: it did not read fast enough; `retention`: events it had not been sent yet were pruned (resuming gets CursorExpired)"),
                 "resumeSince": .integer("Every event up to this seq was sent; subscribe again with this as `since`", minimum: 0),
             ],
             required: ["subscription", "reason", "resumeSince"]))
@@ -49,11 +51,12 @@ public enum Notifications {
 
     public struct DroppedParams: Codable, Sendable {
         public var subscription: String
-        public var reason = "slow-consumer"
+        public var reason: String
         public var resumeSince: Int64
 
-        public init(subscription: String, resumeSince: Int64) {
+        public init(subscription: String, reason: String, resumeSince: Int64) {
             self.subscription = subscription
+            self.reason = reason
             self.resumeSince = resumeSince
         }
     }

@@ -146,6 +146,31 @@ struct SubscriptionTests {
         }
     }
 
+    /// Pruning that overtakes a replay must not leave a silent hole: the page already read is
+    /// sent, then the subscriber is dropped (reason `retention`) where the hole begins, and
+    /// resuming from there is refused. (Replay reads 500 events a page.)
+    @Test(arguments: StoreKind.allCases)
+    func pruningDuringReplayDropsTheSubscriberInsteadOfSkipping(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let log = try await EventLog(store: store, retention: EventRetention(maxCount: 3))
+            try await log.apply(changes(600))
+            let gate = Gate()
+            let sink = RecordingSink(holdSendOf: (seq: 2, gate: gate))
+            let subscription = try await log.subscribe(id: "s", since: 0, filter: EventFilter(), sink: sink)
+
+            let replay = Task { await log.start(subscription) }
+            await gate.arrivals(1)  // the first page is read; send(2) is blocked
+            try await log.prune()  // drops 1...597
+            gate.open()
+            await replay.value
+
+            #expect(sink.deliveredSeqs == Array(1...500))
+            #expect(sink.entries.last == .dropped(resumeSince: 500))
+            #expect(sink.dropReasons == [.retention])
+            await #expect(throws: EventLogError.cursorExpired(oldestKept: 598)) { try await log.checkCursor(500) }
+        }
+    }
+
     /// Live events held during replay are bounded; past `holdLimit` the subscriber is dropped,
     /// told to resume after the last event whose `send` completed (resuming from an earlier
     /// seq would hand the client events it already has).

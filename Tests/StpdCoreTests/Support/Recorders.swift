@@ -16,6 +16,7 @@ final class RecordingSink: EventSink {
     private struct State {
         var entries: [Entry] = []
         var offersLeft: Int?
+        var dropReasons: [DropReason] = []
     }
 
     private let state: Mutex<State>
@@ -30,6 +31,7 @@ final class RecordingSink: EventSink {
     }
 
     var entries: [Entry] { state.withLock { $0.entries } }
+    var dropReasons: [DropReason] { state.withLock { $0.dropReasons } }
 
     /// Seqs of every event handed over, by either path, in order.
     var deliveredSeqs: [Int64] {
@@ -62,8 +64,11 @@ final class RecordingSink: EventSink {
         return true
     }
 
-    func dropped(subscription: String, resumeSince: Int64) {
-        state.withLock { $0.entries.append(.dropped(resumeSince: resumeSince)) }
+    func dropped(subscription: String, resumeSince: Int64, reason: DropReason) {
+        state.withLock {
+            $0.entries.append(.dropped(resumeSince: resumeSince))
+            $0.dropReasons.append(reason)
+        }
     }
 }
 
