@@ -1,0 +1,318 @@
+"""Fixtures for the end-to-end tests of stpd (run: .venv/bin/pytest -q tests).
+
+The stpd binary comes from $STPD_BIN_DIR, else from `swift build --show-bin-path` run in the
+repository root (nothing is built here: run `swift build` first). Daemons are started with
+their socket and state directory under the test's tmp_path, and are known to be ready when
+they send READY=1 to a notify socket the test owns, exactly as systemd would see it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from contract import ContractChecker
+from rpc import Client
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONTRACT_PATH = REPO_ROOT / "proto" / "stpd.openrpc.json"
+
+READY_TIMEOUT = float(os.environ.get("STPD_TEST_READY_TIMEOUT", "60"))
+STOP_TIMEOUT = 30.0
+
+# Variables that would change how stpd starts if they leaked in from the caller's environment.
+_SCRUBBED_PREFIXES = ("STPD_", "LISTEN_", "WATCHDOG_")
+_SCRUBBED = {"NOTIFY_SOCKET", "STATE_DIRECTORY", "CREDENTIALS_DIRECTORY", "RUNTIME_DIRECTORY"}
+
+
+def clean_environment(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in _SCRUBBED and not k.startswith(_SCRUBBED_PREFIXES)}
+    env.update(overrides)
+    return env
+
+
+@pytest.fixture(scope="session")
+def bin_dir() -> Path:
+    configured = os.environ.get("STPD_BIN_DIR")
+    if configured:
+        path = Path(configured)
+    else:
+        try:
+            out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=REPO_ROOT, check=True,
+                                 capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as error:
+            pytest.fail(f"cannot find the build directory (set STPD_BIN_DIR or install swift): {error}")
+        path = Path(out.stdout.strip().splitlines()[-1])
+    if not (path / "stpd").is_file():
+        pytest.fail(f"no stpd binary in {path}: run `swift build` in {REPO_ROOT} first "
+                    f"(or point STPD_BIN_DIR at a directory holding stpd)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def stpd_bin(bin_dir: Path) -> Path:
+    return bin_dir / "stpd"
+
+
+@pytest.fixture(scope="session")
+def contract_path() -> Path:
+    return Path(os.environ.get("STPD_CONTRACT", CONTRACT_PATH))
+
+
+@pytest.fixture(scope="session")
+def contract(contract_path: Path) -> dict:
+    return json.loads(contract_path.read_text())
+
+
+@pytest.fixture(scope="session")
+def checker(contract: dict) -> ContractChecker:
+    return ContractChecker(contract)
+
+
+class Daemon:
+    """One stpd process started by a test, with the notify socket it reports to."""
+
+    def __init__(self, proc: subprocess.Popen, socket_path: Path, state_dir: Path,
+                 notify: socket.socket, log_path: Path, checker: ContractChecker):
+        self.proc = proc
+        self.socket_path = socket_path
+        self.state_dir = state_dir
+        self.notify = notify
+        self.log_path = log_path
+        self.checker = checker
+        self.notifications: list[str] = []  # sd_notify datagrams received, in order
+        self.command: list[str] = [str(a) for a in proc.args]
+        self.listeners: list[socket.socket] = []  # sockets passed by activation, held like PID 1
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def client(self, **kwargs: Any) -> Client:
+        """A connected client whose every reply is checked against the contract."""
+        kwargs.setdefault("checker", self.checker)
+        return Client(str(self.socket_path), **kwargs)
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def _drain_notify(self) -> None:
+        while True:
+            try:
+                data = self.notify.recv(65536, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                return
+            self.notifications.append(data.decode(errors="replace"))
+
+    def wait_notify(self, assignment: str, timeout: float = READY_TIMEOUT) -> str:
+        """Blocks until a notify datagram holds the line `assignment` (e.g. "READY=1").
+        Wakes on the datagram or on the process exiting (pidfd), never on a timer."""
+        deadline = time.monotonic() + timeout
+        try:
+            pidfd = os.pidfd_open(self.proc.pid)
+        except ProcessLookupError:  # already exited and reaped
+            pidfd = None
+        try:
+            while True:
+                self._drain_notify()
+                for message in self.notifications:
+                    if assignment in message.split("\n"):
+                        return message
+                if pidfd is None:
+                    raise RuntimeError(f"stpd exited ({self.proc.poll()}) without sending {assignment}; "
+                                       f"notifications: {self.notifications}\n--- log:\n{self.log()}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"stpd sent no {assignment} within {timeout} s; "
+                                       f"notifications so far: {self.notifications}\n--- log:\n{self.log()}")
+                readable, _, _ = select.select([self.notify, pidfd], [], [], remaining)
+                if pidfd in readable and self.notify not in readable:
+                    self._drain_notify()
+                    if any(assignment in m.split("\n") for m in self.notifications):
+                        continue
+                    code = self.proc.wait()
+                    raise RuntimeError(f"stpd exited with {code} before sending {assignment}; "
+                                       f"notifications: {self.notifications}\n--- log:\n{self.log()}")
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    def notify_messages(self) -> list[str]:
+        self._drain_notify()
+        return list(self.notifications)
+
+    def wait_exit(self, timeout: float = STOP_TIMEOUT) -> int:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"stpd (pid {self.pid}) did not exit within {timeout} s; killed it\n"
+                                 f"--- log:\n{self.log()}")
+
+    def terminate(self, timeout: float = STOP_TIMEOUT) -> int:
+        """SIGTERM, wait, and SIGKILL if it does not exit; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.wait_exit(timeout)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+
+    def close(self) -> None:
+        self.notify.close()
+        for listener in self.listeners:
+            listener.close()
+
+
+# Runs in the child: moves the passed sockets to fds 3, 4, ..., sets LISTEN_PID to its own pid
+# and execs stpd, which keeps that pid.
+_ACTIVATE_SHIM = """
+import os, sys
+fds = [int(fd) for fd in sys.argv[1].split(",")]
+for index, fd in enumerate(fds):
+    os.dup2(fd, 3 + index)
+for fd in fds:
+    os.close(fd)
+os.environ["LISTEN_PID"] = str(os.getpid())
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def launch_stpd(stpd_bin: Path, checker: ContractChecker, directory: Path, *args: str,
+                env: dict[str, str | None] | None = None, wait_ready: bool = True,
+                default_args: bool = True, activate: list[tuple[Path, str]] | None = None) -> Daemon:
+    """Starts stpd with its socket at DIRECTORY/stpd.sock and state in DIRECTORY/state
+    (unless ARGS name --socket / --state-dir, or default_args is false: then ENV must say
+    where) and waits for READY=1 unless told not to.
+
+    ACTIVATE, a list of (socket path, fd name), socket-activates stpd instead: the test binds
+    and keeps those listening sockets (as PID 1 would) and passes them as fds 3, 4, ..."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    socket_path = directory / "stpd.sock"
+    state_dir = directory / "state"
+    argv = [str(stpd_bin)]
+    if activate:
+        socket_path = Path(activate[-1][0])
+        env = dict(env or {}, LISTEN_FDS=str(len(activate)),
+                   LISTEN_FDNAMES=":".join(name for _, name in activate))
+    if "--socket" in args:
+        socket_path = Path(args[args.index("--socket") + 1])
+    elif default_args and not activate:
+        argv += ["--socket", str(socket_path)]
+    elif env and env.get("STPD_SOCKET"):
+        socket_path = Path(env["STPD_SOCKET"])
+    if "--state-dir" in args:
+        state_dir = Path(args[args.index("--state-dir") + 1])
+    elif default_args:
+        argv += ["--state-dir", str(state_dir)]
+    elif env and env.get("STPD_STATE_DIR"):
+        state_dir = Path(env["STPD_STATE_DIR"])
+    if "--config" not in args:
+        # An empty config file, so that no /etc/stpd/stpd.conf of the machine leaks in.
+        config = directory / "stpd.conf"
+        config.touch()
+        argv += ["--config", str(config)]
+    argv += list(args)
+    command = list(argv)
+
+    listeners: list[socket.socket] = []
+    pass_fds: list[int] = []
+    if activate:
+        # Socket activation as PID 1 does it: the listening sockets at fds 3, 4, ... with
+        # LISTEN_FDS, LISTEN_FDNAMES and LISTEN_PID, which the shim sets to its own pid
+        # before it execs stpd.
+        for path, _ in activate:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(path))
+            listener.listen(64)
+            listeners.append(listener)
+            pass_fds.append(fcntl.fcntl(listener.fileno(), fcntl.F_DUPFD_CLOEXEC, 100))
+        argv = [sys.executable, "-c", _ACTIVATE_SHIM, ",".join(map(str, pass_fds))] + argv
+
+    notify_path = directory / "notify.sock"
+    if notify_path.exists():
+        notify_path.unlink()
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+    notify.bind(str(notify_path))
+
+    full_env = clean_environment(XDG_STATE_HOME=str(directory / "xdg-state"),
+                                 NOTIFY_SOCKET=str(notify_path))
+    for key, value in (env or {}).items():  # None removes a variable
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
+    log_path = directory / "stpd.log"
+    with open(log_path, "ab") as log:
+        try:
+            proc = subprocess.Popen(argv, env=full_env, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True, pass_fds=pass_fds)
+        finally:
+            for fd in pass_fds:
+                os.close(fd)
+    daemon = Daemon(proc, socket_path, state_dir, notify, log_path, checker)
+    daemon.listeners = listeners
+    daemon.command = command
+    if wait_ready:
+        try:
+            daemon.wait_notify("READY=1")
+        except BaseException:
+            daemon.kill()
+            daemon.close()
+            raise
+    return daemon
+
+
+@pytest.fixture
+def start_stpd(stpd_bin: Path, checker: ContractChecker) -> Callable[..., Daemon]:
+    """start_stpd(directory, *args, env=None, wait_ready=True, default_args=True, activate=None) -> Daemon.
+
+    At teardown every daemon still running gets SIGTERM and must exit 0 (then SIGKILL if it
+    hangs); nothing is left running."""
+    daemons: list[Daemon] = []
+
+    def start(directory: Path, *args: str, env: dict[str, str | None] | None = None,
+              wait_ready: bool = True, default_args: bool = True,
+              activate: list[tuple[Path, str]] | None = None) -> Daemon:
+        daemon = launch_stpd(stpd_bin, checker, directory, *args, env=env, wait_ready=wait_ready,
+                             default_args=default_args, activate=activate)
+        daemons.append(daemon)
+        return daemon
+
+    yield start
+
+    failures = []
+    for daemon in daemons:
+        if daemon.proc.poll() is None:
+            try:
+                code = daemon.terminate()
+            except AssertionError as error:
+                failures.append(str(error))
+            else:
+                if code != 0:
+                    failures.append(f"{' '.join(daemon.command)} exited {code} on SIGTERM "
+                                    f"(expected 0)\n--- log:\n{daemon.log()}")
+        daemon.kill()
+        daemon.close()
+    assert not failures, "\n".join(failures)
