@@ -123,5 +123,9 @@ let package = Package(
         .testTarget(name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "JSONRPC"]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
         .testTarget(name: "StpdStoreTests", dependencies: ["StpdStore", "StpdCore", "JSONRPC", "TestSupport"]),
+        // The Stripe API's pure layer: form encoding, headers, errors, retries, redaction, and a
+        // client over an injected HTTP transport (the AsyncHTTPClient transport comes later).
+        .target(name: "StripeAPI", dependencies: ["JSONRPC"]),
+        .testTarget(name: "StripeAPITests", dependencies: ["StripeAPI", "JSONRPC"]),
     ]
 )

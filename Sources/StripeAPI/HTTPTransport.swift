@@ -1,0 +1,65 @@
+import Foundation
+
+/// Header fields in order, looked up case-insensitively (HTTP field names are case-insensitive and
+/// Stripe's own casing varies: `request-id` vs `Request-Id`).
+public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
+    public var fields: [(name: String, value: String)]
+
+    public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
+    public init(dictionaryLiteral elements: (String, String)...) { fields = elements.map { ($0.0, $0.1) } }
+
+    /// The first value named `name`; setting replaces every field of that name.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        set {
+            fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            if let newValue { fields.append((name, newValue)) }
+        }
+    }
+
+    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
+        a.fields.elementsEqual(b.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for f in fields { hasher.combine(f.name); hasher.combine(f.value) }
+    }
+}
+
+/// One HTTP exchange as the transport sees it: no Stripe knowledge, so an AsyncHTTPClient transport
+/// (or a test fake) only moves bytes.
+public struct HTTPRequestData: Sendable, Hashable {
+    public var method: String
+    public var url: String
+    public var headers: HTTPHeaders
+    public var body: Data?
+    /// For this one attempt; the transport must throw when it passes (a timeout is a connection fault).
+    public var timeout: Duration
+
+    public init(method: String, url: String, headers: HTTPHeaders, body: Data?, timeout: Duration) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+public struct HTTPResponseData: Sendable, Hashable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: Data
+
+    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// The seam between the pure client and the network. Any thrown error means no HTTP response was
+/// received (refused, reset, TLS, timeout): the client treats it as a connection fault and may retry.
+/// A response with any status, 5xx included, must be returned, not thrown.
+public protocol StripeHTTPTransport: Sendable {
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData
+}

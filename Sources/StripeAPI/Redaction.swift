@@ -1,0 +1,92 @@
+import Foundation
+import JSONRPC
+
+/// Masks secrets in text and JSON bound for logs and stpctl output. Keys keep their prefix and last
+/// four characters (enough to tell keys apart), client secrets keep the object id, card numbers and
+/// CVCs go entirely (only a PAN's last four survive, as on a receipt).
+public enum Redaction {
+    public static let mask = "[REDACTED]"
+    /// Dropped from JSON wherever they appear: card data (`card[number]`, `card[cvc]`).
+    public static let removedFields: Set<String> = ["number", "cvc"]
+    /// String values masked whole even when they match no pattern.
+    public static let secretFields: Set<String> = ["client_secret", "secret", "authorization"]
+
+    public static func redact(_ text: String) -> String {
+        var out = text
+        // Client secrets before keys: `pi_1_secret_x` must keep `pi_1`.
+        out = replace(clientSecret, in: out) { "\($0[1])_secret_\(mask)" }
+        out = replace(sourceClientSecret, in: out) { _ in "src_client_secret_\(mask)" }
+        out = replace(apiKey, in: out) { StripeKey.redact($0[0]) }
+        out = replace(formCardField, in: out) { "\($0[1])=\(mask)" }
+        out = replace(jsonCardField, in: out) { "\($0[1]):\"\(mask)\"" }
+        out = replace(panLike, in: out) { luhnValid($0[0]) ? "••••" + $0[0].suffix(4) : $0[0] }
+        return out
+    }
+
+    public static func redact(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string(let s): return .string(redact(s))
+        case .array(let a): return .array(a.map(redact))
+        case .object(let o):
+            var out: [String: JSONValue] = [:]
+            for (key, child) in o where !removedFields.contains(key.lowercased()) {
+                if secretFields.contains(key.lowercased()), case .string(let s) = child {
+                    let masked = redact(s)
+                    out[key] = .string(masked == s ? mask : masked)
+                } else {
+                    out[key] = redact(child)
+                }
+            }
+            return .object(out)
+        default: return value
+        }
+    }
+
+    // `(?<![A-Za-z0-9])` rather than `\b`: `_` is a word character, so `\b` would miss `x_sk_live_…`.
+    private static let apiKey = regex(#"(?<![A-Za-z0-9])(?:sk|rk|pk|ek|uk)_[A-Za-z0-9_]{4,}"#)
+    private static let clientSecret = regex(#"(?<![A-Za-z0-9])((?:pi|seti|src|pm)_[A-Za-z0-9]+)_secret_[A-Za-z0-9]+"#)
+    private static let sourceClientSecret = regex(#"src_client_secret_[A-Za-z0-9]+"#)
+    /// `card[number]=4242…` in form bodies and queries, brackets literal or %-escaped.
+    private static let formCardField = regex(#"((?:\[|%5B)(?:number|cvc)(?:\]|%5D))=[^&\s"]*"#)
+    private static let jsonCardField = regex(#"("(?:number|cvc)")\s*:\s*(?:"[^"]*"|\d+)"#)
+    private static let panLike = regex(#"(?<![0-9])[0-9]{13,19}(?![0-9])"#)
+
+    private static func regex(_ pattern: String) -> NSRegularExpressionBox {
+        NSRegularExpressionBox(try! NSRegularExpression(pattern: pattern, options: [.caseInsensitive]))
+    }
+
+    /// Replaces each match with `transform(groups)`, where groups[0] is the whole match.
+    private static func replace(
+        _ box: NSRegularExpressionBox, in text: String, _ transform: ([String]) -> String
+    ) -> String {
+        let ns = text as NSString
+        var out = ""
+        var last = 0
+        for match in box.regex.matches(in: text, range: NSRange(location: 0, length: ns.length)) {
+            let groups = (0..<match.numberOfRanges).map {
+                match.range(at: $0).location == NSNotFound ? "" : ns.substring(with: match.range(at: $0))
+            }
+            out += ns.substring(with: NSRange(location: last, length: match.range.location - last))
+            out += transform(groups)
+            last = match.range.location + match.range.length
+        }
+        return out + ns.substring(from: last)
+    }
+
+    /// Card numbers pass the Luhn check; most other long digit runs (ms timestamps, ids) do not.
+    static func luhnValid(_ digits: String) -> Bool {
+        var sum = 0
+        for (i, ch) in digits.reversed().enumerated() {
+            guard var d = ch.wholeNumberValue else { return false }
+            if i % 2 == 1 { d *= 2; if d > 9 { d -= 9 } }
+            sum += d
+        }
+        return sum % 10 == 0
+    }
+}
+
+/// NSRegularExpression is immutable and documented thread-safe, but not marked Sendable.
+private struct NSRegularExpressionBox: @unchecked Sendable {
+    let regex: NSRegularExpression
+    init(_ regex: NSRegularExpression) { self.regex = regex }
+}

@@ -1,0 +1,57 @@
+import StripeAPI
+import Testing
+
+private let policy = RetryPolicy()
+
+private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:], random: Double = 0) -> RetryPolicy.Decision {
+    policy.decide(retriesSoFar: retries, outcome: .response(status: status, headers: headers), unitRandom: random)
+}
+
+@Test func rateLimitFollowsTheSDKSchedule() {
+    #expect(decide(0, 429) == .retry(after: .seconds(1)))
+    #expect(decide(1, 429) == .retry(after: .seconds(4)))
+    #expect(decide(2, 429, random: 0.5) == .retry(after: .seconds(9.25)))
+    #expect(decide(3, 429) == .giveUp)
+}
+
+@Test func jitterStaysBelowHalfASecond() {
+    guard case .retry(let d) = decide(0, 429, random: 1.0) else { Issue.record("no retry"); return }
+    #expect(d < .seconds(1.5) && d > .seconds(1.49))
+    #expect(decide(0, 429, random: -3) == .retry(after: .seconds(1)))
+}
+
+@Test func serverErrorsRetryTwiceWithBackoff() {
+    #expect(decide(0, 500) == .retry(after: .seconds(0.5)))
+    #expect(decide(1, 503, random: 0.2) == .retry(after: .seconds(1.1)))
+    #expect(decide(2, 502) == .giveUp)
+    #expect(decide(0, 599) == .retry(after: .seconds(0.5)))
+}
+
+@Test func connectionFaultsRetryTwice() {
+    let fault = { (n: Int) in policy.decide(retriesSoFar: n, outcome: .connectionFault, unitRandom: 0) }
+    #expect(fault(0) == .retry(after: .seconds(0.5)))
+    #expect(fault(1) == .retry(after: .seconds(1)))
+    #expect(fault(2) == .giveUp)
+}
+
+@Test func otherStatusesNeverRetry() {
+    for status in [200, 201, 302, 400, 401, 402, 403, 404, 409, 600] {
+        #expect(decide(0, status) == .giveUp, "\(status)")
+    }
+    #expect(decide(0, 409, ["Stripe-Should-Retry": "true"]) == .giveUp)
+}
+
+@Test func stripeShouldRetryFalseVetoes() {
+    #expect(decide(0, 429, ["stripe-should-retry": "false"]) == .giveUp)
+    #expect(decide(0, 500, ["Stripe-Should-Retry": "FALSE"]) == .giveUp)
+    #expect(decide(0, 500, ["Stripe-Should-Retry": "true"]) == .retry(after: .seconds(0.5)))
+}
+
+@Test func retryAfterLengthensCapsOrIsIgnored() {
+    #expect(decide(0, 429, ["Retry-After": "3"]) == .retry(after: .seconds(3)))
+    #expect(decide(1, 429, ["Retry-After": "2"]) == .retry(after: .seconds(4)))  // never shortens
+    #expect(decide(0, 503, ["retry-after": " 1.5 "]) == .retry(after: .seconds(1.5)))
+    #expect(decide(0, 429, ["Retry-After": "21"]) == .giveUp)
+    #expect(decide(0, 429, ["Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"]) == .retry(after: .seconds(1)))
+    #expect(decide(0, 429, ["Retry-After": "-5"]) == .retry(after: .seconds(1)))
+}
