@@ -15,7 +15,7 @@ build:
 test: build
 	scripts/bootstrap test
 	swift test --skip-build
-	STPD_BIN_DIR=$$(swift build --show-bin-path) .venv/bin/python -m pytest -q tests
+	STPD_BIN_DIR=$$(swift build --show-bin-path) .venv/bin/python -m pytest -q Tests/e2e
 
 # Regenerates proto/stpd.openrpc.json from the method declarations (a test fails when it is stale).
 contract:

@@ -3,7 +3,7 @@ systemd/user/ (design.md section 5): a socket-activated stpd that nothing needs 
 cleanly; systemd keeps the socket; the next client starts it again with its state (the event
 log) intact. A held connection keeps it running.
 
-The manager and the unit installation are those of tests/test_systemd_user.py (fixture
+The manager and the unit installation are those of Tests/e2e/test_systemd_user.py (fixture
 `user_manager`, `install_user_units`: ExecStart rewritten to the built stpd, everything else of
 the unit kept, stpd's output kept for failure reports).
 """

@@ -25,7 +25,7 @@ import pytest
 from contract import ContractChecker
 from rpc import Client
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_PATH = REPO_ROOT / "proto" / "stpd.openrpc.json"
 
 READY_TIMEOUT = float(os.environ.get("STPD_TEST_READY_TIMEOUT", "60"))

@@ -4,7 +4,7 @@ Framing: one compact JSON text per line (``\\n``), both ways. Replies may come o
 so replies that arrive while waiting for another id are kept until asked for; server
 notifications (no ``id``) are queued in ``Client.notifications``.
 
-Contract checks are not done here: pass a ``checker`` (see ``tests/contract.py``) and every
+Contract checks are not done here: pass a ``checker`` (see ``Tests/e2e/contract.py``) and every
 result, error and notification that arrives is handed to it.
 """
 
