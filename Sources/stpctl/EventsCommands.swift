@@ -42,15 +42,7 @@ struct EventsWaitCommand: AsyncParsableCommand, ClientCommand {
     @Option(help: ArgumentHelp("Most events returned, 1 to 1000 (default 100).", valueName: "n"))
     var limit: Int?
 
-    @Option(
-        name: .customLong("object"),
-        help: ArgumentHelp("Only events of this object id (repeat for several).", valueName: "id"))
-    var objects: [String] = []
-
-    @Option(
-        name: .customLong("type"),
-        help: ArgumentHelp("Only events of this type; kind.* matches every type of a kind (repeatable).", valueName: "type"))
-    var types: [String] = []
+    @OptionGroup(title: "Filter") var filter: EventFilterOptions
 
     func validate() throws {
         guard since >= 0 else { throw ValidationError("--since must be 0 or more") }
@@ -58,7 +50,6 @@ struct EventsWaitCommand: AsyncParsableCommand, ClientCommand {
             throw ValidationError("--timeout-seconds must be from 0 to 300")
         }
         if let limit, !(1...1000).contains(limit) { throw ValidationError("--limit must be from 1 to 1000") }
-        try EventFilterParams.validate(objects: objects, types: types)
     }
 
     func run() async throws {
@@ -68,7 +59,7 @@ struct EventsWaitCommand: AsyncParsableCommand, ClientCommand {
             socketPath: base.socketPath,
             timeoutSeconds: LongPoll.clientTimeout(global: global.timeout, wait: timeoutSeconds))
         let params = EventsWait.Params(
-            since: since, filter: .matching(objects: objects, types: types), timeout: timeoutSeconds, limit: limit)
+            since: since, filter: filter.params, timeout: timeoutSeconds, limit: limit)
         let result = try await connection.run { try await $0.call(EventsWait.self, params) }
         output.result(result) { result in
             let events = result.events.compactMap { try? JSONCoding.value(of: $0) }.map { EventRender.humanLine($0) }

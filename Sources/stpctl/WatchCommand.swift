@@ -41,28 +41,19 @@ struct WatchCommand: AsyncParsableCommand, ClientCommand {
     @Option(help: ArgumentHelp("First replay the events after this seq (0: every event still kept).", valueName: "seq"))
     var since: Int64?
 
-    @Option(
-        name: .customLong("object"),
-        help: ArgumentHelp("Only events of this object id (repeat for several).", valueName: "id"))
-    var objects: [String] = []
-
-    @Option(
-        name: .customLong("type"),
-        help: ArgumentHelp("Only events of this type; kind.* matches every type of a kind (repeatable).", valueName: "type"))
-    var types: [String] = []
+    @OptionGroup(title: "Filter") var filter: EventFilterOptions
 
     @Flag(help: "Exit with status 6 when the connection ends instead of reconnecting.")
     var noReconnect = false
 
     func validate() throws {
         if let since, since < 0 { throw ValidationError("--since must be 0 or more") }
-        try EventFilterParams.validate(objects: objects, types: types)
     }
 
     func run() async throws {
         let connection = try global.connection()
         let watcher = Watcher(
-            socketPath: connection.socketPath, filter: .matching(objects: objects, types: types),
+            socketPath: connection.socketPath, filter: filter.params,
             subscribeTimeout: global.timeout, reconnect: !noReconnect, human: global.output.format == .human,
             statusLines: isatty(STDERR_FILENO) == 1)
         EventStream.exitOnInterruptOrClosedOutput()
@@ -217,15 +208,26 @@ struct Watcher: Sendable {
     }
 }
 
-extension EventFilterParams {
-    /// The filter of `--object` and `--type` options; nil when neither is given (every event).
-    static func matching(objects: [String], types: [String]) -> EventFilterParams? {
-        if objects.isEmpty, types.isEmpty { return nil }
-        return EventFilterParams(objects: objects.isEmpty ? nil : objects, types: types.isEmpty ? nil : types)
-    }
+/// `--object` and `--type`, shared by the commands that read events.
+struct EventFilterOptions: ParsableArguments {
+    @Option(
+        name: .customLong("object"),
+        help: ArgumentHelp("Only events of this object id (repeat for several).", valueName: "id"))
+    var objects: [String] = []
 
-    static func validate(objects: [String], types: [String]) throws {
+    @Option(
+        name: .customLong("type"),
+        help: ArgumentHelp("Only events of this type; kind.* matches every type of a kind (repeatable).", valueName: "type"))
+    var types: [String] = []
+
+    func validate() throws {
         if objects.contains(where: \.isEmpty) { throw ValidationError("--object needs an object id") }
         if types.contains(where: \.isEmpty) { throw ValidationError("--type needs an event type (or kind.*)") }
+    }
+
+    /// Nil when neither option is given: every event.
+    var params: EventFilterParams? {
+        if objects.isEmpty, types.isEmpty { return nil }
+        return EventFilterParams(objects: objects.isEmpty ? nil : objects, types: types.isEmpty ? nil : types)
     }
 }

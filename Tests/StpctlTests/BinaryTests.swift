@@ -8,20 +8,25 @@ let stpctlBinary: URL? = {
     return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
 }()
 
+/// Runs the built stpctl and collects what it printed.
+func runStpctl(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = stpctlBinary
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+}
+
 @Suite(.enabled(if: stpctlBinary != nil, "stpctl is not built next to the tests"))
 struct BinaryTests {
     func run(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = stpctlBinary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        try runStpctl(arguments)
     }
 
     @Test func cannotConnectExitsThreeNamingThePath() throws {

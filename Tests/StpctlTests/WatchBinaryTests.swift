@@ -1,22 +1,12 @@
 import Foundation
 import Testing
 
-/// `watch` and `events wait` as a shell sees them, without a daemon (tests/test_watch.py runs
+/// `watch` and `events wait` as a shell sees them, without a daemon (Tests/e2e/test_watch.py runs
 /// them against one).
 @Suite(.enabled(if: stpctlBinary != nil, "stpctl is not built next to the tests"))
 struct WatchBinaryTests {
     func run(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = stpctlBinary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        try runStpctl(arguments)
     }
 
     @Test func aFirstConnectionThatFailsExitsThreeAtOnce() throws {
