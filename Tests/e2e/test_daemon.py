@@ -292,6 +292,20 @@ def test_sigterm_exits_0_and_removes_the_socket(daemon, client):
     assert client.at_eof()
 
 
+def test_pings_the_watchdog_when_systemd_asks(start_stpd, tmp_path):
+    # systemd sets WATCHDOG_USEC (and WATCHDOG_PID, optional) for WatchdogSec=; 0.2 s -> pings at 0.1 s.
+    daemon = start_stpd(tmp_path, env={"WATCHDOG_USEC": "200000"})
+    daemon.wait_notify("WATCHDOG=1", timeout=10)
+    daemon.notify_messages()
+    daemon.notifications.clear()
+    daemon.wait_notify("WATCHDOG=1", timeout=10)  # and keeps pinging
+
+
+def test_no_watchdog_pings_without_a_watchdog(daemon):
+    daemon.client().call("daemon.ping")
+    assert not any("WATCHDOG=1" in m.split("\n") for m in daemon.notify_messages())
+
+
 def test_sends_status_to_the_service_manager(daemon):
     messages = "\n".join(daemon.notify_messages()).split("\n")
     assert any(line.startswith("STATUS=") and len(line) > len("STATUS=") for line in messages), messages
