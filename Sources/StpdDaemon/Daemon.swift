@@ -31,10 +31,10 @@ public enum Daemon {
         serverConfiguration.maxFrameBytes = configuration.maxFrameBytes
         serverConfiguration.maxOutboundBytes = configuration.maxOutboundBytes
         let server = RPCServer(socket: listener.socket, configuration: serverConfiguration, service: service, logger: logger) {
-            Systemd.notify("READY=1\nSTATUS=Serving on \(listener.socket.path)")
             logger.notice("stpd \(StpdAPI.version) ready", metadata: [
                 "socket": "\(listener.socket.path)", "activation": "\(listener.activation.rawValue)",
             ])
+            Systemd.notify("READY=1\nSTATUS=Serving on \(listener.socket.path)")
         }
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
