@@ -27,17 +27,19 @@ public enum RPCClientError: Error, CustomStringConvertible {
 public final class RPCClient: Sendable {
     private struct State {
         var nextID: Int64 = 1
-        var pending: [Int64: CheckedContinuation<Response, any Error>] = [:]
+        var pending: [Int64: EventLoopPromise<Response>] = [:]
         var closed = false
     }
 
     private let state = NIOLockedValueBox(State())
     private let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    private let eventLoop: any EventLoop
     public let notifications: AsyncStream<Request>
     private let notificationSink: AsyncStream<Request>.Continuation
 
-    private init(outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>) {
+    private init(outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>, eventLoop: any EventLoop) {
         self.outbound = outbound
+        self.eventLoop = eventLoop
         (notifications, notificationSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -60,7 +62,7 @@ public final class RPCClient: Sendable {
             throw RPCClientError.cannotConnect(path: path, reason: Self.reason(error))
         }
         return try await channel.executeThenClose { inbound, outbound in
-            let client = RPCClient(outbound: outbound)
+            let client = RPCClient(outbound: outbound, eventLoop: channel.channel.eventLoop)
             return try await withThrowingTaskGroup(of: R?.self) { group in
                 group.addTask {
                     do {
@@ -77,23 +79,23 @@ public final class RPCClient: Sendable {
 
     /// Sends a request and waits for its reply (error replies are returned, not thrown).
     public func call(_ method: String, params: JSONValue? = nil) async throws -> Response {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Response, any Error>) in
-            let id: Int64? = state.withLockedValue { s in
-                if s.closed { return nil }
-                defer { s.nextID += 1 }
-                s.pending[s.nextID] = c
-                return s.nextID
-            }
-            guard let id else { return c.resume(throwing: RPCClientError.connectionClosed) }
-            let request = Request(id: .int(id), method: method, params: params)
-            Task {
-                do {
-                    try await self.send(request)
-                } catch {
-                    self.state.withLockedValue { $0.pending.removeValue(forKey: id) }?.resume(throwing: RPCClientError.connectionClosed)
-                }
-            }
+        let reply = eventLoop.makePromise(of: Response.self)
+        let id: Int64? = state.withLockedValue { s in
+            if s.closed { return nil }
+            defer { s.nextID += 1 }
+            s.pending[s.nextID] = reply
+            return s.nextID
         }
+        guard let id else {
+            reply.fail(RPCClientError.connectionClosed)
+            throw RPCClientError.connectionClosed
+        }
+        do {
+            try await send(Request(id: .int(id), method: method, params: params))
+        } catch {
+            state.withLockedValue { $0.pending.removeValue(forKey: id) }?.fail(RPCClientError.connectionClosed)
+        }
+        return try await reply.futureResult.get()
     }
 
     /// Calls a declared method with typed params; an error reply is thrown as `RPCError`.
@@ -129,7 +131,7 @@ public final class RPCClient: Sendable {
             notificationSink.yield(notification)
         case .response(let response):
             guard case .int(let id) = response.id else { return }
-            state.withLockedValue { $0.pending.removeValue(forKey: id) }?.resume(returning: response)
+            state.withLockedValue { $0.pending.removeValue(forKey: id) }?.succeed(response)
         }
     }
 
@@ -139,7 +141,7 @@ public final class RPCClient: Sendable {
             defer { s.pending = [:] }
             return s.pending
         }
-        for continuation in pending.values { continuation.resume(throwing: RPCClientError.connectionClosed) }
+        for reply in pending.values { reply.fail(RPCClientError.connectionClosed) }
         notificationSink.finish()
     }
 

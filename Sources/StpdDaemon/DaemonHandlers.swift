@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import RPCTransport
+import StpdCore
 import StpdProtocol
 
 /// What a handler knows about the call it answers.
@@ -30,7 +31,7 @@ enum DaemonHandlers {
                 version: StpdAPI.version,
                 pid: getpid(),
                 startedAt: facts.startedAt.formatted(.iso8601),
-                uptimeSeconds: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
+                uptimeSeconds: uptime.seconds,
                 activation: facts.activation,
                 socketPath: facts.socketPath,
                 stateDirectory: facts.stateDirectory,
