@@ -4,8 +4,10 @@ import PackageDescription
 // One-way dependencies, bottom to top:
 //   JSONRPC (wire types) <- StpdProtocol (the method declarations = the contract)
 //   RPCTransport (NIO framing, server, client) <- StpdDaemon <- stpd
-//   StpdCore (pure domain, no I/O) <- StpdStore (SQLite) <- StpdDaemon
+//   StripeAPI (pure: encoding, errors, retries, models) <- StripeHTTP (AsyncHTTPClient)
+//   StpdCore (pure domain, no I/O; uses StripeAPI's models) <- StpdStore (SQLite) <- StpdDaemon
 //   stpctl (with StpctlKit, its testable logic) uses StpdProtocol + RPCTransport only.
+//   StripeTestServer / stripe-test-server: the project's own Stripe stand-in for tests.
 let package = Package(
     name: "stpd",
     platforms: [.macOS(.v15)],
@@ -21,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -42,7 +46,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "StpdCore", dependencies: ["StpdProtocol"]),
+        .target(name: "StpdCore", dependencies: ["StpdProtocol", "StripeAPI"]),
         .target(
             name: "StpdStore",
             dependencies: [
@@ -120,12 +124,58 @@ let package = Package(
             dependencies: ["TestSupport", "RPCTransport", "JSONRPC", "StpdProtocol"]
         ),
         // The StateStore contract runs against both stores, hence StpdStore.
-        .testTarget(name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "JSONRPC"]),
+        .testTarget(name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "StripeAPI", "JSONRPC"]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
         .testTarget(name: "StpdStoreTests", dependencies: ["StpdStore", "StpdCore", "JSONRPC", "TestSupport"]),
         // The Stripe API's pure layer: form encoding, headers, errors, retries, redaction, and a
         // client over an injected HTTP transport (the AsyncHTTPClient transport comes later).
         .target(name: "StripeAPI", dependencies: ["JSONRPC"]),
         .testTarget(name: "StripeAPITests", dependencies: ["StripeAPI", "JSONRPC"]),
+        // The project's own Stripe API test server (in-memory, fault injection, request log),
+        // as a library for in-process tests and as the `stripe-test-server` executable.
+        .target(
+            name: "StripeTestServer",
+            dependencies: [
+                "JSONRPC", "StripeAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "stripe-test-server",
+            dependencies: [
+                "StripeTestServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "StripeTestServerTests",
+            dependencies: [
+                "StripeTestServer", "stripe-test-server", "StripeAPI", "JSONRPC", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        // The AsyncHTTPClient transport under StripeClient.
+        .target(
+            name: "StripeHTTP",
+            dependencies: [
+                "StripeAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        .testTarget(
+            name: "StripeHTTPTests",
+            dependencies: [
+                "StripeHTTP", "StripeAPI", "JSONRPC",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
     ]
 )
