@@ -1,0 +1,39 @@
+import JSONRPC
+import StripeAPI
+
+/// The SDK's `STPBackendAPIAdapter`: where a customer session gets its customer and payment
+/// methods. Three kinds exist: Stripe directly with ephemeral keys (`StripeCustomerContext`),
+/// the merchant's own backend over HTTP, and the app itself answering over the socket.
+public protocol CustomerBackend: Sendable {
+    func retrieveCustomer() async throws -> Customer
+    func listPaymentMethods() async throws -> [PaymentMethod]
+    func attachPaymentMethod(id: String) async throws
+    func detachPaymentMethod(id: String) async throws
+    func updateShipping(_ shipping: StripeAddress) async throws
+    /// Forgets cached answers (a no-op for backends that cache nothing).
+    func clearCache()
+}
+
+/// Sends requests to the Stripe API; `StripeClient` is the real one, tests script their own.
+public protocol StripeAPIClient: Sendable {
+    func send<T: Decodable>(_ request: StripeRequest, as type: T.Type) async throws -> T
+}
+
+extension StripeClient: StripeAPIClient {}
+
+extension StripeAddress {
+    /// The `shipping` params of a customer update, as the SDK sends them (absent fields omitted).
+    public var shippingParams: JSONValue {
+        var address: [String: JSONValue] = [:]
+        for (key, value) in [
+            ("line1", line1), ("line2", line2), ("city", city), ("state", state), ("postal_code", postalCode),
+            ("country", country),
+        ] {
+            if let value { address[key] = .string(value) }
+        }
+        var shipping: [String: JSONValue] = ["address": .object(address)]
+        if let name { shipping["name"] = .string(name) }
+        if let phone { shipping["phone"] = .string(phone) }
+        return .object(shipping)
+    }
+}
