@@ -33,7 +33,7 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
         .target(name: "JSONRPC"),
-        .target(name: "StpdProtocol", dependencies: ["JSONRPC"]),
+        .target(name: "StpdProtocol", dependencies: ["JSONRPC", "StripeAPI"]),
         .target(
             name: "RPCTransport",
             dependencies: [
@@ -58,6 +58,7 @@ let package = Package(
             name: "StpdDaemon",
             dependencies: [
                 "CSystemd", "JSONRPC", "StpdProtocol", "RPCTransport", "StpdCore", "StpdStore",
+                "StripeAPI", "StripeHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -117,7 +118,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ContractTests",
-            dependencies: ["StpdProtocol", "StpdDaemon", "JSONRPC", "StpdCore", "StpdStore", "TestSupport"]
+            dependencies: [
+                "StpdProtocol", "StpdDaemon", "JSONRPC", "StpdCore", "StpdStore", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

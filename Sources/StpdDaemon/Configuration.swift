@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StpdCore
+import StripeAPI
 
 /// Everything the daemon can be told. Each setting has one key (`STPD_SOCKET`, ...), set by a
 /// command-line flag (`--socket`), the environment, or the config file, in that order of
@@ -23,6 +24,25 @@ public struct DaemonConfiguration: Sendable {
     public var eventRetention = EventRetention()
     /// Enables `debug.emit`.
     public var debugMethods = false
+    /// The Stripe API's origin, validated by `validateStripeAPIBase` (no path, http only on loopback).
+    public var stripeAPIBase = DaemonConfiguration.defaultStripeAPIBase
+    /// `STPD_STRIPE_KEY_FILE`, when set (the key may still come from the systemd credential first).
+    public var stripeKeyFile: String?
+    /// The daemon's own key: publishable (the SDK's client model, with ephemeral keys per customer)
+    /// or secret/restricted (beside a server). Nil: stpd serves, and Stripe methods answer
+    /// StripeNotConfigured. Prints redacted (`StripeKey` never shows its secret).
+    public var stripeKey: StripeKey?
+    /// Where `stripeKey` came from, for the log.
+    public var stripeKeySource: StripeKeySource?
+    /// The connected account sent as `Stripe-Account` (Connect), if any.
+    public var stripeAccount: String?
+    /// Per attempt of a Stripe call; each retry gets a fresh one.
+    public var stripeTimeout: Duration = .seconds(30)
+    /// Things worth a warning in the log (a key file others can read, ignored key sources). Resolution
+    /// runs before logging is set up, so whoever starts the daemon logs these (`StripeSetup` does).
+    public var warnings: [String] = []
+
+    public static let defaultStripeAPIBase = "https://api.stripe.com"
 
     /// The SQLite database in the state directory.
     public var databasePath: String { "\(stateDirectory)/stpd.sqlite" }
@@ -41,6 +61,11 @@ public struct DaemonConfiguration: Sendable {
         ("STPD_EVENT_MAX_AGE", "--event-max-age", "seconds events are kept in the log (default 604800, 7 days)"),
         ("STPD_EVENT_MAX_COUNT", "--event-max-count", "most events kept in the log (default 100000)"),
         ("STPD_DEBUG_METHODS", "--debug-methods", "1 enables debug.emit, a test event source for client authors"),
+        ("STPD_STRIPE_API_BASE", "--stripe-api-base", "Stripe API origin (default https://api.stripe.com; http only for loopback)"),
+        ("STPD_STRIPE_KEY_FILE", "--stripe-key-file", "file holding the Stripe key (after $CREDENTIALS_DIRECTORY/stripe-key)"),
+        ("STPD_STRIPE_KEY", "", "the Stripe key itself: environment or config file only, never a flag"),
+        ("STPD_STRIPE_ACCOUNT", "--stripe-account", "connected account (acct_...) sent as Stripe-Account"),
+        ("STPD_STRIPE_TIMEOUT", "--stripe-timeout", "seconds per attempt of a Stripe call (default 30)"),
     ]
 
     public init(stateDirectory: String) {
@@ -53,8 +78,10 @@ public struct DaemonConfiguration: Sendable {
         configFile explicitConfigFile: String? = nil
     ) throws -> DaemonConfiguration {
         let configPath = explicitConfigFile ?? environment["STPD_CONFIG"]
-        let file = try configPath.map { try ConfigFile.read(path: $0) }
-            ?? ConfigFile.readIfPresent(path: defaultConfigPath(environment)) ?? [:]
+        let defaultPath = defaultConfigPath(environment)
+        let defaultFile = configPath == nil ? try ConfigFile.readIfPresent(path: defaultPath) : nil
+        let file = try configPath.map { try ConfigFile.read(path: $0) } ?? defaultFile ?? [:]
+        let loadedConfigPath = configPath ?? (defaultFile == nil ? nil : defaultPath)
         func value(_ key: String) -> String? { flags[key] ?? environment[key] ?? file[key] }
 
         var c = DaemonConfiguration(stateDirectory: value("STPD_STATE_DIR") ?? defaultStateDirectory(environment))
@@ -83,6 +110,22 @@ public struct DaemonConfiguration: Sendable {
             default: throw ConfigurationError.invalid("STPD_DEBUG_METHODS", raw, "1 or 0")
             }
         }
+        if let raw = value("STPD_STRIPE_API_BASE") { c.stripeAPIBase = try validateStripeAPIBase(raw) }
+        if let raw = value("STPD_STRIPE_ACCOUNT"), !raw.isEmpty {
+            guard raw.hasPrefix("acct_"), raw.count > 5, raw.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                throw ConfigurationError.invalid("STPD_STRIPE_ACCOUNT", raw, "a connected account id such as acct_1032D82eZvKYlo2C")
+            }
+            c.stripeAccount = raw
+        }
+        if let seconds = try positive("STPD_STRIPE_TIMEOUT", value("STPD_STRIPE_TIMEOUT")) { c.stripeTimeout = .seconds(seconds) }
+        c.stripeKeyFile = value("STPD_STRIPE_KEY_FILE").flatMap { $0.isEmpty ? nil : $0 }
+        // The key itself is never taken from `flags`: a command line is visible to every local user
+        // (/proc/PID/cmdline, ps), while the environment and the config file are not.
+        let setting: (text: String, source: StripeKeySource)? =
+            if let text = environment["STPD_STRIPE_KEY"] { (text, .environment) }
+            else if let text = file["STPD_STRIPE_KEY"] { (text, .configFile(path: loadedConfigPath ?? "config file")) }
+            else { nil }
+        try c.resolveStripeKey(credentialsDirectory: environment["CREDENTIALS_DIRECTORY"], setting: setting)
         return c
     }
 
@@ -128,10 +171,14 @@ public enum ConfigurationError: Error, CustomStringConvertible {
     case unreadable(String, String)
     case malformedLine(String, Int)
     case noSocketPath
+    /// The Stripe key from `source` cannot be used; `reason` never quotes the key unredacted.
+    case stripeKey(StripeKeySource, String)
 
     public var description: String {
         switch self {
-        case .invalid(let key, let raw, let expected): return "\(key)=\(raw) is not valid: expected \(expected)"
+        // Redacted in case a secret was put under the wrong key (STPD_STRIPE_ACCOUNT=sk_live_...).
+        case .invalid(let key, let raw, let expected): return "\(key)=\(Redaction.redact(raw)) is not valid: expected \(expected)"
+        case .stripeKey(let source, let reason): return "Stripe key from \(source): \(reason)"
         case .unreadable(let path, let reason): return "cannot read config file \(path): \(reason)"
         case .malformedLine(let path, let line): return "\(path):\(line): expected KEY=VALUE"
         case .noSocketPath: return "XDG_RUNTIME_DIR is not set; pass --socket PATH (or STPD_SOCKET)"
@@ -170,5 +217,173 @@ enum ConfigFile {
 
     static func readIfPresent(path: String) throws -> [String: String]? {
         FileManager.default.fileExists(atPath: path) ? try read(path: path) : nil
+    }
+}
+
+/// Where the daemon's Stripe key came from; the first present in this order wins.
+public enum StripeKeySource: Sendable, Hashable, CustomStringConvertible {
+    /// `$CREDENTIALS_DIRECTORY/stripe-key`: systemd's `LoadCredential=stripe-key:...`.
+    case credential(path: String)
+    /// `STPD_STRIPE_KEY_FILE` / `--stripe-key-file`.
+    case file(path: String)
+    /// `STPD_STRIPE_KEY` in the environment.
+    case environment
+    /// `STPD_STRIPE_KEY` in the config file.
+    case configFile(path: String)
+
+    public var description: String {
+        switch self {
+        case .credential(let path): "systemd credential \(path)"
+        case .file(let path): "key file \(path)"
+        case .environment: "environment variable STPD_STRIPE_KEY"
+        case .configFile(let path): "STPD_STRIPE_KEY in \(path)"
+        }
+    }
+}
+
+extension DaemonConfiguration {
+    /// Picks the key: `$CREDENTIALS_DIRECTORY/stripe-key` (when that file exists), then the key
+    /// file, then `STPD_STRIPE_KEY`. A source that is chosen but unusable is an error (stpd must not
+    /// start on a different key than the operator meant); lower sources that are also set are only
+    /// reported in `warnings`. Nothing set at all leaves `stripeKey` nil.
+    mutating func resolveStripeKey(
+        credentialsDirectory: String?, setting: (text: String, source: StripeKeySource)?
+    ) throws {
+        var candidates: [StripeKeySource] = []
+        if let credentialsDirectory, !credentialsDirectory.isEmpty {
+            let path = "\(credentialsDirectory)/stripe-key"
+            if FileManager.default.fileExists(atPath: path) { candidates.append(.credential(path: path)) }
+        }
+        if let stripeKeyFile { candidates.append(.file(path: stripeKeyFile)) }
+        // An empty STPD_STRIPE_KEY= (e.g. to blank one out of a shared EnvironmentFile) means unset.
+        if let setting, !setting.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            candidates.append(setting.source)
+        }
+        guard let chosen = candidates.first else { return }
+        for ignored in candidates.dropFirst() {
+            warnings.append("ignoring the Stripe key in \(ignored): the \(chosen) comes first")
+        }
+        let text: String
+        switch chosen {
+        case .credential(let path), .file(let path): text = try Self.readKeyFile(path, source: chosen)
+        case .environment, .configFile: text = setting?.text ?? ""
+        }
+        stripeKey = try Self.parseStripeKey(text, source: chosen)
+        stripeKeySource = chosen
+        switch chosen {
+        case .file(let path), .configFile(let path):
+            if let warning = Self.exposureWarning(path: path) { warnings.append(warning) }
+        case .credential, .environment: break  // systemd makes credentials 0400 for the service alone
+        }
+    }
+
+    /// Trims surrounding whitespace (a trailing newline from `echo`), then accepts pk_, sk_ and rk_.
+    static func parseStripeKey(_ text: String, source: StripeKeySource) throws -> StripeKey {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw ConfigurationError.stripeKey(source, "it is empty") }
+        guard let key = StripeKey(trimmed) else {
+            throw ConfigurationError.stripeKey(
+                source, "\(StripeKey.redact(trimmed)) is not a Stripe key: expected one starting pk_, sk_ or rk_, on one line")
+        }
+        guard key.kind != .ephemeral else {
+            throw ConfigurationError.stripeKey(
+                source, """
+                    \(key) is an ephemeral key, which cannot be stpd's key: ephemeral keys are short-lived, \
+                    scoped to one customer, and fetched from the app's backend for each customer session. \
+                    Configure a publishable (pk_), secret (sk_) or restricted (rk_) key
+                    """)
+        }
+        return key
+    }
+
+    /// A key is a few hundred bytes at most; a bigger file is the wrong file.
+    static let maxKeyFileBytes = 4096
+
+    static func readKeyFile(_ path: String, source: StripeKeySource) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ConfigurationError.stripeKey(source, "cannot read it: \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do { data = try handle.read(upToCount: maxKeyFileBytes + 1) ?? Data() } catch {
+            throw ConfigurationError.stripeKey(source, "cannot read it: \(error.localizedDescription)")
+        }
+        guard data.count <= maxKeyFileBytes else {
+            throw ConfigurationError.stripeKey(source, "it is larger than \(maxKeyFileBytes) bytes, too large for a key")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw ConfigurationError.stripeKey(source, "it is not UTF-8 text") }
+        return text
+    }
+
+    /// Like ssh with a private key: a file holding the key that group or others may access gets a
+    /// warning. It still loads (refusing would turn a sloppy mode into an outage).
+    static func exposureWarning(path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return nil }
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        return "\(path) holds the Stripe key but its mode 0\(mode) lets group or others access it: chmod 600 it, or pass the key as a systemd credential"
+    }
+
+    /// Accepts `http(s)://host[:port]` with no path but `/`, no query, fragment or user info.
+    /// Plain http is refused unless the host is loopback: every request carries the key in its
+    /// Authorization header, which must not cross a network in the clear; loopback is for a local
+    /// stand-in such as `stripe-test-server`. Returns the URL without a trailing `/`.
+    public static func validateStripeAPIBase(_ raw: String) throws -> String {
+        let key = "STPD_STRIPE_API_BASE"
+        let expected = "an origin such as https://api.stripe.com (http(s)://host[:port], no path, query or user info)"
+        // Only the characters an origin needs, so no parser can read a different host than this one.
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:/[]")
+        guard raw.allSatisfy(allowed.contains), let components = URLComponents(string: raw),
+            let scheme = components.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            let host = components.host, !host.isEmpty,
+            components.user == nil, components.password == nil, components.query == nil, components.fragment == nil,
+            components.path.isEmpty || components.path == "/"
+        else { throw ConfigurationError.invalid(key, raw, expected) }
+        if let port = components.port, !(1...65535).contains(port) { throw ConfigurationError.invalid(key, raw, expected) }
+        if scheme == "http", !isLoopback(host) {
+            throw ConfigurationError.invalid(
+                key, raw, "https: plain http is allowed only for a loopback host (127.0.0.0/8, ::1, localhost), since every request carries the API key")
+        }
+        return raw.hasSuffix("/") ? String(raw.dropLast()) : raw
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, name, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, name, &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        if bytes == Array(repeating: 0, count: 15) + [1] { return true }  // ::1
+        // ::ffff:127.x.y.z, IPv4-mapped loopback.
+        return bytes.prefix(12) == ArraySlice(Array(repeating: 0, count: 10) + [0xff, 0xff]) && bytes[12] == 127
+    }
+}
+
+extension DaemonConfiguration: CustomStringConvertible {
+    /// Every setting, the key redacted; safe to log.
+    public var description: String {
+        var lines: [(String, String)] = [
+            ("STPD_SOCKET", socketPath ?? "(default)"),
+            ("STPD_SOCKET_MODE", "0" + String(socketMode, radix: 8)),
+            ("STPD_STATE_DIR", stateDirectory),
+            ("STPD_LOG_LEVEL", logLevel.rawValue),
+            ("STPD_MAX_FRAME_BYTES", "\(maxFrameBytes)"),
+            ("STPD_MAX_OUTBOUND_BYTES", "\(maxOutboundBytes)"),
+            ("STPD_LISTEN_FD_NAME", listenFDName),
+            ("STPD_SHUTDOWN_GRACE", "\(shutdownGracePeriod)"),
+            ("STPD_IDLE_TIMEOUT", idleTimeout.map { "\($0)" } ?? "never"),
+            ("STPD_EVENT_MAX_AGE", "\(eventRetention.maxAge)"),
+            ("STPD_EVENT_MAX_COUNT", "\(eventRetention.maxCount)"),
+            ("STPD_DEBUG_METHODS", debugMethods ? "1" : "0"),
+            ("STPD_STRIPE_API_BASE", stripeAPIBase),
+            ("STPD_STRIPE_KEY_FILE", stripeKeyFile ?? "(none)"),
+            ("STPD_STRIPE_ACCOUNT", stripeAccount ?? "(none)"),
+            ("STPD_STRIPE_TIMEOUT", "\(stripeTimeout)"),
+        ]
+        lines.append(("stripe key", stripeKey.map { "\($0) from \(stripeKeySource.map { "\($0)" } ?? "?")" } ?? "(none)"))
+        return lines.map { "\($0)=\($1)" }.joined(separator: "\n")
     }
 }

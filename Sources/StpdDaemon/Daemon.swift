@@ -23,7 +23,10 @@ public enum Daemon {
 
         let facts = ProcessFacts(
             activation: listener.activation, socketPath: listener.socket.path, stateDirectory: configuration.stateDirectory)
-        let parts = Parts(activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log))
+        // Created last before the group runs: its HTTP client must be shut down, which the group does.
+        let stripe = StripeSetup(configuration: configuration, logger: logger)
+        let parts = Parts(
+            activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log), stripe: stripe)
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
 
@@ -37,7 +40,9 @@ public enum Daemon {
             Systemd.notify("READY=1\nSTATUS=Serving on \(listener.socket.path)")
         }
 
+        // Shutdown runs in reverse order: the Stripe client closes only after the server drained.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: stripe),
             .init(service: server),
             .init(service: EventLogMaintenance(log: log, logger: logger)),
         ]
@@ -61,6 +66,8 @@ public enum Daemon {
         var log: EventLog
         var store: SQLiteStateStore
         var subscriptions: SubscriptionRegistry
+        /// The Stripe API client (nil inside when no key is configured).
+        var stripe: StripeSetup
     }
 
     /// Every method's handler; a test checks it covers exactly `StpdAPI.methods`.

@@ -47,5 +47,5 @@ public enum StpdErrors {
     public static let all: [ErrorDeclaration] = [
         notFound, permissionDenied, invalidState, shuttingDown, disabled,
         cursorExpired, subscriptionNotFound, cursorAhead,
-    ]
+    ] + stripe
 }

@@ -14,8 +14,11 @@ struct StpdCommand: AsyncParsableCommand {
             Serves JSON-RPC 2.0 (one JSON text per line) on a Unix socket: the one systemd passes \
             (socket activation, chosen by FileDescriptorName=), else one it binds itself.
             Each option can also be set as an environment variable or in the config file (KEY=VALUE lines):
-            \(DaemonConfiguration.keys.map { "  \($0.key.padding(toLength: 24, withPad: " ", startingAt: 0))\($0.flag)" }.joined(separator: "\n"))
+            \(DaemonConfiguration.keys.map { "  \($0.key.padding(toLength: 24, withPad: " ", startingAt: 0))\($0.flag.isEmpty ? "(no flag: environment or config file only)" : $0.flag)" }.joined(separator: "\n"))
             Precedence: flag, then environment, then config file, then default.
+            The Stripe key is read from $CREDENTIALS_DIRECTORY/stripe-key (systemd LoadCredential=), \
+            else --stripe-key-file, else STPD_STRIPE_KEY. It has no flag: a command line is visible \
+            to every local user.
             """,
         version: StpdAPI.version)
 
@@ -45,6 +48,14 @@ struct StpdCommand: AsyncParsableCommand {
     var eventMaxCount: String?
     @Flag(help: "Enable debug.emit, a test event source for client authors.")
     var debugMethods = false
+    @Option(help: "Stripe API origin (default https://api.stripe.com; plain http only for a loopback host).")
+    var stripeAPIBase: String?
+    @Option(help: ArgumentHelp("File holding the Stripe key (pk_, sk_ or rk_); $CREDENTIALS_DIRECTORY/stripe-key comes first.", valueName: "path"))
+    var stripeKeyFile: String?
+    @Option(help: "Connected account id (acct_...) sent as Stripe-Account.")
+    var stripeAccount: String?
+    @Option(help: "Seconds per attempt of a Stripe call (default 30).")
+    var stripeTimeout: String?
     @Flag(help: "Print the OpenRPC contract and exit.")
     var printContract = false
 
@@ -60,6 +71,8 @@ struct StpdCommand: AsyncParsableCommand {
             "STPD_SHUTDOWN_GRACE": shutdownGrace, "STPD_IDLE_TIMEOUT": idleTimeout,
             "STPD_EVENT_MAX_AGE": eventMaxAge, "STPD_EVENT_MAX_COUNT": eventMaxCount,
             "STPD_DEBUG_METHODS": debugMethods ? "1" : nil,
+            "STPD_STRIPE_API_BASE": stripeAPIBase, "STPD_STRIPE_KEY_FILE": stripeKeyFile,
+            "STPD_STRIPE_ACCOUNT": stripeAccount, "STPD_STRIPE_TIMEOUT": stripeTimeout,
         ]
         do {
             let configuration = try DaemonConfiguration.resolve(flags: flags.compactMapValues { $0 }, configFile: config)

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import Logging
 @testable import StpdDaemon
 import StpdCore
 import StpdProtocol
@@ -145,10 +146,12 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         defer { directory.remove() }
         let store = try SQLiteStateStore(path: directory.appending("stpd.sqlite"))
         let log = try await EventLog(store: store)
-        let parts = Daemon.Parts(activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log))
-        let facts = ProcessFacts(activation: .bound, socketPath: directory.appending("s.sock"), stateDirectory: directory.path)
         var configuration = DaemonConfiguration(stateDirectory: directory.path)
         configuration.debugMethods = debugMethods
+        let stripe = StripeSetup(configuration: configuration, logger: Logger(label: "test"))  // no key: no HTTP client
+        let parts = Daemon.Parts(
+            activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log), stripe: stripe)
+        let facts = ProcessFacts(activation: .bound, socketPath: directory.appending("s.sock"), stateDirectory: directory.path)
         let router = Daemon.makeRouter(facts: facts, parts: parts, configuration: configuration)
         #expect(router.methodNames == Set(StpdAPI.methods.map { $0.name }))
     }
