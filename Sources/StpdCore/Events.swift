@@ -23,16 +23,23 @@ public struct StoredObject: Sendable, Hashable, Codable {
 
 /// One state change to commit: the object's new state and the event that announces it.
 /// `removesObject` deletes the object after recording its last state in the event.
+/// `publicState` is what the event carries when the stored state holds secrets (a backend's
+/// bearer token, say) that subscribers must not see; by default the event carries the state.
 public struct StateChange: Sendable {
     public var object: StoredObject
     public var eventType: String
     public var removesObject: Bool
+    public var publicState: JSONValue?
 
-    public init(object: StoredObject, eventType: String, removesObject: Bool = false) {
+    public init(object: StoredObject, eventType: String, removesObject: Bool = false, publicState: JSONValue? = nil) {
         self.object = object
         self.eventType = eventType
         self.removesObject = removesObject
+        self.publicState = publicState
     }
+
+    /// What the event records as the object's new state.
+    public var eventObject: JSONValue { publicState ?? object.state }
 }
 
 /// An entry of the event log. `seq` is global, gap-free and increasing.

@@ -56,7 +56,7 @@ public actor InMemoryStateStore: StateStore {
             bounds.latestSeq += 1
             let event = Event(
                 seq: bounds.latestSeq, time: time, type: change.eventType, objectId: change.object.id,
-                objectKind: change.object.kind, ownerUID: change.object.ownerUID, object: change.object.state)
+                objectKind: change.object.kind, ownerUID: change.object.ownerUID, object: change.eventObject)
             log.append(event)
             return event
         }

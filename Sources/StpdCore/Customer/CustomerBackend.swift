@@ -14,6 +14,33 @@ public protocol CustomerBackend: Sendable {
     func clearCache()
 }
 
+/// What authorizes a customer session's Stripe calls, and for which customer.
+public protocol CustomerKeySource: Sendable {
+    func customerKey() async throws -> (secret: StripeKey, customer: String)
+}
+
+extension EphemeralKeyManager: CustomerKeySource {
+    /// The SDK's client model: the customer's ephemeral key (it names the customer).
+    public func customerKey() async throws -> (secret: StripeKey, customer: String) {
+        let key = try await key()
+        // A stored key always has a customer: the manager refuses keys without one.
+        return (key.secret, key.customerID ?? "")
+    }
+}
+
+/// stpd beside a server: its own secret or restricted key, for one customer.
+public struct ServerKeySource: CustomerKeySource {
+    public let key: StripeKey
+    public let customer: String
+
+    public init(key: StripeKey, customer: String) {
+        self.key = key
+        self.customer = customer
+    }
+
+    public func customerKey() async throws -> (secret: StripeKey, customer: String) { (key, customer) }
+}
+
 /// Sends requests to the Stripe API; `StripeClient` is the real one, tests script their own.
 public protocol StripeAPIClient: Sendable {
     func send<T: Decodable>(_ request: StripeRequest, as type: T.Type) async throws -> T

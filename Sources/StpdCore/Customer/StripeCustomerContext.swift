@@ -11,7 +11,7 @@ public final class StripeCustomerContext: CustomerBackend {
     /// `CachedCustomerMaxAge` in the SDK.
     public static let cacheMaxAge: TimeInterval = 60
 
-    public let keys: EphemeralKeyManager
+    public let keys: any CustomerKeySource
     private let stripe: any StripeAPIClient
     private let includeApplePay: Bool
     private let now: @Sendable () -> Date
@@ -24,7 +24,7 @@ public final class StripeCustomerContext: CustomerBackend {
     private let cache = Mutex(Cache())
 
     public init(
-        keys: EphemeralKeyManager, stripe: any StripeAPIClient, includeApplePay: Bool = false,
+        keys: any CustomerKeySource, stripe: any StripeAPIClient, includeApplePay: Bool = false,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.keys = keys
@@ -56,9 +56,9 @@ public final class StripeCustomerContext: CustomerBackend {
     public func retrieveCustomer() async throws -> Customer {
         let current = now()
         if let hit = cache.withLock({ $0.customer }), fresh(hit.at, current) { return hit.value }
-        let key = try await keys.key()
+        let key = try await keys.customerKey()
         let customer = try await stripe.send(
-            StripeRequest(.get, "/v1/customers/\(try pathID(key.customerID))", key: key.secret), as: Customer.self)
+            StripeRequest(.get, "/v1/customers/\(try pathID(key.customer))", key: key.secret), as: Customer.self)
         cache.withLock { $0.customer = (customer, now()) }
         return customer
     }
@@ -66,10 +66,10 @@ public final class StripeCustomerContext: CustomerBackend {
     public func listPaymentMethods() async throws -> [PaymentMethod] {
         let current = now()
         if let hit = cache.withLock({ $0.paymentMethods }), fresh(hit.at, current) { return hit.value }
-        let key = try await keys.key()
+        let key = try await keys.customerKey()
         let list = try await stripe.send(
             StripeRequest(
-                .get, "/v1/payment_methods", params: ["customer": .string(try pathID(key.customerID)), "type": "card"],
+                .get, "/v1/payment_methods", params: ["customer": .string(try pathID(key.customer)), "type": "card"],
                 key: key.secret),
             as: PaymentMethodList.self)
         let methods = list.filtered(includingApplePay: includeApplePay)
@@ -78,27 +78,27 @@ public final class StripeCustomerContext: CustomerBackend {
     }
 
     public func attachPaymentMethod(id: String) async throws {
-        let key = try await keys.key()
+        let key = try await keys.customerKey()
         defer { cache.withLock { $0.paymentMethods = nil } }
         _ = try await stripe.send(
             StripeRequest(
                 .post, "/v1/payment_methods/\(try pathID(id))/attach",
-                params: ["customer": .string(try pathID(key.customerID))], key: key.secret),
+                params: ["customer": .string(try pathID(key.customer))], key: key.secret),
             as: PaymentMethod.self)
     }
 
     public func detachPaymentMethod(id: String) async throws {
-        let key = try await keys.key()
+        let key = try await keys.customerKey()
         defer { cache.withLock { $0.paymentMethods = nil } }
         _ = try await stripe.send(
             StripeRequest(.post, "/v1/payment_methods/\(try pathID(id))/detach", key: key.secret), as: PaymentMethod.self)
     }
 
     public func updateShipping(_ shipping: StripeAddress) async throws {
-        let key = try await keys.key()
+        let key = try await keys.customerKey()
         let customer = try await stripe.send(
             StripeRequest(
-                .post, "/v1/customers/\(try pathID(key.customerID))", params: ["shipping": shipping.shippingParams],
+                .post, "/v1/customers/\(try pathID(key.customer))", params: ["shipping": shipping.shippingParams],
                 key: key.secret),
             as: Customer.self)
         cache.withLock { $0.customer = (customer, now()) }

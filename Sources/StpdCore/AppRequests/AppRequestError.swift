@@ -1,0 +1,110 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+
+/// Where an app request is in its life. Each state is also the suffix of the event announcing it
+/// (`appRequest.pending`, `appRequest.answered`, ...).
+public enum AppRequestState: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Waiting for the app's answer.
+    case pending
+    /// The app answered, with a result or an error.
+    case answered
+    /// No answer came before the deadline; the asker got `AppRequestError.timedOut`.
+    case timedOut
+    /// The asker stopped waiting (its task was cancelled) before an answer came.
+    case cancelled
+    /// Left pending by an earlier daemon process, whose asker is gone (see `abandonLeftovers`).
+    case abandoned
+
+    /// `appRequest.<state>`.
+    public var eventType: String { "\(AppRequestBroker.kind).\(rawValue)" }
+}
+
+/// The error an app answers a request with, instead of a result.
+public struct AppRequestFailure: Sendable, Hashable, Codable {
+    /// Shown to whoever made the call that needed the answer (e.g. "card declined by our backend").
+    public var message: String
+    /// The app's own code, passed through untouched.
+    public var code: String?
+
+    public init(message: String, code: String? = nil) {
+        self.message = message
+        self.code = code
+    }
+
+    var json: JSONValue {
+        ["message": .string(message), "code": code.map(JSONValue.string) ?? .null]
+    }
+}
+
+/// Why asking the app, or answering it, failed.
+public enum AppRequestError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The app did not answer `operation` within `after`.
+    case timedOut(operation: String, after: Duration)
+    /// The app answered `operation` with an error.
+    case failed(message: String, code: String?, operation: String)
+    /// The app's answer to `operation` is not what the operation needs (`detail` says what is wrong).
+    case malformedAnswer(operation: String, detail: String)
+    /// No app request has this id (or it is not an app request).
+    case notFound(id: String)
+    /// Only the uid that owns the request (the one its session belongs to) or root may answer it.
+    case permissionDenied(id: String)
+    /// The request is over: answered, timed out, cancelled or abandoned.
+    case alreadyFinished(id: String, state: String)
+    /// An answer carried both a result and an error.
+    case ambiguousAnswer(id: String)
+
+    public var description: String {
+        switch self {
+        case .timedOut(let operation, let after):
+            "the app did not answer \(operation) within \(Self.format(after))"
+        case .failed(let message, let code, let operation):
+            "the app answered \(operation) with an error\(code.map { " (\($0))" } ?? ""): \(message)"
+        case .malformedAnswer(let operation, let detail):
+            "the app's answer to \(operation) is not usable: \(detail)"
+        case .notFound(let id):
+            "no app request \(id)"
+        case .permissionDenied(let id):
+            "app request \(id) belongs to another user"
+        case .alreadyFinished(let id, let state):
+            "app request \(id) is already finished (\(state))"
+        case .ambiguousAnswer(let id):
+            "the answer to app request \(id) has both a result and an error; give one"
+        }
+    }
+
+    /// "30 s", "1.5 s", "0.25 s".
+    static func format(_ duration: Duration) -> String {
+        let seconds = duration.seconds
+        if seconds == seconds.rounded(), abs(seconds) < 1e15 { return "\(Int64(seconds)) s" }
+        var text = String(format: "%.3f", seconds)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text + " s"
+    }
+}
+
+/// As clients see them: StpdProtocol's AppRequestTimedOut, AppRequestFailed and AppAnswerInvalid,
+/// and for answering, NotFound, PermissionDenied and InvalidState (`data.state`).
+extension AppRequestError: RPCErrorConvertible {
+    public var rpcError: RPCError {
+        switch self {
+        case .timedOut(let operation, let after):
+            StpdErrors.appRequestTimedOut(
+                description, data: ["operation": .string(operation), "timeoutSeconds": .double(after.seconds)])
+        case .failed(let message, let code, let operation):
+            StpdErrors.appRequestFailed(
+                message,
+                data: ["operation": .string(operation), "message": .string(message), "code": code.map(JSONValue.string) ?? .null])
+        case .malformedAnswer(let operation, _):
+            StpdErrors.appAnswerInvalid(description, data: ["operation": .string(operation)])
+        case .notFound(let id):
+            StpdErrors.notFound(description, data: ["id": .string(id)])
+        case .permissionDenied(let id):
+            StpdErrors.permissionDenied(description, data: ["id": .string(id)])
+        case .alreadyFinished(let id, let state):
+            StpdErrors.invalidState(description, data: ["id": .string(id), "state": .string(state)])
+        case .ambiguousAnswer:
+            RPCError.invalidParams(description, parameter: "error")
+        }
+    }
+}
