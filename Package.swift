@@ -57,6 +57,7 @@ let package = Package(
         .target(
             name: "StpdDaemon",
             dependencies: [
+                "StpdBackends",
                 "CSystemd", "JSONRPC", "StpdProtocol", "RPCTransport", "StpdCore", "StpdStore",
                 "StripeAPI", "StripeHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -176,6 +177,24 @@ let package = Package(
             dependencies: [
                 "StripeHTTP", "StripeAPI", "JSONRPC",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // Customer backends over HTTP to the merchant's own server: MerchantBackend (the adapter's
+        // REST routes) and BackendKeyProvider (the ephemeral-key endpoint).
+        .target(
+            name: "StpdBackends",
+            dependencies: [
+                "StpdCore", "StripeAPI", "StripeHTTP", "JSONRPC",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        .testTarget(
+            name: "StpdBackendsTests",
+            dependencies: [
+                "StpdBackends", "StpdCore", "StripeAPI", "StripeHTTP", "JSONRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -25,8 +25,15 @@ public enum Daemon {
             activation: listener.activation, socketPath: listener.socket.path, stateDirectory: configuration.stateDirectory)
         // Created last before the group runs: its HTTP client must be shut down, which the group does.
         let stripe = StripeSetup(configuration: configuration, logger: logger)
+        let broker = AppRequestBroker(log: log)
+        // Requests the app never answered before a restart have nobody waiting for them now.
+        try await broker.abandonLeftovers()
+        let background = BackgroundWork()
         let parts = Parts(
-            activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log), stripe: stripe)
+            activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log), stripe: stripe,
+            broker: broker,
+            customers: CustomerSessions(
+                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background))
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
 
@@ -45,6 +52,7 @@ public enum Daemon {
             .init(service: stripe),
             .init(service: server),
             .init(service: EventLogMaintenance(log: log, logger: logger)),
+            .init(service: BackgroundService(work: background)),
         ]
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
             services.append(.init(
@@ -68,6 +76,8 @@ public enum Daemon {
         var subscriptions: SubscriptionRegistry
         /// The Stripe API client (nil inside when no key is configured).
         var stripe: StripeSetup
+        var broker: AppRequestBroker
+        var customers: CustomerSessions
     }
 
     /// Every method's handler; a test checks it covers exactly `StpdAPI.methods`.
@@ -76,6 +86,7 @@ public enum Daemon {
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
         EventHandlers.register(
             into: &router, log: parts.log, subscriptions: parts.subscriptions, debugMethods: configuration.debugMethods)
+        CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
         return router
     }
 
@@ -133,6 +144,15 @@ struct SystemdWatchdog: Service {
         } onGracefulShutdown: {
             Systemd.notify("STOPPING=1\nSTATUS=Shutting down")
         }
+    }
+}
+
+/// Runs the domain's background work (a session's prefetch) inside the service tree.
+struct BackgroundService: Service {
+    let work: BackgroundWork
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await work.run() }
     }
 }
 

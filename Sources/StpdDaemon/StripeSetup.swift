@@ -21,7 +21,8 @@ public struct StripeSetup: Service {
     /// Nil when no key is configured; then every Stripe call answers StripeNotConfigured.
     public let client: StripeClient?
     public var key: StripeKey? { client?.configuration.key }
-    let transport: AsyncHTTPTransport?
+    /// HTTP for Stripe and for merchant backends (which need no Stripe key); made on first use.
+    public let transport = LazyHTTPTransport()
 
     public init(
         configuration: DaemonConfiguration, logger: Logger, retryPolicy: RetryPolicy = .init(),
@@ -31,11 +32,8 @@ public struct StripeSetup: Service {
         guard let stripe = Self.stripeConfiguration(configuration, osVersion: osVersion) else {
             logger.notice("no Stripe key configured: Stripe methods answer StripeNotConfigured (3009)")
             client = nil
-            transport = nil
             return
         }
-        let transport = AsyncHTTPTransport()
-        self.transport = transport
         client = StripeClient(configuration: stripe, transport: transport, retryPolicy: retryPolicy)
         var metadata: Logger.Metadata = [
             "key": "\(stripe.key)", "api_base": "\(stripe.baseURL)", "api_version": "\(stripe.apiVersion)",
@@ -74,8 +72,8 @@ public struct StripeSetup: Service {
         try await shutdown()
     }
 
-    /// Closes the HTTP client; idempotent, and a no-op without a key.
+    /// Closes the HTTP client; idempotent, and a no-op if nothing was sent.
     public func shutdown() async throws {
-        try await transport?.shutdown()
+        try await transport.shutdown()
     }
 }

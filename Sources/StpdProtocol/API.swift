@@ -13,12 +13,25 @@ public enum StpdAPI {
         EventsUnsubscribe.self,
         EventsWait.self,
         DebugEmit.self,
+        CustomerOpen.self,
+        CustomerGet.self,
+        CustomerList.self,
+        CustomerRetrieve.self,
+        CustomerListPaymentMethods.self,
+        CustomerAttachPaymentMethod.self,
+        CustomerDetachPaymentMethod.self,
+        CustomerUpdateShipping.self,
+        CustomerSelectPaymentMethod.self,
+        CustomerClearCache.self,
+        CustomerClose.self,
+        AppRequestAnswer.self,
     ]
 
     /// Named schemas that methods reference with `JSONSchema.ref`.
     public static let schemas: [String: JSONSchema] = [
         "DaemonStatus": DaemonStatus.schema,
         "Event": EventRecord.schema,
+        "CustomerSession": CustomerSessionView.schema,
     ]
 
     public static func method(named name: String) -> (any RPCMethod.Type)? {

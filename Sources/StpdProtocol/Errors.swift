@@ -33,6 +33,18 @@ public enum StpdErrors {
     public static let disabled = ErrorDeclaration(
         name: "Disabled", code: 1005, message: "This method is disabled",
         description: "The method exists but the daemon's configuration turns it off (`data.setting` names the switch).")
+    public static let backendError = ErrorDeclaration(
+        name: "BackendError", code: 1006, message: "The merchant's backend answered with an error",
+        description: "A backend adapter route answered non-2xx without a Stripe error; `data.status` and a redacted `data.body` excerpt say what it sent.")
+    public static let appRequestFailed = ErrorDeclaration(
+        name: "AppRequestFailed", code: 1007, message: "The app answered the request with an error",
+        description: "An app adapter's answer was an error; `data.operation`, `data.message` and `data.code` are the app's.")
+    public static let appRequestTimedOut = ErrorDeclaration(
+        name: "AppRequestTimedOut", code: 1008, message: "Nobody answered the app request in time",
+        description: "An appRequest.pending event got no appRequest.answer before its deadline; `data.operation` and `data.timeoutSeconds` say which.")
+    public static let appAnswerInvalid = ErrorDeclaration(
+        name: "AppAnswerInvalid", code: 1009, message: "The app's answer could not be used",
+        description: "The app's result is not what the operation needs (e.g. not a customer for retrieveCustomer); `data.operation` names it and the message says what is wrong.")
     public static let cursorExpired = ErrorDeclaration(
         name: "CursorExpired", code: 2001, message: "Events after `since` are no longer kept",
         description: "Retention dropped events after the given seq; `data.oldestSeq` is the oldest still kept. Re-read the objects' state, then subscribe without `since` (or from `oldestSeq - 1`).")
@@ -45,7 +57,8 @@ public enum StpdErrors {
 
     /// Every declared error, in code order; the contract lists exactly these.
     public static let all: [ErrorDeclaration] = [
-        notFound, permissionDenied, invalidState, shuttingDown, disabled,
+        notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
+        appRequestTimedOut, appAnswerInvalid,
         cursorExpired, subscriptionNotFound, cursorAhead,
     ] + stripe
 }

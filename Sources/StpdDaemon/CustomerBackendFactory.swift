@@ -1,0 +1,63 @@
+import Foundation
+import JSONRPC
+import StpdBackends
+import StpdCore
+import StpdProtocol
+import StripeAPI
+
+/// Builds a session's backend from its adapter: the daemon's Stripe client and HTTP transport
+/// for `stripe` and `backend` sessions, the app-request broker for `app` ones (and app keys).
+struct DaemonBackendFactory: CustomerBackendFactory {
+    let stripe: StripeSetup
+    let broker: AppRequestBroker
+
+    func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend {
+        let timeout = Duration.milliseconds(Int64((adapter.timeout ?? 30) * 1000))
+        let applePay = adapter.includeApplePayPaymentMethods ?? false
+        switch adapter.kind {
+        case .stripe where adapter.keyProvider?.kind == .server:
+            // The daemon's own key authorizes customer calls: it must be able to.
+            let client = try stripe.client(requiring: [.secret, .restricted])
+            let keys = ServerKeySource(key: client.configuration.key, customer: adapter.keyProvider?.customer ?? "")
+            return StripeCustomerContext(keys: keys, stripe: client, includeApplePay: applePay)
+        case .stripe:
+            // Customer calls carry the ephemeral key; any configured key kind may sit beside it.
+            let client = try stripe.client(requiring: [.publishable, .secret, .restricted])
+            let provider: any EphemeralKeyProvider
+            switch adapter.keyProvider?.kind ?? .app {
+            case .backend:
+                provider = try configured("adapter.keyProvider.url") {
+                    try BackendKeyProvider(
+                        url: adapter.keyProvider?.url ?? "", authorization: adapter.keyProvider?.authorization,
+                        timeout: timeout, transport: stripe.transport)
+                }
+            case .app, .server:
+                provider = AppKeyProvider(broker: broker, ownerUID: owner, session: session, timeout: timeout)
+            }
+            return StripeCustomerContext(keys: EphemeralKeyManager(provider: provider), stripe: client, includeApplePay: applePay)
+        case .backend:
+            return try configured("adapter.url") {
+                try MerchantBackend(
+                    baseURL: adapter.url ?? "", authorization: adapter.authorization, timeout: timeout,
+                    includeApplePay: applePay, transport: stripe.transport)
+            }
+        case .app:
+            return AppCustomerBackend(broker: broker, ownerUID: owner, session: session, includeApplePay: applePay, timeout: timeout)
+        }
+    }
+
+    /// A URL or credential the backend refuses is a bad parameter of `customer.open`.
+    private func configured<T>(_ parameter: String, _ make: () throws -> T) throws -> T {
+        do { return try make() } catch let error as BackendConfigurationError {
+            throw RPCError.invalidParams(String(describing: error), parameter: parameter)
+        }
+    }
+}
+
+extension MerchantBackendError: RPCErrorConvertible {
+    public var rpcError: RPCError {
+        StpdErrors.backendError(
+            String(describing: self),
+            data: ["status": .int(Int64(status)), "body": .string(excerpt), "route": .string(route)])
+    }
+}

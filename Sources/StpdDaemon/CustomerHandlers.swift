@@ -1,0 +1,96 @@
+import Foundation
+import JSONRPC
+import StpdCore
+import StpdProtocol
+import StripeAPI
+
+enum CustomerHandlers {
+    static func register(into router: inout MethodRouter<CallContext>, sessions: CustomerSessions, broker: AppRequestBroker) {
+        router.register(AppRequestAnswer.self) { params, context in
+            if params.result != nil, params.error != nil {
+                throw RPCError.invalidParams("give result or error, not both", parameter: "error")
+            }
+            try await broker.answer(
+                id: params.request, by: context.uid, result: params.result ?? (params.error == nil ? .null : nil),
+                error: params.error.map { AppRequestFailure(message: $0.message, code: $0.code) })
+            return .init()
+        }
+        router.register(CustomerOpen.self) { params, context in
+            try validate(params.adapter)
+            return try await sessions.open(owner: context.uid, adapter: params.adapter, prefetch: params.prefetch ?? true)
+        }
+        router.register(CustomerGet.self) { params, context in
+            try await sessions.get(id: params.session, viewer: context.viewer)
+        }
+        router.register(CustomerList.self) { _, context in
+            .init(sessions: try await sessions.list(viewer: context.viewer))
+        }
+        router.register(CustomerRetrieve.self) { params, context in
+            .init(customer: try await sessions.retrieveCustomer(id: params.session, viewer: context.viewer).allResponseFields)
+        }
+        router.register(CustomerListPaymentMethods.self) { params, context in
+            .init(paymentMethods: try await sessions.listPaymentMethods(id: params.session, viewer: context.viewer)
+                .map(\.allResponseFields))
+        }
+        router.register(CustomerAttachPaymentMethod.self) { params, context in
+            try await sessions.attach(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
+        }
+        router.register(CustomerDetachPaymentMethod.self) { params, context in
+            try await sessions.detach(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
+        }
+        router.register(CustomerUpdateShipping.self) { params, context in
+            try await sessions.updateShipping(id: params.session, shipping: params.shipping.stripeAddress, viewer: context.viewer)
+        }
+        router.register(CustomerSelectPaymentMethod.self) { params, context in
+            try await sessions.select(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
+        }
+        router.register(CustomerClearCache.self) { params, context in
+            try await sessions.clearCache(id: params.session, viewer: context.viewer)
+        }
+        router.register(CustomerClose.self) { params, context in
+            try await sessions.close(id: params.session, viewer: context.viewer)
+        }
+    }
+
+    /// What the schema cannot say: which members each adapter kind needs.
+    static func validate(_ adapter: CustomerAdapter) throws {
+        switch adapter.kind {
+        case .stripe:
+            guard let provider = adapter.keyProvider else {
+                throw RPCError.invalidParams("stripe sessions need a keyProvider", parameter: "adapter.keyProvider")
+            }
+            if provider.kind == .backend, provider.url == nil {
+                throw RPCError.invalidParams("a backend key provider needs its url", parameter: "adapter.keyProvider.url")
+            }
+            if provider.kind == .server, provider.customer == nil {
+                throw RPCError.invalidParams("a server key provider needs the customer id", parameter: "adapter.keyProvider.customer")
+            }
+        case .backend:
+            guard adapter.url != nil else { throw RPCError.invalidParams("backend sessions need url", parameter: "adapter.url") }
+        case .app:
+            break
+        }
+    }
+}
+
+extension CallContext {
+    /// The caller's uid (the daemon's own when the kernel could not tell).
+    var uid: UInt32 { peer?.uid ?? getuid() }
+    /// Whose objects the caller may see: nil (everyone's) for root.
+    var viewer: UInt32? { uid == 0 ? nil : uid }
+}
+
+extension ShippingAddressParams {
+    /// With the recipient folded in, as the SDK's STPAddress carries it.
+    var stripeAddress: StripeAddress {
+        var json: [String: JSONValue] = [:]
+        for (key, value) in [
+            ("name", name), ("phone", phone), ("line1", address.line1), ("line2", address.line2), ("city", address.city),
+            ("state", address.state), ("postal_code", address.postalCode), ("country", address.country),
+        ] {
+            if let value { json[key] = .string(value) }
+        }
+        // Every member is optional, so decoding an object of strings cannot fail.
+        return try! StripeAddress(json: .object(json), codingPath: [])
+    }
+}

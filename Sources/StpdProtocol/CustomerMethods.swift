@@ -1,0 +1,357 @@
+import JSONRPC
+
+/// How a customer session reaches the customer: the SDK's three `STPBackendAPIAdapter`s.
+public struct CustomerAdapter: Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable {
+        /// Stripe directly with the customer's ephemeral keys (`STPCustomerContext`).
+        case stripe
+        /// The merchant's own backend serving stpd's customer routes.
+        case backend
+        /// The calling app answers `appRequest.*` events with `appRequest.answer`.
+        case app
+    }
+
+    /// Where a `stripe` session gets its ephemeral keys.
+    public struct KeyProvider: Codable, Sendable, Hashable {
+        public enum Kind: String, Codable, Sendable {
+            /// Ephemeral keys from the merchant's endpoint.
+            case backend
+            /// Ephemeral keys from the app (appRequest createEphemeralKey).
+            case app
+            /// No ephemeral keys: the daemon's own secret or restricted key, for `customer`
+            /// (stpd running beside a server).
+            case server
+        }
+        public var kind: Kind
+        /// `backend`: the merchant's ephemeral-key endpoint (POST `api_version=...`).
+        public var url: String?
+        /// `backend`: the Authorization header value to send (stored, never shown).
+        public var authorization: String?
+        /// `server`: the Stripe customer id.
+        public var customer: String?
+        public init(kind: Kind, url: String? = nil, authorization: String? = nil, customer: String? = nil) {
+            self.kind = kind
+            self.url = url
+            self.authorization = authorization
+            self.customer = customer
+        }
+    }
+
+    public var kind: Kind
+    public var keyProvider: KeyProvider?
+    /// `backend`: the base URL of the merchant's customer routes.
+    public var url: String?
+    /// `backend`: the Authorization header value to send (stored, never shown).
+    public var authorization: String?
+    public var includeApplePayPaymentMethods: Bool?
+    /// Seconds to wait for the merchant's backend or the app (default 30).
+    public var timeout: Double?
+
+    public init(
+        kind: Kind, keyProvider: KeyProvider? = nil, url: String? = nil, authorization: String? = nil,
+        includeApplePayPaymentMethods: Bool? = nil, timeout: Double? = nil
+    ) {
+        self.kind = kind
+        self.keyProvider = keyProvider
+        self.url = url
+        self.authorization = authorization
+        self.includeApplePayPaymentMethods = includeApplePayPaymentMethods
+        self.timeout = timeout
+    }
+
+    /// The adapter as clients see it: credentials replaced by a marker.
+    public var redacted: CustomerAdapter {
+        var copy = self
+        if copy.authorization != nil { copy.authorization = "[REDACTED]" }
+        if copy.keyProvider?.authorization != nil { copy.keyProvider?.authorization = "[REDACTED]" }
+        return copy
+    }
+
+    static let schema = JSONSchema.object(
+        [
+            "kind": .enumeration(["stripe", "backend", "app"], "stripe: Stripe with ephemeral keys; backend: the merchant's routes; app: the app answers"),
+            "keyProvider": .object(
+                [
+                    "kind": .enumeration(
+                        ["backend", "app", "server"],
+                        "backend/app: where ephemeral keys come from; server: the daemon's secret or restricted key, no ephemeral keys"),
+                    "url": .string("backend: the merchant's ephemeral-key endpoint", format: "uri"),
+                    "authorization": .string("backend: Authorization header value for it (never shown back)"),
+                    "customer": .string("server: the Stripe customer id", pattern: "^cus_[A-Za-z0-9]+$"),
+                ], required: ["kind"], description: "stripe sessions: how customer calls are authorized"),
+            "url": .string("backend sessions: base URL of the merchant's customer routes", format: "uri"),
+            "authorization": .string("backend sessions: Authorization header value (never shown back)"),
+            "includeApplePayPaymentMethods": .boolean("Show Apple Pay cards (hidden by default, as in the SDK)"),
+            "timeout": JSONSchema(["type": "number", "minimum": 1, "maximum": 300, "description": "Seconds to wait for the backend or the app (default 30)"]),
+        ], required: ["kind"])
+}
+
+/// A customer session as clients see it (`customer.get`, events `customer.*`).
+public struct CustomerSessionView: Codable, Sendable, Hashable {
+    public var id: String
+    public var object = "customer_session"
+    public var status: String
+    public var adapter: CustomerAdapter
+    /// Known once the customer was retrieved (or the ephemeral key named it).
+    public var customerId: String?
+    public var lastSelectedPaymentMethod: String?
+    /// When each cache was last filled (stripe sessions; RFC 3339).
+    public var customerFetchedAt: String?
+    public var paymentMethodsFetchedAt: String?
+    /// The last operation that failed, if the latest did: `{operation, code, message}`.
+    public var lastError: JSONValue?
+    public var createdAt: String
+    public var updatedAt: String
+
+    public init(
+        id: String, status: String, adapter: CustomerAdapter, customerId: String? = nil,
+        lastSelectedPaymentMethod: String? = nil, customerFetchedAt: String? = nil,
+        paymentMethodsFetchedAt: String? = nil, lastError: JSONValue? = nil, createdAt: String, updatedAt: String
+    ) {
+        self.id = id
+        self.status = status
+        self.adapter = adapter
+        self.customerId = customerId
+        self.lastSelectedPaymentMethod = lastSelectedPaymentMethod
+        self.customerFetchedAt = customerFetchedAt
+        self.paymentMethodsFetchedAt = paymentMethodsFetchedAt
+        self.lastError = lastError
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    static let schema = JSONSchema.object(
+        [
+            "id": .string("Session id (cses_...)"),
+            "object": JSONSchema(["const": "customer_session"]),
+            "status": .enumeration(["open", "closed"], "Closed sessions answer InvalidState"),
+            "adapter": CustomerAdapter.schema,
+            "customerId": .nullable(.string("The Stripe customer, once known")),
+            "lastSelectedPaymentMethod": .nullable(.string("Remembered per customer, as the SDK does")),
+            "customerFetchedAt": .nullable(.string("When the cached customer was fetched", format: "date-time")),
+            "paymentMethodsFetchedAt": .nullable(.string("When the cached payment methods were fetched", format: "date-time")),
+            "lastError": .nullable(JSONSchema(["type": "object", "description": "{operation, code, message} of the last failed operation"])),
+            "createdAt": .string("RFC 3339", format: "date-time"),
+            "updatedAt": .string("RFC 3339", format: "date-time"),
+        ], required: ["id", "object", "status", "adapter", "createdAt", "updatedAt"])
+}
+
+public struct SessionParams: Codable, Sendable {
+    public var session: String
+    public init(session: String) { self.session = session }
+}
+
+public struct PaymentMethodParams: Codable, Sendable {
+    public var session: String
+    public var paymentMethod: String
+    public init(session: String, paymentMethod: String) {
+        self.session = session
+        self.paymentMethod = paymentMethod
+    }
+}
+
+public struct ShippingAddressParams: Codable, Sendable, Hashable {
+    public struct Address: Codable, Sendable, Hashable {
+        public var line1: String?
+        public var line2: String?
+        public var city: String?
+        public var state: String?
+        public var postalCode: String?
+        public var country: String?
+    }
+    public var name: String?
+    public var phone: String?
+    public var address: Address
+
+    static let schema = JSONSchema.object(
+        [
+            "name": .string("Recipient"), "phone": .string("Phone number"),
+            "address": .object([
+                "line1": .string("Street"), "line2": .string("More"), "city": .string("City"), "state": .string("State"),
+                "postalCode": .string("Postal code"), "country": .string("ISO country code"),
+            ]),
+        ], required: ["address"])
+}
+
+let sessionID = JSONSchema.string("The customer session id", pattern: "^cses_[A-Za-z0-9]+$")
+let paymentMethodID = JSONSchema.string("A PaymentMethod id", pattern: "^[A-Za-z0-9_]+$")
+let customerErrors = ["NotFound", "InvalidState", "StripeCardError", "StripeInvalidRequest", "StripeAPIError",
+                      "StripeAuthentication", "StripeRateLimited", "StripeConnection", "EphemeralKeyInvalid",
+                      "StripeNotConfigured", "BackendError", "AppRequestFailed", "AppRequestTimedOut", "AppAnswerInvalid"]
+
+/// `customer.*`: customer sessions (the SDK's customer context and backend adapters).
+public enum CustomerOpen: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var adapter: CustomerAdapter
+        public var prefetch: Bool?
+        public init(adapter: CustomerAdapter, prefetch: Bool? = nil) {
+            self.adapter = adapter
+            self.prefetch = prefetch
+        }
+    }
+    public typealias Result = CustomerSessionView
+    public static let name = "customer.open"
+    public static let summary = "Opens a customer session with one of the three adapters; it is durable and owned by the caller's uid."
+    public static let description: String? = """
+        stripe sessions fetch the customer and its card payment methods at once (prefetch: false to skip), \
+        as STPCustomerContext does; the results are cached for 60 s. backend sessions call the merchant's \
+        routes (see the README); app sessions emit appRequest.pending events the app answers with appRequest.answer.
+        """
+    public static let paramsSchema = JSONSchema.object(
+        ["adapter": CustomerAdapter.schema, "prefetch": .boolean("Fetch customer and payment methods now (default true)")],
+        required: ["adapter"])
+    public static let resultSchema = JSONSchema.ref("CustomerSession")
+    public static let errors = ["StripeNotConfigured"]
+}
+
+public enum CustomerGet: RPCMethod {
+    public typealias Params = SessionParams
+    public typealias Result = CustomerSessionView
+    public static let name = "customer.get"
+    public static let summary = "A customer session's state."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
+    public static let resultSchema = JSONSchema.ref("CustomerSession")
+    public static let errors = ["NotFound"]
+}
+
+public enum CustomerList: RPCMethod {
+    public typealias Params = NoParams
+    public struct Result: Codable, Sendable {
+        public var sessions: [CustomerSessionView]
+        public init(sessions: [CustomerSessionView]) { self.sessions = sessions }
+    }
+    public static let name = "customer.list"
+    public static let summary = "The caller's customer sessions (root: everyone's), oldest first."
+    public static let paramsSchema = JSONSchema.empty
+    public static let resultSchema = JSONSchema.object(["sessions": .array(of: .ref("CustomerSession"))], required: ["sessions"])
+}
+
+public enum CustomerRetrieve: RPCMethod {
+    public typealias Params = SessionParams
+    public struct Result: Codable, Sendable {
+        public var customer: JSONValue
+        public init(customer: JSONValue) { self.customer = customer }
+    }
+    public static let name = "customer.retrieve"
+    public static let summary = "The Stripe customer (cached for 60 s in stripe sessions)."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
+    public static let resultSchema = JSONSchema.object(
+        ["customer": JSONSchema(["type": "object", "description": "The Stripe customer object"])], required: ["customer"])
+    public static let errors = customerErrors
+}
+
+public enum CustomerListPaymentMethods: RPCMethod {
+    public typealias Params = SessionParams
+    public struct Result: Codable, Sendable {
+        public var paymentMethods: [JSONValue]
+        public init(paymentMethods: [JSONValue]) { self.paymentMethods = paymentMethods }
+    }
+    public static let name = "customer.listPaymentMethods"
+    public static let summary = "The customer's card payment methods (Apple Pay cards hidden unless the adapter asks for them)."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
+    public static let resultSchema = JSONSchema.object(
+        ["paymentMethods": .array(of: JSONSchema(["type": "object"]), "Stripe PaymentMethod objects")], required: ["paymentMethods"])
+    public static let errors = customerErrors
+}
+
+public enum CustomerAttachPaymentMethod: RPCMethod {
+    public typealias Params = PaymentMethodParams
+    public typealias Result = CustomerSessionView
+    public static let name = "customer.attachPaymentMethod"
+    public static let summary = "Attaches a PaymentMethod to the customer (the payment-method cache is cleared either way)."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID, "paymentMethod": paymentMethodID], required: ["session", "paymentMethod"])
+    public static let resultSchema = JSONSchema.ref("CustomerSession")
+    public static let errors = customerErrors
+}
+
+public enum CustomerDetachPaymentMethod: RPCMethod {
+    public typealias Params = PaymentMethodParams
+    public typealias Result = CustomerSessionView
+    public static let name = "customer.detachPaymentMethod"
+    public static let summary = "Detaches a PaymentMethod from the customer (the payment-method cache is cleared either way)."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID, "paymentMethod": paymentMethodID], required: ["session", "paymentMethod"])
+    public static let resultSchema = JSONSchema.ref("CustomerSession")
+    public static let errors = customerErrors
+}
+
+public enum CustomerUpdateShipping: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var session: String
+        public var shipping: ShippingAddressParams
+    }
+    public typealias Result = CustomerSessionView
+    public static let name = "customer.updateShipping"
+    public static let summary = "Sets the customer's shipping address."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID, "shipping": ShippingAddressParams.schema], required: ["session", "shipping"])
+    public static let resultSchema = JSONSchema.ref("CustomerSession")
+    public static let errors = customerErrors
+}
+
+public enum CustomerSelectPaymentMethod: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var session: String
+        public var paymentMethod: String?
+    }
+    public typealias Result = CustomerSessionView
+    public static let name = "customer.selectPaymentMethod"
+    public static let summary = "Remembers the customer's last selected PaymentMethod (null forgets it), kept per customer as the SDK does."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID, "paymentMethod": .nullable(paymentMethodID)], required: ["session"])
+    public static let resultSchema = JSONSchema.ref("CustomerSession")
+    public static let errors = customerErrors
+}
+
+public enum CustomerClearCache: RPCMethod {
+    public typealias Params = SessionParams
+    public typealias Result = CustomerSessionView
+    public static let name = "customer.clearCache"
+    public static let summary = "Forgets the cached customer and payment methods."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
+    public static let resultSchema = JSONSchema.ref("CustomerSession")
+    public static let errors = ["NotFound", "InvalidState"]
+}
+
+public enum CustomerClose: RPCMethod {
+    public typealias Params = SessionParams
+    public typealias Result = CustomerSessionView
+    public static let name = "customer.close"
+    public static let summary = "Closes a customer session; it stays readable, closed."
+    public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
+    public static let resultSchema = JSONSchema.ref("CustomerSession")
+    public static let errors = ["NotFound"]
+}
+
+/// The app's answer to an `appRequest.pending` event (app adapters and app key providers).
+public enum AppRequestAnswer: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public struct Failure: Codable, Sendable {
+            public var message: String
+            public var code: String?
+        }
+        public var request: String
+        public var result: JSONValue?
+        public var error: Failure?
+    }
+    public struct Result: Codable, Sendable {
+        public var answered: Bool
+        public init() { answered = true }
+    }
+    public static let name = "appRequest.answer"
+    public static let summary = "Answers an appRequest.pending event with its result, or with an error."
+    public static let description: String? = """
+        app customer sessions ask for retrieveCustomer (answer: the Stripe customer), listPaymentMethods \
+        (a list object or an array of PaymentMethods), attachPaymentMethod / detachPaymentMethod \
+        ({paymentMethod}), updateShipping ({shipping}); app key providers ask for createEphemeralKey \
+        ({apiVersion}; answer: Stripe's ephemeral key JSON). Give exactly one of result and error. Only \
+        the uid that owns the request (or root) may answer; a request answers once.
+        """
+    public static let paramsSchema = JSONSchema.object(
+        [
+            "request": .string("The request id (the event's objectId)", pattern: "^areq_[A-Za-z0-9]+$"),
+            "result": JSONSchema(["description": "What the operation asked for"]),
+            "error": .object(
+                ["message": .string("Why the app could not do it"), "code": .string("The app's own code")],
+                required: ["message"]),
+        ], required: ["request"])
+    public static let resultSchema = JSONSchema.object(["answered": JSONSchema(["const": true])], required: ["answered"])
+    public static let errors = ["NotFound", "PermissionDenied", "InvalidState"]
+}
