@@ -69,12 +69,13 @@ public final class SQLiteStateStore: StateStore {
                         arguments: [object.id, object.kind, object.ownerUID, state,
                                     object.createdAt.timeIntervalSinceReferenceDate, object.updatedAt.timeIntervalSinceReferenceDate])
                 }
+                let eventObject = change.publicState == nil ? state : try Self.text(change.eventObject)
                 try db.execute(
                     sql: "INSERT INTO event (time, type, object_id, object_kind, owner_uid, object) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [time.timeIntervalSinceReferenceDate, change.eventType, object.id, object.kind, object.ownerUID, state])
+                    arguments: [time.timeIntervalSinceReferenceDate, change.eventType, object.id, object.kind, object.ownerUID, eventObject])
                 return Event(
                     seq: db.lastInsertedRowID, time: time, type: change.eventType, objectId: object.id,
-                    objectKind: object.kind, ownerUID: object.ownerUID, object: object.state)
+                    objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject)
             }
         }
     }
