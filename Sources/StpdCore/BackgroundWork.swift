@@ -7,12 +7,23 @@ public final class BackgroundWork: Sendable {
     private let jobs: AsyncStream<@Sendable () async -> Void>
     private let sink: AsyncStream<@Sendable () async -> Void>.Continuation
 
-    public init() {
+    private let began: @Sendable () -> Void
+    private let ended: @Sendable () -> Void
+
+    /// `began` and `ended` bracket each job (the daemon holds off idle exit meanwhile).
+    public init(began: @escaping @Sendable () -> Void = {}, ended: @escaping @Sendable () -> Void = {}) {
         (jobs, sink) = AsyncStream.makeStream()
+        self.began = began
+        self.ended = ended
     }
 
     public func start(_ job: @escaping @Sendable () async -> Void) {
-        sink.yield(job)
+        began()
+        let ended = self.ended
+        sink.yield {
+            defer { ended() }
+            await job()
+        }
     }
 
     public func run() async {

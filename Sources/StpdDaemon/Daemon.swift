@@ -28,9 +28,10 @@ public enum Daemon {
         let broker = AppRequestBroker(log: log)
         // Requests the app never answered before a restart have nobody waiting for them now.
         try await broker.abandonLeftovers()
-        let background = BackgroundWork()
+        let activity = Activity()
+        let background = BackgroundWork(began: activity.hold, ended: activity.release)
         let parts = Parts(
-            activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log), stripe: stripe,
+            activity: activity, log: log, store: store, subscriptions: SubscriptionRegistry(log: log), stripe: stripe,
             broker: broker,
             customers: CustomerSessions(
                 log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background))
