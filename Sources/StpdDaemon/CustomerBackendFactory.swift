@@ -46,10 +46,16 @@ struct DaemonBackendFactory: CustomerBackendFactory {
         }
     }
 
-    /// A URL or credential the backend refuses is a bad parameter of `customer.open`.
+    /// A URL or credential the backend refuses is a bad parameter of `customer.open`: `parameter`
+    /// names the adapter's URL member; its sibling `authorization` or `timeout` when those failed.
     private func configured<T>(_ parameter: String, _ make: () throws -> T) throws -> T {
         do { return try make() } catch let error as BackendConfigurationError {
-            throw RPCError.invalidParams(String(describing: error), parameter: parameter)
+            let parent = parameter.split(separator: ".").dropLast().joined(separator: ".")
+            let member =
+                if error.setting.hasPrefix("Authorization") { "\(parent).authorization" }
+                else if error.setting.hasSuffix("timeout") { "adapter.timeout" }
+                else { parameter }
+            throw RPCError.invalidParams(String(describing: error), parameter: member)
         }
     }
 }

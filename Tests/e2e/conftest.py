@@ -316,3 +316,31 @@ def start_stpd(stpd_bin: Path, checker: ContractChecker) -> Callable[..., Daemon
         daemon.kill()
         daemon.close()
     assert not failures, "\n".join(failures)
+
+
+# -- Stripe stand-ins (see stripe_servers.py) ----------------------------------------------------
+
+@pytest.fixture
+def stripe_test_server(bin_dir: Path, tmp_path: Path):
+    """The project's stripe-test-server on 127.0.0.1 (ephemeral port), stopped at teardown.
+    Its keys are stripe_servers.TEST_SECRET_KEY / TEST_PUBLISHABLE_KEY (`.secret_key`,
+    `.publishable_key`); `.base_url` is what STPD_STRIPE_API_BASE takes."""
+    from stripe_servers import start_stripe_test_server
+
+    server = start_stripe_test_server(bin_dir / "stripe-test-server", tmp_path / "stripe-test-server")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def localstripe_server(tmp_path: Path):
+    """localstripe's app bound to 127.0.0.1 (ephemeral port), working directory (and pickle)
+    under tmp_path, stopped at teardown. Skips only when localstripe cannot be imported."""
+    from stripe_servers import localstripe_available, start_localstripe
+
+    reason = localstripe_available()
+    if reason:
+        pytest.skip(reason)
+    server = start_localstripe(tmp_path / "localstripe")
+    yield server
+    server.stop()
