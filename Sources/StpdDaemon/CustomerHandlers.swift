@@ -52,8 +52,25 @@ enum CustomerHandlers {
         }
     }
 
-    /// What the schema cannot say: which members each adapter kind needs.
+    /// What the schema cannot say: which members each adapter kind needs, and that members of
+    /// another kind are mistakes (as unknown members are), not silently ignored.
     static func validate(_ adapter: CustomerAdapter) throws {
+        if adapter.kind != .stripe, adapter.keyProvider != nil {
+            throw RPCError.invalidParams("only stripe sessions take a keyProvider", parameter: "adapter.keyProvider")
+        }
+        if adapter.kind != .backend, adapter.url != nil || adapter.authorization != nil {
+            let member = adapter.url != nil ? "adapter.url" : "adapter.authorization"
+            throw RPCError.invalidParams("only backend sessions take url and authorization", parameter: member)
+        }
+        if let provider = adapter.keyProvider {
+            if provider.kind != .backend, provider.url != nil || provider.authorization != nil {
+                throw RPCError.invalidParams(
+                    "only a backend key provider takes url and authorization", parameter: "adapter.keyProvider.url")
+            }
+            if provider.kind != .server, provider.customer != nil {
+                throw RPCError.invalidParams("only a server key provider takes customer", parameter: "adapter.keyProvider.customer")
+            }
+        }
         switch adapter.kind {
         case .stripe:
             guard let provider = adapter.keyProvider else {

@@ -730,3 +730,15 @@ def test_a_bad_adapter_member_is_named(start_stpd, tmp_path, stripe_test_server,
     assert error.code == -32602
     assert error.data["parameter"] == parameter
     assert "a\r\nb" not in error.message and "a\nb" not in error.message
+
+
+@pytest.mark.parametrize("adapter, parameter", [
+    ({"kind": "app", "keyProvider": {"kind": "app"}}, "adapter.keyProvider"),
+    ({"kind": "app", "url": "http://127.0.0.1:1/api"}, "adapter.url"),
+    ({"kind": "stripe", "keyProvider": {"kind": "app", "customer": "cus_1"}}, "adapter.keyProvider.customer"),
+])
+def test_members_of_another_adapter_kind_are_refused(start_stpd, tmp_path, adapter, parameter):
+    daemon = start_stpd(tmp_path)
+    error = rpc_error(daemon.client(), "customer.open", {"adapter": adapter, "prefetch": False})
+    assert error.code == -32602
+    assert error.data["parameter"] == parameter
