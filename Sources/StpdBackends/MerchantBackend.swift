@@ -86,7 +86,7 @@ public final class MerchantBackend: CustomerBackend, CustomStringConvertible {
         do {
             return try Customer(json: json)
         } catch {
-            throw http.undecodable(response, method: "GET", route: "/customer", reason: Self.describe(error))
+            throw http.undecodable(response, method: "GET", route: "/customer", reason: ResponseParser.describe(error))
         }
     }
 
@@ -101,7 +101,7 @@ public final class MerchantBackend: CustomerBackend, CustomStringConvertible {
         } catch {
             throw http.undecodable(
                 response, method: "GET", route: route,
-                reason: "expected a list object with data or a JSON array: " + Self.describe(error))
+                reason: "expected a list object with data or a JSON array: " + ResponseParser.describe(error))
         }
         return list.filtered(includingApplePay: includeApplePay)
     }
@@ -150,23 +150,5 @@ public final class MerchantBackend: CustomerBackend, CustomStringConvertible {
                 kind: .invalidRequest, message: "not a payment method id: \"\(shown)\"")
         }
         return id
-    }
-
-    /// Where decoding failed, never the offending value (it could be card data).
-    static func describe(_ error: any Error) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch error as? DecodingError {
-        case .keyNotFound(let key, let context)?:
-            let prefix = path(context)
-            return "missing required field \(prefix.isEmpty ? "" : prefix + ".")\(key.stringValue)"
-        case .typeMismatch(let type, let context)?:
-            let at = path(context)
-            return "\(at.isEmpty ? "the body" : at) is not \(type == [String: JSONValue].self ? "an object" : "\(type)")"
-        case .valueNotFound(let type, let context)?: return "\(path(context)) is not \(type)"
-        case .dataCorrupted(let context)?: return "invalid value at \(path(context))"
-        default: return "undecodable"
-        }
     }
 }

@@ -64,17 +64,19 @@ public enum ResponseParser {
     }
 
     /// Where decoding failed, without the offending value (it could be card data).
-    static func describe(_ error: any Error) -> String {
+    /// `subject` names the whole value when the failure is at its root ("the body", "the result").
+    public static func describe(_ error: any Error, subject: String = "the body") -> String {
         func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            let joined = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return joined.isEmpty ? subject : joined
         }
         switch error as? DecodingError {
         case .keyNotFound(let key, let context)?:
-            let prefix = path(context)
-            return "missing required field \(prefix.isEmpty ? "" : prefix + ".")\(key.stringValue)"
-        case .typeMismatch(let type, let context)?: return "\(path(context)) is not \(type)"
-        case .valueNotFound(let type, let context)?: return "\(path(context)) is not \(type)"
-        case .dataCorrupted(let context)?: return "invalid value at \(path(context))"
+            let prefix = context.codingPath.isEmpty ? "" : path(context) + "."
+            return "missing required field \(prefix)\(key.stringValue)"
+        // The models' own descriptions name the expected and found types, never the value.
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
+            return "\(path(context)): \(context.debugDescription)"
         default: return "undecodable"
         }
     }

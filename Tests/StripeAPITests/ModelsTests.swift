@@ -139,7 +139,7 @@ func sourceRequiredFields(field: String) {
 
 @Test func sourceRequiredStringsMustBeStrings() {
     let message = decodingFailure(parse(replacing(threeDSSource, "id", with: 42), as: Source.self))
-    #expect(message?.contains("id is not String") == true, "\(message ?? "decoded")")
+    #expect(message?.contains("id: Expected a string") == true, "\(message ?? "decoded")")
     // A decoding failure on a 4xx with no error object is still an HTTP error, not a decoding one.
     guard case .failure(let error) = parse(replacing(threeDSSource, "id", with: nil), as: Source.self, status: 404)
     else { Issue.record("decoded"); return }

@@ -78,24 +78,7 @@ public final class AppCustomerBackend: CustomerBackend {
         do {
             return try decode(answer)
         } catch {
-            throw AppRequestError.malformedAnswer(operation: operation.rawValue, detail: describe(error, answer: answer))
-        }
-    }
-
-    /// Where decoding failed, without the offending value (it could be card data).
-    static func describe(_ error: any Error, answer: JSONValue) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch error as? DecodingError {
-        case .keyNotFound(let key, let context)?:
-            let prefix = path(context)
-            return "missing required field \(prefix.isEmpty ? "" : prefix + ".")\(key.stringValue)"
-        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
-            let at = path(context)
-            return "\(at.isEmpty ? "the result" : at): \(context.debugDescription)"
-        default:
-            return String(describing: error)
+            throw AppRequestError.malformedAnswer(operation: operation.rawValue, detail: ResponseParser.describe(error, subject: "the result"))
         }
     }
 }
