@@ -31,7 +31,7 @@ struct Stpctl: AsyncParsableCommand, ClientCommand {
         version: StpdAPI.version,
         subcommands: [
             CallCommand.self, PingCommand.self, StatusCommand.self, DiscoverCommand.self, WatchCommand.self,
-            EventsCommand.self,
+            EventsCommand.self, CustomerCommand.self,
         ]
     )
 
