@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "StripeTestServerTests",
             dependencies: [
-                "StripeTestServer", "stripe-test-server", "StripeAPI", "JSONRPC", "TestSupport",
+                "StripeTestServer", "stripe-test-server", "StripeAPI", "StripeHTTP", "JSONRPC", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
