@@ -103,6 +103,9 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "JSONRPC", "RPCTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -175,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "StripeHTTPTests",
             dependencies: [
-                "StripeHTTP", "StripeAPI", "JSONRPC",
+                "StripeHTTP", "StripeAPI", "JSONRPC", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -194,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "StpdBackendsTests",
             dependencies: [
-                "StpdBackends", "StpdCore", "StripeAPI", "StripeHTTP", "JSONRPC",
+                "StpdBackends", "StpdCore", "StripeAPI", "StripeHTTP", "JSONRPC", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -5,6 +5,7 @@ import StpdCore
 import StripeAPI
 import StripeHTTP
 import Testing
+import TestSupport
 
 let keyJSON = #"""
     {"id":"ephkey_1","object":"ephemeral_key","associated_objects":[{"id":"cus_123","type":"customer"}],

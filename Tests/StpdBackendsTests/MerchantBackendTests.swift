@@ -5,6 +5,7 @@ import StpdCore
 import StripeAPI
 import StripeHTTP
 import Testing
+import TestSupport
 
 // MARK: - Helpers
 

@@ -4,6 +4,7 @@ import StripeAPI
 import StripeHTTP
 import Synchronization
 import Testing
+import TestSupport
 
 /// Runs `body` with a fresh transport and server, shutting both down after.
 private func withServer(

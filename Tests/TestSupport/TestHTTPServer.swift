@@ -6,21 +6,21 @@ import Synchronization
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 (an ephemeral port) that records every request and answers
 /// each as its script says: a response, closing the connection without one, or never answering.
-final class TestHTTPServer: Sendable {
-    enum Action: Sendable {
+public final class TestHTTPServer: Sendable {
+    public enum Action: Sendable {
         /// `chunked`: no Content-Length (NIO then sends the body chunked).
         case respond(status: Int, headers: [(String, String)] = [], body: String = "", chunked: Bool = false)
         case close
         case hang
     }
 
-    struct Received: Sendable {
-        var method: String
-        var uri: String
-        var headers: [(name: String, value: String)]
-        var body: Data
+    public struct Received: Sendable {
+        public var method: String
+        public var uri: String
+        public var headers: [(name: String, value: String)]
+        public var body: Data
 
-        func values(_ name: String) -> [String] {
+        public func values(_ name: String) -> [String] {
             headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
         }
     }
@@ -29,12 +29,12 @@ final class TestHTTPServer: Sendable {
     private let script: @Sendable (_ index: Int, _ request: Received) -> Action
     private let serverPort = Mutex(0)
 
-    var port: Int { serverPort.withLock { $0 } }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
-    var received: [Received] { state.withLock { $0.received } }
+    public var port: Int { serverPort.withLock { $0 } }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var received: [Received] { state.withLock { $0.received } }
 
     /// `script` gets the 0-based index of the request among all received so far.
-    static func start(
+    public static func start(
         _ script: @escaping @Sendable (_ index: Int, _ request: Received) -> Action
     ) async throws -> TestHTTPServer {
         let server = TestHTTPServer(script: script)
@@ -58,7 +58,7 @@ final class TestHTTPServer: Sendable {
     }
 
     /// Stops listening and closes every connection it accepted.
-    func shutdown() async {
+    public func shutdown() async {
         let (listener, children) = state.withLock { ($0.listener, $0.children) }
         try? await listener?.close()
         for child in children { try? await child.close() }
