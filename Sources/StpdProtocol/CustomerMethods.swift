@@ -278,6 +278,10 @@ public enum CustomerUpdateShipping: RPCMethod {
     public struct Params: Codable, Sendable {
         public var session: String
         public var shipping: ShippingAddressParams
+        public init(session: String, shipping: ShippingAddressParams) {
+            self.session = session
+            self.shipping = shipping
+        }
     }
     public typealias Result = CustomerSessionView
     public static let name = "customer.updateShipping"
@@ -291,6 +295,10 @@ public enum CustomerSelectPaymentMethod: RPCMethod {
     public struct Params: Codable, Sendable {
         public var session: String
         public var paymentMethod: String?
+        public init(session: String, paymentMethod: String?) {
+            self.session = session
+            self.paymentMethod = paymentMethod
+        }
     }
     public typealias Result = CustomerSessionView
     public static let name = "customer.selectPaymentMethod"

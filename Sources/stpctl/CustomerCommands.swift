@@ -37,6 +37,14 @@ extension Output {
     }
 }
 
+extension GlobalOptions {
+    /// Calls a `customer.*` method that answers with the session, and prints the session.
+    func printSession<M: RPCMethod>(_ method: M.Type, _ params: M.Params) async throws
+    where M.Result == CustomerSessionView {
+        output.session(try await connection().run { try await $0.call(M.self, params) })
+    }
+}
+
 extension CustomerAdapter {
     init(_ choice: CustomerAdapterChoice, includeApplePay: Bool, timeout: Double?) {
         let applePay: Bool? = includeApplePay ? true : nil
@@ -126,9 +134,8 @@ struct CustomerShowCommand: AsyncParsableCommand, ClientCommand {
     @OptionGroup var target: SessionArgument
 
     func run() async throws {
-        let output = global.output
         let params = target.params
-        output.session(try await global.connection().run { try await $0.call(CustomerGet.self, params) })
+        try await global.printSession(CustomerGet.self, params)
     }
 }
 
@@ -172,9 +179,8 @@ struct CustomerAttachCommand: AsyncParsableCommand, ClientCommand {
     var paymentMethod: String
 
     func run() async throws {
-        let output = global.output
         let params = PaymentMethodParams(session: target.session, paymentMethod: paymentMethod)
-        output.session(try await global.connection().run { try await $0.call(CustomerAttachPaymentMethod.self, params) })
+        try await global.printSession(CustomerAttachPaymentMethod.self, params)
     }
 }
 
@@ -187,9 +193,8 @@ struct CustomerDetachCommand: AsyncParsableCommand, ClientCommand {
     var paymentMethod: String
 
     func run() async throws {
-        let output = global.output
         let params = PaymentMethodParams(session: target.session, paymentMethod: paymentMethod)
-        output.session(try await global.connection().run { try await $0.call(CustomerDetachPaymentMethod.self, params) })
+        try await global.printSession(CustomerDetachPaymentMethod.self, params)
     }
 }
 
@@ -214,13 +219,9 @@ struct CustomerSelectCommand: AsyncParsableCommand, ClientCommand {
     }
 
     func run() async throws {
-        let output = global.output
-        // The declaration's Params has no public initializer: built from its JSON form (a
-        // missing paymentMethod is null: forget the selection).
-        var members: [String: JSONValue] = ["session": .string(target.session)]
-        if let paymentMethod { members["paymentMethod"] = .string(paymentMethod) }
-        let params = try JSONCoding.typed(CustomerSelectPaymentMethod.Params.self, from: .object(members))
-        output.session(try await global.connection().run { try await $0.call(CustomerSelectPaymentMethod.self, params) })
+        // No payment method (--none) forgets the selection.
+        try await global.printSession(
+            CustomerSelectPaymentMethod.self, .init(session: target.session, paymentMethod: paymentMethod))
     }
 }
 
@@ -231,9 +232,8 @@ struct CustomerClearCacheCommand: AsyncParsableCommand, ClientCommand {
     @OptionGroup var target: SessionArgument
 
     func run() async throws {
-        let output = global.output
         let params = target.params
-        output.session(try await global.connection().run { try await $0.call(CustomerClearCache.self, params) })
+        try await global.printSession(CustomerClearCache.self, params)
     }
 }
 
@@ -244,8 +244,7 @@ struct CustomerCloseCommand: AsyncParsableCommand, ClientCommand {
     @OptionGroup var target: SessionArgument
 
     func run() async throws {
-        let output = global.output
         let params = target.params
-        output.session(try await global.connection().run { try await $0.call(CustomerClose.self, params) })
+        try await global.printSession(CustomerClose.self, params)
     }
 }

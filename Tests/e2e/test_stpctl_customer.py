@@ -166,3 +166,22 @@ def test_human_output_on_a_terminal(stpctl, stpctl_bin):
     assert f"session:          {sid}\n" in text
     assert "status:           open\n" in text
     assert "adapter:          app\n" in text
+
+
+def test_select_remembers_and_forgets_the_payment_method(stpctl_bin, start_stpd, tmp_path, stripe_test_server):
+    # stpd beside a server: its own secret key for one customer, no ephemeral keys.
+    customer = stripe_test_server.create_customer()["id"]
+    daemon = start_stpd(tmp_path / "stpd", env={"STPD_STRIPE_KEY": stripe_test_server.secret_key,
+                                                 "STPD_STRIPE_API_BASE": stripe_test_server.base_url})
+
+    def run(*args: str) -> dict:
+        return ok_json(subprocess.run([str(stpctl_bin), "--socket", str(daemon.socket_path), *args],
+                                      env=clean_environment(), stdin=subprocess.DEVNULL, capture_output=True,
+                                      text=True, timeout=EXIT_TIMEOUT))
+
+    session = run("customer", "open", "--stripe-server-customer", customer, "--no-prefetch")["id"]
+    selected = run("customer", "select", session, "pm_card_visa")
+    assert selected["lastSelectedPaymentMethod"] == "pm_card_visa"
+    assert selected["customerId"] == customer
+    forgotten = run("customer", "select", session, "--none")
+    assert "lastSelectedPaymentMethod" not in forgotten or forgotten["lastSelectedPaymentMethod"] is None
