@@ -5,11 +5,12 @@ import RPCTransport
 /// stpctl's exit statuses, which scripts switch on:
 ///
 /// - 0: success
-/// - 1: the daemon answered with an error (printed on stderr)
+/// - 1: the daemon answered with an error (printed on stderr), or what a wait command awaited
+///   (a Source's poll, a redirect session) ended with one
 /// - 2: usage error: bad arguments or options, or no socket path could be determined
 /// - 3: cannot connect to the socket (the message names the path and the reason)
-/// - 4: timed out waiting for the daemon (`--timeout`)
-/// - 5: reserved for `handle-url`: no session matched the URL
+/// - 4: timed out waiting for the daemon, or for the end a wait command awaits (`--timeout`)
+/// - 5: `handle-url`: no redirect session in progress matched the URL
 /// - 6: the connection broke, or the reply was not what the protocol promises
 public enum ExitStatus: Int32, Sendable, CaseIterable {
     case success = 0
@@ -24,11 +25,11 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     public var summary: String {
         switch self {
         case .success: "success"
-        case .daemonError: "the daemon answered with an error (printed on stderr)"
+        case .daemonError: "the daemon answered with an error, or the awaited poll or redirect ended with one"
         case .usage: "usage error: bad arguments or options, or no socket path known"
         case .cannotConnect: "cannot connect to the daemon's socket"
-        case .timeout: "no reply within --timeout seconds"
-        case .noSessionMatched: "handle-url: no session matched the URL (reserved)"
+        case .timeout: "no reply (or, for wait commands, no end) within --timeout seconds"
+        case .noSessionMatched: "handle-url: no redirect session in progress matched the URL"
         case .connectionBroken: "the connection broke or the reply was malformed"
         }
     }
@@ -71,6 +72,10 @@ public enum StpctlFailure: Error, Equatable, CustomStringConvertible {
     case noSessionMatched(String)
     /// A connection meant to stay open ended (`watch --no-reconnect`); the message says how.
     case connectionEnded(String)
+    /// What a wait command awaited ended without a result (a poll stopped, a session cancelled).
+    case ended(String)
+    /// A wait command's `--timeout` passed first; the message says what was last seen.
+    case waitTimedOut(String)
 
     public var exitStatus: ExitStatus {
         switch self {
@@ -78,6 +83,8 @@ public enum StpctlFailure: Error, Equatable, CustomStringConvertible {
         case .timeout: .timeout
         case .noSessionMatched: .noSessionMatched
         case .connectionEnded: .connectionBroken
+        case .ended: .daemonError
+        case .waitTimedOut: .timeout
         }
     }
 
@@ -87,6 +94,8 @@ public enum StpctlFailure: Error, Equatable, CustomStringConvertible {
         case .timeout(let seconds, let socket): "no reply from stpd at \(socket) within \(Render.seconds(seconds)) (--timeout)"
         case .noSessionMatched(let message): message
         case .connectionEnded(let message): message
+        case .ended(let message): message
+        case .waitTimedOut(let message): message
         }
     }
 }

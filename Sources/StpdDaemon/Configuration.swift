@@ -38,6 +38,12 @@ public struct DaemonConfiguration: Sendable {
     public var stripeAccount: String?
     /// Per attempt of a Stripe call; each retry gets a fresh one.
     public var stripeTimeout: Duration = .seconds(30)
+    /// Sent as `redirect_merchant_name` on Sources' return URLs unless a call names one (the SDK's companyName).
+    public var merchantName: String?
+    /// The command (and its arguments) stpd runs with a URL appended for `opener: daemon`; nil: off.
+    public var urlOpener: [String]?
+    /// Seconds a Source is polled after its redirect completes (the seeds suggest a short 10 s).
+    public var redirectPollTimeout: Double = 10
     /// Things worth a warning in the log (a key file others can read, ignored key sources). Resolution
     /// runs before logging is set up, so whoever starts the daemon logs these (`StripeSetup` does).
     public var warnings: [String] = []
@@ -66,6 +72,9 @@ public struct DaemonConfiguration: Sendable {
         ("STPD_STRIPE_KEY", "", "the Stripe key itself: environment or config file only, never a flag"),
         ("STPD_STRIPE_ACCOUNT", "--stripe-account", "connected account (acct_...) sent as Stripe-Account"),
         ("STPD_STRIPE_TIMEOUT", "--stripe-timeout", "seconds per attempt of a Stripe call (default 30)"),
+        ("STPD_MERCHANT_NAME", "--merchant-name", "redirect_merchant_name added to Sources' return URLs (default none)"),
+        ("STPD_URL_OPENER", "--url-opener", "command run with a URL for redirect.start opener daemon, e.g. xdg-open (default off)"),
+        ("STPD_REDIRECT_POLL_TIMEOUT", "--redirect-poll-timeout", "seconds a Source is polled after its redirect completes (default 10)"),
     ]
 
     public init(stateDirectory: String) {
@@ -118,6 +127,11 @@ public struct DaemonConfiguration: Sendable {
             c.stripeAccount = raw
         }
         if let seconds = try positive("STPD_STRIPE_TIMEOUT", value("STPD_STRIPE_TIMEOUT")) { c.stripeTimeout = .seconds(seconds) }
+        c.merchantName = value("STPD_MERCHANT_NAME").flatMap { $0.isEmpty ? nil : $0 }
+        c.urlOpener = value("STPD_URL_OPENER").map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
+        if let seconds = try positive("STPD_REDIRECT_POLL_TIMEOUT", value("STPD_REDIRECT_POLL_TIMEOUT")) {
+            c.redirectPollTimeout = Double(min(seconds, 300))
+        }
         c.stripeKeyFile = value("STPD_STRIPE_KEY_FILE").flatMap { $0.isEmpty ? nil : $0 }
         // The key itself is never taken from `flags`: a command line is visible to every local user
         // (/proc/PID/cmdline, ps), while the environment and the config file are not.
@@ -382,6 +396,9 @@ extension DaemonConfiguration: CustomStringConvertible {
             ("STPD_STRIPE_KEY_FILE", stripeKeyFile ?? "(none)"),
             ("STPD_STRIPE_ACCOUNT", stripeAccount ?? "(none)"),
             ("STPD_STRIPE_TIMEOUT", "\(stripeTimeout)"),
+            ("STPD_MERCHANT_NAME", merchantName ?? "(none)"),
+            ("STPD_URL_OPENER", urlOpener?.joined(separator: " ") ?? "(off)"),
+            ("STPD_REDIRECT_POLL_TIMEOUT", "\(redirectPollTimeout)"),
         ]
         lines.append(("stripe key", stripeKey.map { "\($0) from \(stripeKeySource.map { "\($0)" } ?? "?")" } ?? "(none)"))
         return lines.map { "\($0)=\($1)" }.joined(separator: "\n")

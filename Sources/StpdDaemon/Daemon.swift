@@ -25,16 +25,14 @@ public enum Daemon {
             activation: listener.activation, socketPath: listener.socket.path, stateDirectory: configuration.stateDirectory)
         // Created last before the group runs: its HTTP client must be shut down, which the group does.
         let stripe = StripeSetup(configuration: configuration, logger: logger)
-        let broker = AppRequestBroker(log: log)
-        // Requests the app never answered before a restart have nobody waiting for them now.
-        try await broker.abandonLeftovers()
         let activity = Activity()
         let background = BackgroundWork(began: activity.hold, ended: activity.release)
-        let parts = Parts(
-            activity: activity, log: log, store: store, subscriptions: SubscriptionRegistry(log: log), stripe: stripe,
-            broker: broker,
-            customers: CustomerSessions(
-                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background))
+        let parts = Parts(configuration: configuration, log: log, store: store, stripe: stripe, activity: activity, background: background)
+        // Requests the app never answered before a restart have nobody waiting for them now.
+        try await parts.broker.abandonLeftovers()
+        // Polls resume (holding off idle exit) and started redirect sessions take URLs again.
+        try await parts.sources.restore()
+        try await parts.redirects.restore()
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
 
@@ -79,6 +77,30 @@ public enum Daemon {
         var stripe: StripeSetup
         var broker: AppRequestBroker
         var customers: CustomerSessions
+        var payments: any PaymentsAPI
+        var sources: SourceService
+        var redirects: RedirectSessions
+
+        init(
+            configuration: DaemonConfiguration, log: EventLog, store: SQLiteStateStore, stripe: StripeSetup,
+            activity: Activity, background: BackgroundWork
+        ) {
+            self.activity = activity
+            self.log = log
+            self.store = store
+            subscriptions = SubscriptionRegistry(log: log)
+            self.stripe = stripe
+            broker = AppRequestBroker(log: log)
+            customers = CustomerSessions(
+                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background)
+            payments = StripePaymentsAPI(stripe: stripe)
+            let writer = OrderedWriter(log: log)
+            sources = SourceService(api: payments, log: log, writer: writer, background: background)
+            redirects = RedirectSessions(
+                api: payments, sources: sources, opener: configuration.urlOpener.map(CommandURLOpener.init),
+                log: log, writer: writer, background: background, followUpTimeout: configuration.redirectPollTimeout)
+            sources.follow(with: redirects)
+        }
     }
 
     /// Every method's handler; a test checks it covers exactly `StpdAPI.methods`.
@@ -88,6 +110,9 @@ public enum Daemon {
         EventHandlers.register(
             into: &router, log: parts.log, subscriptions: parts.subscriptions, debugMethods: configuration.debugMethods)
         CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
+        SourceHandlers.register(
+            into: &router, sources: parts.sources, redirects: parts.redirects, api: parts.payments,
+            merchantName: configuration.merchantName)
         return router
     }
 

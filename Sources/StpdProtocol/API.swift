@@ -25,6 +25,22 @@ public enum StpdAPI {
         CustomerClearCache.self,
         CustomerClose.self,
         AppRequestAnswer.self,
+        SourceCreate.self,
+        SourceRetrieve.self,
+        SourceGet.self,
+        SourceList.self,
+        SourcePoll.self,
+        SourceStopPolling.self,
+        RedirectCreate.self,
+        RedirectStart.self,
+        RedirectGet.self,
+        RedirectList.self,
+        RedirectCancel.self,
+        HandleURL.self,
+        AppForeground.self,
+        AppBackground.self,
+        PaymentIntentRetrieve.self,
+        PaymentIntentConfirm.self,
     ]
 
     /// Named schemas that methods reference with `JSONSchema.ref`.
@@ -32,6 +48,10 @@ public enum StpdAPI {
         "DaemonStatus": DaemonStatus.schema,
         "Event": EventRecord.schema,
         "CustomerSession": CustomerSessionView.schema,
+        "Source": SourceView.schema,
+        "SourcePoll": PollView.schema,
+        "RedirectSession": RedirectSessionView.schema,
+        "ErrorObject": errorObjectSchema,
     ]
 
     public static func method(named name: String) -> (any RPCMethod.Type)? {

@@ -55,10 +55,17 @@ public enum StpdErrors {
         name: "CursorAhead", code: 2003, message: "`since` is past the last event",
         description: "No event with a seq after the latest (`data.latestSeq`) exists yet; the client holds a cursor from other state.")
 
+    public static let redirectUnavailable = ErrorDeclaration(
+        name: "RedirectUnavailable", code: 4001, message: "No redirect is possible for this object",
+        description: "The Source or PaymentIntent needs no redirect now (the SDK's redirect context would be nil): `data.reason` says why, with `data.status`, `data.flow` and `data.type` as Stripe sent them.")
+    public static let redirectOpenFailed = ErrorDeclaration(
+        name: "RedirectOpenFailed", code: 4002, message: "The URL could not be opened",
+        description: "STPD_URL_OPENER failed (`data.exitStatus`, `data.url` redacted of secrets), or a WeChat Pay source has no app URL to open (the SDK's STPRedirectContextErrorDomain error 0: offer WeChat Pay only where WeChat is installed).")
+
     /// Every declared error, in code order; the contract lists exactly these.
     public static let all: [ErrorDeclaration] = [
         notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
         appRequestTimedOut, appAnswerInvalid,
         cursorExpired, subscriptionNotFound, cursorAhead,
-    ] + stripe
+    ] + stripe + [redirectUnavailable, redirectOpenFailed]
 }

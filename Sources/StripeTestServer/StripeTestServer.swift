@@ -35,6 +35,8 @@ public struct StripeResponder: HTTPResponder {
         let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
+        // HTTP/1 `Host` arrives as the :authority pseudo-header, not among the fields.
+        if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
         let testRequest = TestHTTPRequest(method: request.method.rawValue, path: request.uri.path,
                                           query: request.uri.query ?? "", headers: headers, body: bytes)
         let answer = await state.handle(testRequest)

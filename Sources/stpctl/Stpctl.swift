@@ -5,8 +5,9 @@ import StpdProtocol
 /// `stpctl`: the shell client of stpd.
 ///
 /// Exit statuses (see `ExitStatus`, also printed by `stpctl --help`): 0 success; 1 the daemon
-/// answered with an error; 2 usage error; 3 cannot connect; 4 timeout; 5 reserved for
-/// `handle-url` (no session matched); 6 the connection broke or the reply was malformed.
+/// answered with an error (or an awaited poll or redirect ended with one); 2 usage error;
+/// 3 cannot connect; 4 timeout; 5 `handle-url` matched no session; 6 the connection broke or
+/// the reply was malformed.
 ///
 /// New command groups (customer, source, ...) go in their own file as a command whose
 /// subcommands conform to `ClientCommand`, and are listed in `subcommands` below.
@@ -31,7 +32,8 @@ struct Stpctl: AsyncParsableCommand, ClientCommand {
         version: StpdAPI.version,
         subcommands: [
             CallCommand.self, PingCommand.self, StatusCommand.self, DiscoverCommand.self, WatchCommand.self,
-            EventsCommand.self, CustomerCommand.self,
+            EventsCommand.self, CustomerCommand.self, SourceCommand.self, RedirectCommand.self,
+            HandleURLCommand.self, AppCommand.self,
         ]
     )
 

@@ -56,6 +56,12 @@ struct StpdCommand: AsyncParsableCommand {
     var stripeAccount: String?
     @Option(help: "Seconds per attempt of a Stripe call (default 30).")
     var stripeTimeout: String?
+    @Option(help: "redirect_merchant_name added to Sources' return URLs (default none).")
+    var merchantName: String?
+    @Option(help: "Command run with a URL for redirect.start opener daemon, e.g. xdg-open (default off).")
+    var urlOpener: String?
+    @Option(help: "Seconds a Source is polled after its redirect completes (default 10).")
+    var redirectPollTimeout: String?
     @Flag(help: "Print the OpenRPC contract and exit.")
     var printContract = false
 
@@ -73,6 +79,8 @@ struct StpdCommand: AsyncParsableCommand {
             "STPD_DEBUG_METHODS": debugMethods ? "1" : nil,
             "STPD_STRIPE_API_BASE": stripeAPIBase, "STPD_STRIPE_KEY_FILE": stripeKeyFile,
             "STPD_STRIPE_ACCOUNT": stripeAccount, "STPD_STRIPE_TIMEOUT": stripeTimeout,
+            "STPD_MERCHANT_NAME": merchantName, "STPD_URL_OPENER": urlOpener,
+            "STPD_REDIRECT_POLL_TIMEOUT": redirectPollTimeout,
         ]
         do {
             let configuration = try DaemonConfiguration.resolve(flags: flags.compactMapValues { $0 }, configFile: config)

@@ -149,12 +149,8 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         var configuration = DaemonConfiguration(stateDirectory: directory.path)
         configuration.debugMethods = debugMethods
         let stripe = StripeSetup(configuration: configuration, logger: Logger(label: "test"))  // no key: no HTTP client
-        let broker = AppRequestBroker(log: log)
         let parts = Daemon.Parts(
-            activity: Activity(), log: log, store: store, subscriptions: SubscriptionRegistry(log: log), stripe: stripe,
-            broker: broker,
-            customers: CustomerSessions(
-                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: BackgroundWork()))
+            configuration: configuration, log: log, store: store, stripe: stripe, activity: Activity(), background: BackgroundWork())
         let facts = ProcessFacts(activation: .bound, socketPath: directory.appending("s.sock"), stateDirectory: directory.path)
         let router = Daemon.makeRouter(facts: facts, parts: parts, configuration: configuration)
         #expect(router.methodNames == Set(StpdAPI.methods.map { $0.name }))

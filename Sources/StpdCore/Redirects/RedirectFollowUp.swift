@@ -1,0 +1,61 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+import StripeAPI
+
+/// What the seeds tell an app to do once a redirect completes: poll the Source for a short while
+/// and show chargeable / consumed / failed / still pending; re-fetch the PaymentIntent and show its
+/// status. The result is the session's `outcome` (`redirect.outcome`).
+extension RedirectSessions {
+    func startFollowUp(_ view: RedirectSessionView) {
+        guard let record = try? record(view.id, nil), record.awaitsOutcome else { return }
+        work.start { [self] in await followUp(record) }
+    }
+
+    /// After a restart: a Source's follow-up poll resumes by itself unless the crash came first.
+    func resumeFollowUp(_ record: RedirectRecord) async {
+        if record.kind == .source, let id = record.sourceId, let poll = try? sourceService.get(id: id, viewer: nil).poll,
+            poll.redirect == record.id
+        {
+            if poll.status == "finished" {
+                let source = try? sourceService.get(id: id, viewer: nil).source
+                await pollFinished(redirect: record.id, source: source, error: poll.error)
+            }
+            return
+        }
+        startFollowUp(record.view)
+    }
+
+    private func followUp(_ record: RedirectRecord) async {
+        switch record.kind {
+        case .source:
+            guard let id = record.sourceId else { return }
+            do {
+                _ = try await sourceService.startPoll(
+                    id: id, viewer: nil, clientSecret: record.clientSecret, timeout: record.followUpTimeout, redirect: record.id)
+            } catch {
+                await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
+            }
+        case .paymentIntent:
+            do {
+                let intent = try await paymentsAPI.retrievePaymentIntent(clientSecret: record.clientSecret)
+                await settle(record.id, result: intent.status.rawValue, error: nil, object: SourceRecord.public(intent.allResponseFields))
+            } catch {
+                await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
+            }
+        }
+    }
+
+    public func pollFinished(redirect: String, source: JSONValue?, error: JSONValue?) async {
+        let status = source?["status"]?.stringValue
+        await settle(redirect, result: error == nil ? status ?? "unknown" : "error", error: error, object: source)
+    }
+
+    private func settle(_ id: String, result: String, error: JSONValue?, object: JSONValue?) async {
+        _ = try? await transition(id) { record, _ in
+            guard record.awaitsOutcome else { return nil }
+            record.outcome = .init(result: result, error: error, object: object, at: clockNow.formatted(.iso8601))
+            return "redirect.outcome"
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+import JSONRPC
+import StripeAPI
+
+/// The Stripe calls Sources, polls and redirects make, with the key the daemon holds (the SDK's
+/// publishable-key client model). The daemon implements it over StripeClient; tests script it.
+public protocol PaymentsAPI: Sendable {
+    func createSource(_ params: [String: JSONValue]) async throws -> Source
+    func retrieveSource(id: String, clientSecret: String) async throws -> Source
+    /// One poll request, without the client's own retries (the poller has its schedule).
+    func pollSource(id: String, clientSecret: String) async -> PollFetchResult
+    func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent
+    func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent
+}
+
+/// Opens a URL for the customer (STPD_URL_OPENER); throws when the opener reports failure.
+public protocol URLOpener: Sendable {
+    func open(_ url: String) async throws
+}

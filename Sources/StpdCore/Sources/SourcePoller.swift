@@ -1,0 +1,235 @@
+import Foundation
+import JSONRPC
+import StripeAPI
+import Synchronization
+
+/// Polls one Source the way the SDK's `STPSourcePoller` does (spec §1.4), from a `PollProgress` its
+/// owner persists, so a poll survives a daemon restart and keeps its deadline.
+///
+/// - A 200 resets the interval to 1.5 s and the retry count, and keeps the source (even nil); pending
+///   polls again after 1.5 s, any other status finishes with no error.
+/// - 4xx and non-connectivity transport failures finish with their error.
+/// - Other statuses back off (waits 3, 6, 12, 24, 24 s); connectivity errors retry at the same interval.
+/// - Before each wait, the SDK's check `requestCount > 0 && (elapsed >= timeout || retryCount >= 5)`
+///   finishes with the latest source and the last error. `requestCount` counts a response only after it
+///   is handled, so at least two requests go out before a timeout or retry limit ends the poll.
+///
+/// A cancelled `run()` task returns `.paused` with the progress intact, as for a shutdown: unlike
+/// `stop()`, it is not the app giving up on the poll.
+public final class SourcePoller: Sendable {
+    public static let defaultInterval = 1.5
+    public static let maxInterval = 24.0
+    public static let maxTimeout = 300.0
+    public static let maxRetries = 5
+
+    public let sourceID: String
+    private let clientSecret: String
+    private let clock: any Clock<Duration>
+    private let now: @Sendable () -> Date
+    private let fetch: @Sendable (_ id: String, _ clientSecret: String) async -> PollFetchResult
+    private let state: Mutex<State>
+
+    private struct State {
+        var progress: PollProgress
+        var paused = false
+        var stopRequested = false
+        /// Finished or cancelled: nothing more to do or report.
+        var over = false
+        var running = false
+        var runs = 0
+        /// `run()` waiting on a fetch (woken by stop only) or a timer (woken by pause or stop).
+        var waiter: (continuation: CheckedContinuation<Void, Never>, wakesOnPause: Bool)?
+    }
+
+    private enum Next {
+        case poll
+        case wait(seconds: Double)
+        /// Record the progress, then report.
+        case finish(PollEnd)
+        /// Return at once: nothing changed worth recording.
+        case quit(PollEnd)
+    }
+
+    public init(
+        sourceID: String, clientSecret: String, progress: PollProgress, clock: any Clock<Duration>,
+        now: @escaping @Sendable () -> Date,
+        fetch: @escaping @Sendable (_ id: String, _ clientSecret: String) async -> PollFetchResult
+    ) {
+        self.sourceID = sourceID
+        self.clientSecret = clientSecret
+        self.clock = clock
+        self.now = now
+        self.fetch = fetch
+        state = Mutex(State(progress: progress))
+    }
+
+    public var progress: PollProgress { state.withLock { $0.progress } }
+
+    /// Polls from the stored progress until it finishes (`.finished`, reported once), is paused
+    /// (`.paused`) or stopped (`.stopped`, never reports). After every response it awaits `record`, so the
+    /// caller can persist the progress before the next step. One `run()` at a time: a second concurrent
+    /// call returns `.paused` at once.
+    ///
+    /// The first run of a poller sends its poll at once: for a new poll that is the SDK's first poll; for
+    /// one restored from saved progress it is the poll that was due (its timeout check ran when it was
+    /// scheduled), so a poll restored past its deadline makes one request, then finishes. Running again
+    /// after `.paused` is the SDK's restart, `Schedule(0)`: the timeout check first, then a poll at once.
+    public func run(record: @escaping @Sendable (PollProgress) async -> Void) async -> PollEnd {
+        let startedAt = progress.startedAt
+        let date = now()
+        var next: Next = state.withLock { s in
+            if s.over || s.stopRequested { return .quit(.stopped) }
+            if s.running { return .quit(.paused) }
+            s.running = true
+            s.paused = false
+            s.runs += 1
+            let restart = s.runs > 1
+            return restart && Self.shouldTimeout(s.progress, elapsed: date.timeIntervalSince(startedAt))
+                ? .finish(finish(&s, error: nil)) : .poll
+        }
+        if case .quit(let end) = next { return end }
+        defer { state.withLock { $0.running = false } }
+
+        while true {
+            switch next {
+            case .quit(let end):
+                return end
+            case .finish(let end):
+                await record(progress)
+                return state.withLock { $0.stopRequested } ? .stopped : end
+            case .wait(let seconds):
+                await record(progress)
+                if let end = interruption(afterFetch: false) { return end }
+                _ = await race(wakesOnPause: true) { [clock] in _ = try? await clock.sleep(for: .seconds(seconds)) }
+                if let end = interruption(afterFetch: false) { return end }
+            case .poll:
+                break
+            }
+            let result = await race(wakesOnPause: false) { [fetch, sourceID, clientSecret] in
+                await fetch(sourceID, clientSecret)
+            }
+            if let end = interruption(afterFetch: true) { return end }
+            guard let result else { return .stopped }
+            let date = now()
+            next = state.withLock { handle(result, &$0, elapsed: date.timeIntervalSince(startedAt)) }
+        }
+    }
+
+    /// The SDK's pause: a waiting `run()` returns `.paused` at once; a request in flight is not cancelled:
+    /// its response is handled (it may finish the poll), then `run()` returns `.paused`.
+    public func pause() {
+        state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.paused = true
+            guard let waiter = s.waiter, waiter.wakesOnPause else { return nil }
+            s.waiter = nil
+            return waiter.continuation
+        }?.resume()
+    }
+
+    /// `run()` returns `.stopped` as soon as it can (the request in flight is cancelled, its response
+    /// ignored) and never reports afterwards.
+    public func stop() {
+        state.withLock { s in
+            s.stopRequested = true
+            defer { s.waiter = nil }
+            return s.waiter?.continuation
+        }?.resume()
+    }
+
+    // MARK: Steps
+
+    private static func shouldTimeout(_ p: PollProgress, elapsed: Double) -> Bool {
+        p.requestCount > 0 && (elapsed >= p.timeout || p.retryCount >= maxRetries)
+    }
+
+    /// The SDK's Continue and the Schedule it calls.
+    private func handle(_ result: PollFetchResult, _ s: inout State, elapsed: Double) -> Next {
+        var p = s.progress
+        var finishing = false
+        let error: PollError?
+        switch result {
+        case .cancelled:
+            s.over = true
+            return .quit(.stopped)
+        case .source(let source):
+            p.interval = Self.defaultInterval
+            p.retryCount = 0
+            p.latestSource = source?.allResponseFields
+            finishing = source?.status != .pending
+            error = nil
+        case .httpError(let status, let stripeError) where (400..<500).contains(status):
+            finishing = true
+            error = PollError(stripeError)
+        case .httpError(_, let stripeError):
+            p.interval = min(p.interval * 2, Self.maxInterval)
+            p.retryCount += 1
+            error = PollError(stripeError)
+        case .connectivity(let stripeError):
+            p.retryCount += 1
+            error = PollError(stripeError)
+        case .transportFailure(let stripeError):
+            finishing = true
+            error = PollError(stripeError)
+        }
+        // Schedule checks the timeout before this response is counted.
+        finishing = finishing || Self.shouldTimeout(p, elapsed: elapsed)
+        p.requestCount += 1
+        p.lastError = error
+        s.progress = p
+        return finishing ? .finish(finish(&s, error: error)) : .wait(seconds: p.interval)
+    }
+
+    /// The SDK's `cleanupAndFireCompletion`: a poll ending knowing nothing gets the generic error.
+    private func finish(_ s: inout State, error: PollError?) -> PollEnd {
+        s.over = true
+        let error = error ?? (s.progress.latestSource == nil ? .genericConnection : nil)
+        s.progress.lastError = error
+        return .finished(source: s.progress.latestSource, error: error)
+    }
+
+    // MARK: Waiting
+
+    /// How `run()` ends now, if it must: stopped, paused (only between requests), or its task cancelled.
+    private func interruption(afterFetch: Bool) -> PollEnd? {
+        state.withLock { s in
+            if s.stopRequested {
+                s.over = true
+                return .stopped
+            }
+            if Task.isCancelled { return .paused }
+            return !afterFetch && s.paused ? .paused : nil
+        }
+    }
+
+    /// Runs `work` until it returns (its value) or run() is interrupted (nil, and `work` is cancelled).
+    private func race<T: Sendable>(wakesOnPause: Bool, _ work: @escaping @Sendable () async -> T) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await work() }
+            group.addTask {
+                await self.interrupted(wakesOnPause: wakesOnPause)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+    }
+
+    private func interrupted(wakesOnPause: Bool) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s in
+                    // Checked under the lock, so a cancellation whose handler already ran is not missed.
+                    if Task.isCancelled || s.stopRequested || (wakesOnPause && s.paused) { return true }
+                    s.waiter = (continuation, wakesOnPause)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { s in
+                defer { s.waiter = nil }
+                return s.waiter?.continuation
+            }?.resume()
+        }
+    }
+}

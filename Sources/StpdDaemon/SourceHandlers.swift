@@ -1,0 +1,93 @@
+import Foundation
+import JSONRPC
+import StpdCore
+import StpdProtocol
+import StripeAPI
+
+/// `source.*`, `redirect.*`, `handle-url`, `app.*` and `paymentIntent.*`.
+enum SourceHandlers {
+    static func register(
+        into router: inout MethodRouter<CallContext>, sources: SourceService, redirects: RedirectSessions,
+        api: any PaymentsAPI, merchantName: String?
+    ) {
+        router.register(SourceCreate.self) { params, context in
+            let form = try params.params.sourceParams(at: "params").formParams(merchantName: params.merchantName ?? merchantName)
+            let (view, secret) = try await sources.create(owner: context.uid, params: form)
+            return SourceResult(source: view, clientSecret: secret)
+        }
+        router.register(SourceRetrieve.self) { params, context in
+            let (view, source) = try await sources.retrieve(
+                id: params.id, clientSecret: params.clientSecret, viewer: context.viewer, owner: context.uid)
+            return SourceResult(source: view, clientSecret: source.clientSecret)
+        }
+        router.register(SourceGet.self) { params, context in try sources.get(id: params.id, viewer: context.viewer) }
+        router.register(SourceList.self) { _, context in .init(sources: sources.list(viewer: context.viewer)) }
+        router.register(SourcePoll.self) { params, context in
+            try await sources.startPoll(
+                id: params.id, viewer: context.viewer, clientSecret: params.clientSecret, timeout: params.timeout)
+        }
+        router.register(SourceStopPolling.self) { params, context in
+            try await sources.stopPoll(id: params.id, viewer: context.viewer)
+        }
+
+        router.register(RedirectCreate.self) { params, context in
+            switch (params.source, params.paymentIntent) {
+            case (let source?, nil):
+                return try await redirects.create(
+                    owner: context.uid, viewer: context.viewer, sourceID: source.id, clientSecret: source.clientSecret,
+                    followUpTimeout: params.followUpTimeout)
+            case (nil, let intent?):
+                return try await redirects.create(
+                    owner: context.uid, paymentIntentSecret: intent.clientSecret, followUpTimeout: params.followUpTimeout)
+            default:
+                throw RPCError.invalidParams("give exactly one of source and paymentIntent", parameter: "source")
+            }
+        }
+        router.register(RedirectStart.self) { params, context in
+            try await redirects.start(id: params.session, viewer: context.viewer, mode: params.mode, opener: params.opener)
+        }
+        router.register(RedirectGet.self) { params, context in try redirects.get(id: params.session, viewer: context.viewer) }
+        router.register(RedirectList.self) { _, context in .init(sessions: redirects.list(viewer: context.viewer)) }
+        router.register(RedirectCancel.self) { params, context in
+            try await redirects.cancel(id: params.session, viewer: context.viewer)
+        }
+        router.register(HandleURL.self) { params, context in
+            let session = try await redirects.handleURL(params.url, viewer: context.viewer)
+            return .init(handled: session != nil, session: session)
+        }
+        router.register(AppForeground.self) { _, context in
+            // Polls first: a redirect completed here starts its own follow-up poll.
+            let polls = try await sources.resumeAll(viewer: context.viewer)
+            return .init(completedRedirects: try await redirects.foreground(viewer: context.viewer), polls: polls)
+        }
+        router.register(AppBackground.self) { _, context in
+            .init(completedRedirects: [], polls: try await sources.pauseAll(viewer: context.viewer))
+        }
+
+        router.register(PaymentIntentRetrieve.self) { params, _ in
+            let intent = try await api.retrievePaymentIntent(clientSecret: params.clientSecret)
+            return .init(paymentIntent: Self.public(intent.allResponseFields))
+        }
+        router.register(PaymentIntentConfirm.self) { params, context in
+            let confirm = try params.paymentMethod.confirmParams(
+                clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod")
+            let intent = try await api.confirmPaymentIntent(confirm)
+            var session: RedirectSessionView?
+            if intent.redirectURLs != nil {
+                session = try await redirects.create(
+                    owner: context.uid, paymentIntent: intent, clientSecret: params.clientSecret, followUpTimeout: nil)
+                if let start = params.start, let id = session?.id {
+                    session = try await redirects.start(id: id, viewer: context.viewer, mode: start.mode, opener: start.opener)
+                }
+            }
+            return .init(paymentIntent: Self.public(intent.allResponseFields), redirect: session)
+        }
+    }
+
+    /// A Stripe object without its client secret, for replies that other tools may log.
+    static func `public`(_ fields: JSONValue) -> JSONValue {
+        guard case .object(var members) = fields else { return fields }
+        members["client_secret"] = nil
+        return .object(members)
+    }
+}

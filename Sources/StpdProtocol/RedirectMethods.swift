@@ -1,0 +1,179 @@
+import JSONRPC
+
+let redirectErrors = ["NotFound", "InvalidState", "RedirectUnavailable"] + stripeCallErrors
+
+/// `redirect.*`: redirect sessions (the SDK's STPRedirectContext).
+public enum RedirectCreate: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public struct SourceRef: Codable, Sendable {
+            public var id: String
+            public var clientSecret: String?
+            public init(id: String, clientSecret: String? = nil) {
+                self.id = id
+                self.clientSecret = clientSecret
+            }
+        }
+        public struct PaymentIntentRef: Codable, Sendable {
+            public var clientSecret: String
+            public init(clientSecret: String) { self.clientSecret = clientSecret }
+        }
+        public var source: SourceRef?
+        public var paymentIntent: PaymentIntentRef?
+        /// Seconds the follow-up poll of a Source runs after completion (default STPD_REDIRECT_POLL_TIMEOUT).
+        public var followUpTimeout: Double?
+        public init(source: SourceRef? = nil, paymentIntent: PaymentIntentRef? = nil, followUpTimeout: Double? = nil) {
+            self.source = source
+            self.paymentIntent = paymentIntent
+            self.followUpTimeout = followUpTimeout
+        }
+    }
+    public typealias Result = RedirectSessionView
+    public static let name = "redirect.create"
+    public static let summary = "Opens a redirect session for a Source or a PaymentIntent (fetched fresh), as STPRedirectContext's initializers."
+    public static let description: String? = """
+        A Source qualifies when its flow is redirect (or it is WeChat Pay) and its status pending or chargeable; \
+        a PaymentIntent when its status is requires_action with a redirect_to_url next action whose url and \
+        return_url parse. Otherwise RedirectUnavailable says why. The Source's client secret may be omitted \
+        when the Source was created or retrieved through stpd.
+        """
+    public static let paramsSchema = JSONSchema.object(
+        [
+            "source": .object(["id": sourceID, "clientSecret": clientSecretSchema], required: ["id"]),
+            "paymentIntent": .object(["clientSecret": paymentIntentSecret], required: ["clientSecret"]),
+            "followUpTimeout": .number("Seconds to poll a Source after completion (default 10)", minimum: 0),
+        ])
+    public static let resultSchema = JSONSchema.ref("RedirectSession")
+    public static let errors = redirectErrors
+}
+
+public enum RedirectStart: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var session: String
+        public var mode: RedirectMode?
+        public var opener: RedirectOpener?
+        public init(session: String, mode: RedirectMode? = nil, opener: RedirectOpener? = nil) {
+            self.session = session
+            self.mode = mode
+            self.opener = opener
+        }
+    }
+    public typealias Result = RedirectSessionView
+    public static let name = "redirect.start"
+    public static let summary = "Starts a session (notStarted → inProgress) and answers with the URL to open."
+    public static let description: String? = """
+        mode automatic (default) opens a native app URL when there is one, else the redirect URL, and \
+        completes on the return URL or app.foreground; inApp completes only on the return URL; browser \
+        opens the redirect URL and completes on either. With opener daemon, stpd runs STPD_URL_OPENER \
+        (Disabled unless configured); if it fails, automatic falls back to the redirect URL, WeChat Pay \
+        completes with RedirectOpenFailed. Starting a session that is not notStarted changes nothing.
+        """
+    public static let paramsSchema = JSONSchema.object(
+        [
+            "session": redirectSessionID,
+            "mode": .enumeration(RedirectMode.allCases.map(\.rawValue), "The SDK's start variant (default automatic)"),
+            "opener": .enumeration(RedirectOpener.allCases.map(\.rawValue), "Who opens the URL (default app)"),
+        ], required: ["session"])
+    public static let resultSchema = JSONSchema.ref("RedirectSession")
+    public static let errors = ["NotFound", "Disabled", "RedirectOpenFailed"]
+}
+
+public struct RedirectSessionParams: Codable, Sendable {
+    public var session: String
+    public init(session: String) { self.session = session }
+}
+
+public enum RedirectGet: RPCMethod {
+    public typealias Params = RedirectSessionParams
+    public typealias Result = RedirectSessionView
+    public static let name = "redirect.get"
+    public static let summary = "A redirect session's state."
+    public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
+    public static let resultSchema = JSONSchema.ref("RedirectSession")
+    public static let errors = ["NotFound"]
+}
+
+public enum RedirectList: RPCMethod {
+    public typealias Params = NoParams
+    public struct Result: Codable, Sendable {
+        public var sessions: [RedirectSessionView]
+        public init(sessions: [RedirectSessionView]) { self.sessions = sessions }
+    }
+    public static let name = "redirect.list"
+    public static let summary = "The caller's redirect sessions (root: everyone's), oldest first."
+    public static let paramsSchema = JSONSchema.empty
+    public static let resultSchema = JSONSchema.object(["sessions": .array(of: .ref("RedirectSession"))], required: ["sessions"])
+}
+
+public enum RedirectCancel: RPCMethod {
+    public typealias Params = RedirectSessionParams
+    public typealias Result = RedirectSessionView
+    public static let name = "redirect.cancel"
+    public static let summary = "Cancels an inProgress session; it never reports completion (other states are left as they are)."
+    public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
+    public static let resultSchema = JSONSchema.ref("RedirectSession")
+    public static let errors = ["NotFound"]
+}
+
+/// `handle-url`: StripeAPI.handleURLCallback.
+public enum HandleURL: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var url: String
+        public init(url: String) { self.url = url }
+    }
+    public struct Result: Codable, Sendable {
+        public var handled: Bool
+        public var session: String?
+        public init(handled: Bool, session: String?) {
+            self.handled = handled
+            self.session = session
+        }
+    }
+    public static let name = "handle-url"
+    public static let summary = "Completes the inProgress redirect session whose return URL matches, as StripeAPI.handleURLCallback."
+    public static let description: String? = """
+        A session's return URL matches when scheme and host are equal ignoring case, the path is equal \
+        exactly, and every query item of the return URL is in the URL with an equal value (extra items are \
+        fine). When several sessions match, the earliest started wins (the SDK's Swift short-circuit); only \
+        sessions of the caller's uid (root: all) are considered. handled false when none matched.
+        """
+    public static let paramsSchema = JSONSchema.object(["url": .string("The URL the desktop handed over")], required: ["url"])
+    public static let resultSchema = JSONSchema.object(
+        ["handled": .boolean("A session matched and completed"), "session": .nullable(redirectSessionID)],
+        required: ["handled", "session"])
+}
+
+/// The app's lifecycle, which the SDK reads from iOS notifications.
+public struct AppLifecycleResult: Codable, Sendable {
+    /// Redirect sessions completed (app.foreground, automatic and browser modes).
+    public var completedRedirects: [String]
+    /// Source polls paused (app.background) or resumed (app.foreground).
+    public var polls: [String]
+    public init(completedRedirects: [String], polls: [String]) {
+        self.completedRedirects = completedRedirects
+        self.polls = polls
+    }
+
+    static let schema = JSONSchema.object(
+        [
+            "completedRedirects": .array(of: redirectSessionID, "Sessions completed by this call"),
+            "polls": .array(of: sourceID, "Sources whose poll was paused or resumed"),
+        ], required: ["completedRedirects", "polls"])
+}
+
+public enum AppForeground: RPCMethod {
+    public typealias Params = NoParams
+    public typealias Result = AppLifecycleResult
+    public static let name = "app.foreground"
+    public static let summary = "The app became active: resumes the caller's paused polls (each polls at once) and completes its inProgress automatic/browser redirect sessions."
+    public static let paramsSchema = JSONSchema.empty
+    public static let resultSchema = AppLifecycleResult.schema
+}
+
+public enum AppBackground: RPCMethod {
+    public typealias Params = NoParams
+    public typealias Result = AppLifecycleResult
+    public static let name = "app.background"
+    public static let summary = "The app went to the background: pauses the caller's polls (a request in flight still finishes)."
+    public static let paramsSchema = JSONSchema.empty
+    public static let resultSchema = AppLifecycleResult.schema
+}

@@ -1,0 +1,146 @@
+import JSONRPC
+
+/// How a redirect session is started: the SDK's three `STPRedirectContext` start variants.
+public enum RedirectMode: String, Codable, Sendable, CaseIterable {
+    /// `startRedirectFlow`: the native app URL if there is one (Alipay, WeChat Pay), else the
+    /// redirect URL; completes on the return URL or when the app comes to the foreground.
+    case automatic
+    /// `startSafariViewControllerRedirectFlow`: the app shows the page itself; completes only on
+    /// the return URL.
+    case inApp
+    /// `startSafariAppRedirectFlow`: an external browser; completes on the return URL or when the
+    /// app comes to the foreground.
+    case browser
+}
+
+/// Who opens the URL a started session returns.
+public enum RedirectOpener: String, Codable, Sendable, CaseIterable {
+    /// The app opens `openURL` (the default).
+    case app
+    /// stpd runs the configured STPD_URL_OPENER command with the URL (off unless configured).
+    case daemon
+}
+
+/// How to start a session right after it is opened (paymentIntent.confirm).
+public struct RedirectStartOptions: Codable, Sendable, Hashable {
+    public var mode: RedirectMode?
+    public var opener: RedirectOpener?
+    public init(mode: RedirectMode? = nil, opener: RedirectOpener? = nil) {
+        self.mode = mode
+        self.opener = opener
+    }
+}
+
+/// A redirect session (the SDK's STPRedirectContext), durable and owned by its creator's uid.
+public struct RedirectSessionView: Codable, Sendable, Hashable {
+    public struct Completion: Codable, Sendable, Hashable {
+        /// `url` (a matching return URL arrived), `foreground` (app.foreground), `error`.
+        public var trigger: String
+        public var url: String?
+        public var error: JSONValue?
+        public var at: String
+        public init(trigger: String, url: String?, error: JSONValue?, at: String) {
+            self.trigger = trigger
+            self.url = url
+            self.error = error
+            self.at = at
+        }
+    }
+
+    /// What the follow-up after completion found: the source polled, or the PaymentIntent retrieved.
+    public struct Outcome: Codable, Sendable, Hashable {
+        /// The source's status (`chargeable`, `consumed`, `failed`, `canceled`, still `pending`), the
+        /// PaymentIntent's status (`succeeded`, `processing`, `requires_payment_method`, ...), or `error`.
+        public var result: String
+        public var error: JSONValue?
+        /// The Stripe object as fetched (client secret removed).
+        public var object: JSONValue?
+        public var at: String
+        public init(result: String, error: JSONValue?, object: JSONValue?, at: String) {
+            self.result = result
+            self.error = error
+            self.object = object
+            self.at = at
+        }
+    }
+
+    public var id: String
+    public var object = "redirect_session"
+    /// `notStarted`, `inProgress`, `completed`, `cancelled` (the SDK's states).
+    public var status: String
+    /// `source` or `paymentIntent`.
+    public var kind: String
+    public var sourceId: String?
+    public var paymentIntentId: String?
+    public var nativeURL: String?
+    public var redirectURL: String?
+    public var returnURL: String?
+    public var mode: RedirectMode?
+    public var opener: RedirectOpener?
+    /// The URL to open, once started.
+    public var openURL: String?
+    /// Seconds the follow-up poll of a Source runs after completion.
+    public var followUpTimeout: Double
+    public var completion: Completion?
+    public var outcome: Outcome?
+    public var createdAt: String
+    public var updatedAt: String
+
+    public init(
+        id: String, status: String, kind: String, sourceId: String?, paymentIntentId: String?, nativeURL: String?,
+        redirectURL: String?, returnURL: String?, mode: RedirectMode?, opener: RedirectOpener?, openURL: String?,
+        followUpTimeout: Double, completion: Completion?, outcome: Outcome?, createdAt: String, updatedAt: String
+    ) {
+        self.id = id
+        self.status = status
+        self.kind = kind
+        self.sourceId = sourceId
+        self.paymentIntentId = paymentIntentId
+        self.nativeURL = nativeURL
+        self.redirectURL = redirectURL
+        self.returnURL = returnURL
+        self.mode = mode
+        self.opener = opener
+        self.openURL = openURL
+        self.followUpTimeout = followUpTimeout
+        self.completion = completion
+        self.outcome = outcome
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    static let schema = JSONSchema.object(
+        [
+            "id": redirectSessionID,
+            "object": JSONSchema(["const": "redirect_session"]),
+            "status": .enumeration(["notStarted", "inProgress", "completed", "cancelled"], "The SDK's redirect context states"),
+            "kind": .enumeration(["source", "paymentIntent"], "What is being redirected"),
+            "sourceId": .nullable(.string("The Source")),
+            "paymentIntentId": .nullable(.string("The PaymentIntent")),
+            "nativeURL": .nullable(.string("An app URL (Alipay native_url, WeChat Pay ios_native_url)")),
+            "redirectURL": .nullable(.string("The page where the customer authorizes")),
+            "returnURL": .nullable(.string("The URL that completes the session (see handle-url)")),
+            "mode": .nullable(.enumeration(RedirectMode.allCases.map(\.rawValue), "How it was started")),
+            "opener": .nullable(.enumeration(RedirectOpener.allCases.map(\.rawValue), "Who opens openURL")),
+            "openURL": .nullable(.string("The URL to open, once started")),
+            "followUpTimeout": .number("Seconds the follow-up poll of a Source runs after completion", minimum: 0),
+            "completion": .nullable(.object(
+                [
+                    "trigger": .enumeration(["url", "foreground", "error"], "What completed it"),
+                    "url": .nullable(.string("The return URL that arrived")),
+                    "error": .nullable(.ref("ErrorObject")),
+                    "at": .string("RFC 3339", format: "date-time"),
+                ], required: ["trigger", "at"])),
+            "outcome": .nullable(.object(
+                [
+                    "result": .string("Source status, PaymentIntent status, or error"),
+                    "error": .nullable(.ref("ErrorObject")),
+                    "object": .nullable(JSONSchema(["type": "object", "description": "The Stripe object fetched"])),
+                    "at": .string("RFC 3339", format: "date-time"),
+                ], required: ["result", "at"])),
+            "createdAt": .string("RFC 3339", format: "date-time"),
+            "updatedAt": .string("RFC 3339", format: "date-time"),
+        ], required: ["id", "object", "status", "kind", "followUpTimeout", "createdAt", "updatedAt"])
+}
+
+let redirectSessionID = JSONSchema.string("The redirect session id", pattern: "^rdr_[A-Za-z0-9]+$")

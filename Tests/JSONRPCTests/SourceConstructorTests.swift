@@ -1,0 +1,162 @@
+import JSONRPC
+import StpdProtocol
+import StripeAPI
+import Testing
+
+// The RPC side of source.create and paymentIntent.confirm: the schema the router checks first,
+// then the exactly-one rule and the mapping onto the SDK's constructors.
+
+private func validate(_ value: JSONValue, _ schema: JSONSchema) -> SchemaValidator.Failure? {
+    do {
+        try StpdAPI.validator.validate(value, against: schema)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> T {
+    try JSONCoding.typed(type, from: value)
+}
+
+@Suite struct SourceConstructorTests {
+    let sofortExample: JSONValue = ["sofort": ["amount": 1099, "returnURL": "app://done", "country": "DE", "statementDescriptor": "ORDER 1"]]
+
+    @Test func schemaAcceptsASofortExampleThatDecodesToTheSDKsParams() throws {
+        #expect(validate(sofortExample, SourceConstructor.schema) == nil)
+        let params = try decode(SourceConstructor.self, sofortExample).sourceParams()
+        #expect(params == .sofort(amount: 1099, returnURL: "app://done", country: "DE", statementDescriptor: "ORDER 1"))
+    }
+
+    @Test func schemaRefusesUnknownMembers() throws {
+        let top = try #require(validate(["sofort": ["amount": 1, "returnURL": "app://done", "country": "DE"], "paypal": [:]], SourceConstructor.schema))
+        #expect(top.path == "paypal" && top.reason == "unknown member")
+        let inner = try #require(validate(["sofort": ["amount": 1, "returnURL": "app://done", "country": "DE", "bank": "x"]], SourceConstructor.schema))
+        #expect(inner.path == "sofort.bank" && inner.reason == "unknown member")
+    }
+
+    @Test(arguments: [
+        (["sofort": ["amount": 0, "returnURL": "app://done", "country": "DE"]], "sofort.amount"),
+        (["sofort": ["amount": 1, "returnURL": "app://done"]], "sofort.country"),
+        (["p24": ["amount": 1, "currency": "euro", "email": "a@b.c", "returnURL": "app://done"]], "p24.currency"),
+        (["raw": ["amount": 1]], "raw.type"),
+    ] as [(JSONValue, String)])
+    func schemaRefusesBadArguments(value: JSONValue, path: String) throws {
+        let failure = try #require(validate(value, SourceConstructor.schema))
+        #expect(failure.path == path)
+    }
+
+    @Test func schemaAcceptsOneExampleOfEveryMember() {
+        let examples: [JSONValue] = [
+            ["card": ["number": "4242424242424242", "expMonth": 12, "expYear": 2030, "cvc": "123", "zip": "10115"]],
+            ["ideal": ["amount": 1, "returnURL": "app://done", "bank": "ing"]],
+            ["bancontact": ["amount": 1, "name": "Jo", "returnURL": "app://done"]],
+            ["giropay": ["amount": 1, "name": "Jo", "returnURL": "app://done"]],
+            ["eps": ["amount": 1, "name": "Jo", "returnURL": "app://done", "statementDescriptor": "SD"]],
+            ["p24": ["amount": 1, "currency": "pln", "email": "a@b.c", "returnURL": "app://done"]],
+            ["multibanco": ["amount": 1, "returnURL": "app://done", "email": "a@b.c"]],
+            ["sepaDebit": ["name": "Jo", "iban": "DE89370400440532013000", "country": "DE"]],
+            ["threeDSecure": ["amount": 1, "currency": "eur", "returnURL": "app://done", "card": "src_1"]],
+            ["alipay": ["amount": 1, "currency": "usd", "returnURL": "app://done"]],
+            ["alipayReusable": ["currency": "usd", "returnURL": "app://done"]],
+            ["wechatPay": ["amount": 1, "currency": "cny", "appId": "wx1"]],
+            [
+                "klarna": [
+                    "returnURL": "app://done", "currency": "eur", "purchaseCountry": "DE",
+                    "items": [["type": "sku", "description": "Mug", "quantity": 1, "amount": 1000]],
+                    "customPaymentMethods": ["payin4"], "dateOfBirth": ["day": 1, "month": 2, "year": 1990],
+                ]
+            ],
+            ["visaCheckout": ["callId": "c1"]],
+            ["masterpass": ["cartId": "c", "transactionId": "t"]],
+            ["raw": ["type": "sofort", "amount": 1, "sofort": ["country": "DE"]]],
+        ]
+        for example in examples {
+            #expect(validate(example, SourceConstructor.schema) == nil, "\(example)")
+            #expect((try? decode(SourceConstructor.self, example).sourceParams()) != nil, "\(example)")
+        }
+    }
+
+    @Test func exactlyOneMember() throws {
+        let none = #expect(throws: RPCError.self) { try SourceConstructor().sourceParams(at: "params") }
+        #expect(none?.code == RPCError.invalidParamsCode)
+        #expect(none?.data == ["parameter": "params"])
+        #expect(none?.message.contains("give exactly one source type: card, sofort") == true)
+
+        let two = SourceConstructor(
+            sofort: .init(amount: 1, returnURL: "app://done", country: "DE"),
+            multibanco: .init(amount: 1, returnURL: "app://done", email: "a@b.c"))
+        let error = #expect(throws: RPCError.self) { try two.sourceParams(at: "params") }
+        #expect(error?.data == ["parameter": "params.multibanco"])
+        #expect(error?.message.contains("(got sofort, multibanco)") == true)
+        #expect((#expect(throws: RPCError.self) { try two.sourceParams() })?.data == ["parameter": "multibanco"])
+    }
+
+    @Test func eachMemberCallsItsConstructor() throws {
+        let named = SourceConstructor.NamedRedirect(amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD")
+        #expect(try SourceConstructor(eps: named).sourceParams() == .eps(amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD"))
+        #expect(try SourceConstructor(giropay: named).sourceParams() == .giropay(amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD"))
+        #expect(try SourceConstructor(wechatPay: .init(amount: 1, currency: "cny", appId: "wx1")).sourceParams() == .wechatPay(amount: 1, currency: "cny", appID: "wx1"))
+        #expect(try SourceConstructor(masterpass: .init(cartId: "c", transactionId: "t")).sourceParams() == .masterpass(cartID: "c", transactionID: "t"))
+        let item = KlarnaLineItem(type: .sku, description: "Mug", quantity: 1, amount: 1000)
+        #expect(
+            try SourceConstructor(klarna: .init(returnURL: "app://done", currency: "eur", purchaseCountry: "DE", items: [item])).sourceParams()
+                == .klarna(returnURL: "app://done", currency: "eur", purchaseCountry: "DE", items: [item]))
+    }
+
+    @Test func rawKeepsRedirectSoTheMerchantNameStillApplies() throws {
+        let raw: [String: JSONValue] = ["type": "bancontact", "amount": 1, "redirect": ["return_url": "app://done"]]
+        let params = try SourceConstructor(raw: raw).sourceParams()
+        #expect(params.type == "bancontact")
+        #expect(
+            JSONValue.object(params.formParams(merchantName: "Shop"))
+                == ["type": "bancontact", "amount": 1, "redirect": ["return_url": "app://done?redirect_merchant_name=Shop"]])
+        let error = #expect(throws: RPCError.self) { try SourceConstructor(raw: ["type": ""]).sourceParams(at: "params") }
+        #expect(error?.data == ["parameter": "params.raw.type"])
+    }
+}
+
+@Suite struct SourceConstructorPaymentMethodTests {
+    let secret = "pi_123_secret_abc"
+
+    @Test func existingPaymentMethod() throws {
+        let params = try PaymentMethodInput(id: "pm_1").confirmParams(clientSecret: secret, returnURL: "app://done")
+        #expect(params == PaymentIntentConfirmParams(clientSecret: secret, paymentMethodID: "pm_1", returnURL: "app://done"))
+        #expect(params.paymentIntentID == "pi_123")
+    }
+
+    @Test func newPaymentMethodWithItsBillingDetails() throws {
+        let input = PaymentMethodInput(bancontact: .init(), billingDetails: .init(name: "Jo"))
+        let params = try input.confirmParams(clientSecret: secret, returnURL: nil)
+        #expect(params.paymentMethodData == .bancontact)
+        #expect(params.formParams()["payment_method_data"] == ["type": "bancontact", "billing_details": ["name": "Jo"]])
+        let ideal = try PaymentMethodInput(ideal: .init(bank: "ing")).confirmParams(clientSecret: secret, returnURL: "app://done")
+        #expect(ideal.paymentMethodData == .ideal(bank: "ing"))
+    }
+
+    @Test func exactlyOneAndRequiredBillingDetails() {
+        let none = #expect(throws: RPCError.self) { try PaymentMethodInput().confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod") }
+        #expect(none?.data == ["parameter": "paymentMethod"])
+        let two = #expect(throws: RPCError.self) {
+            try PaymentMethodInput(id: "pm_1", sofort: .init(country: "DE")).confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")
+        }
+        #expect(two?.data == ["parameter": "paymentMethod.sofort"])
+        let p24 = #expect(throws: RPCError.self) {
+            try PaymentMethodInput(p24: .init(), billingDetails: .init(name: "Jo")).confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")
+        }
+        #expect(p24?.data == ["parameter": "paymentMethod.billingDetails.email"])
+        let giropay = #expect(throws: RPCError.self) { try PaymentMethodInput(giropay: .init()).confirmParams(clientSecret: secret, returnURL: nil) }
+        #expect(giropay?.data == ["parameter": "billingDetails.name"])
+        let secretError = #expect(throws: RPCError.self) { try PaymentMethodInput(id: "pm_1").confirmParams(clientSecret: "seti_1_secret_x", returnURL: nil) }
+        #expect(secretError?.data == ["parameter": "clientSecret"])
+    }
+
+    @Test func schema() throws {
+        #expect(validate(["card": ["number": "4242424242424242", "expMonth": 1, "expYear": 2030], "billingDetails": ["name": "Jo"]], PaymentMethodInput.schema) == nil)
+        #expect(validate(["giropay": [:], "billingDetails": ["name": "Jo"]], PaymentMethodInput.schema) == nil)
+        let failure = try #require(validate(["paypal": [:]], PaymentMethodInput.schema))
+        #expect(failure.path == "paypal")
+        let decoded = try decode(PaymentMethodInput.self, ["sofort": ["country": "DE"]])
+        #expect(decoded == PaymentMethodInput(sofort: .init(country: "DE")))
+    }
+}
