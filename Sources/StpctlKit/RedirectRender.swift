@@ -21,14 +21,16 @@ public enum RedirectRender {
     /// One session, `key: value` lines; the URL to open first once started, as that is what the
     /// caller of `redirect start` acts on.
     public static func session(_ session: JSONValue, timeZone: TimeZone = .current) -> String {
-        var rows: [(String, String)] = []
-        if let open = session["openURL"]?.stringValue { rows.append(("open", open)) }
-        rows += [
+        var rows: [(String, String)] = [
             ("session", text(session["id"])), ("status", text(session["status"])),
             (session["kind"]?.stringValue == "paymentIntent" ? "payment intent" : "source", object(session)),
         ]
         if let mode = session["mode"]?.stringValue {
             rows.append(("mode", mode + (session["opener"]?.stringValue.map { ", opened by the \($0)" } ?? "")))
+        }
+        if let open = session["openURL"]?.stringValue {
+            // In progress, the URL to open is what the reader acts on: first.
+            if session["status"]?.stringValue == "inProgress" { rows.insert(("open", open), at: 0) } else { rows.append(("open", open)) }
         }
         for (label, key) in [("redirect URL", "redirectURL"), ("native URL", "nativeURL"), ("return URL", "returnURL")] {
             if let url = session[key]?.stringValue { rows.append((label, url)) }
@@ -69,17 +71,18 @@ public enum RedirectRender {
         return text(outcome["result"])
     }
 
-    /// The line redrawn while waiting: what the session waits for, and for how long so far.
+    /// The line redrawn while waiting, short enough for 80 columns: status, what the session
+    /// waits for, and for how long so far.
     public static func progress(_ session: JSONValue, waited seconds: Double) -> String {
-        let id = text(session["id"])
-        let phase: String
-        switch session["status"]?.stringValue {
-        case "notStarted": phase = "not started (stpctl redirect start \(id))"
-        case "inProgress": phase = "in progress: waiting for the return URL" + (session["mode"]?.stringValue == "inApp" ? "" : " or app.foreground")
-        case "completed": phase = "completed: waiting for the outcome"
-        case let other: phase = other ?? "?"
-        }
-        return "\(id)  \(phase)  \(Waiting.elapsed(seconds))"
+        let status = session["status"]?.stringValue
+        let phase: String? =
+            switch status {
+            case "notStarted": "not started yet"
+            case "inProgress": "waiting for the return URL"
+            case "completed": "waiting for the outcome"
+            default: nil
+            }
+        return [text(session["id"]), status ?? "?", phase, Waiting.elapsed(seconds)].compactMap { $0 }.joined(separator: "  ")
     }
 
     /// Whether a wait on the session is over: an outcome arrived, it completed with an error (no

@@ -66,11 +66,23 @@ public enum SourceRender {
         }
     }
 
-    /// The line redrawn while waiting: `src_123  pending  polling  0 failed requests  4m 12s left`.
+    /// The line redrawn while waiting, short enough for 80 columns:
+    /// `src_123  pending  polling  retries 0  4m 12s left`.
     public static func progress(_ source: JSONValue, now: Date = Date()) -> String {
-        let id = text(source["id"])
-        guard let poll = source["poll"], poll.objectValue != nil else { return "\(id)  \(text(source["status"]))  no poll" }
-        return "\(id)  \(text(source["status"]))  " + self.poll(poll, now: now).replacingOccurrences(of: ", ", with: "  ")
+        var parts = [text(source["id"]), text(source["status"])]
+        if let poll = source["poll"], poll.objectValue != nil {
+            let status = poll["status"]?.stringValue ?? "?"
+            parts.append(status)
+            if status == "polling" || status == "paused" {
+                parts.append("retries \(poll["retryCount"]?.intValue ?? 0)")
+                if let deadline = Waiting.date(poll["deadline"]?.stringValue) {
+                    parts.append(Waiting.timeLeft(until: deadline, now: now))
+                }
+            }
+        } else {
+            parts.append("no poll")
+        }
+        return parts.joined(separator: "  ")
     }
 
     /// Whether a wait on the Source's poll is over, and how; nil while it polls (or is paused).
@@ -84,7 +96,7 @@ public enum SourceRender {
             if let error = poll["error"], error != .null { return .failed(error) }
             return .succeeded
         case "stopped":
-            return .ended("the poll of \(id) was stopped before it finished (source.stopPolling, or replaced)")
+            return .ended("the poll of \(id) was stopped before it finished (source.stopPolling)")
         default:
             return nil
         }

@@ -44,6 +44,8 @@ public struct DaemonConfiguration: Sendable {
     public var urlOpener: [String]?
     /// Seconds a Source is polled after its redirect completes (the seeds suggest a short 10 s).
     public var redirectPollTimeout: Double = 10
+    /// Seconds a payment context's pending action waits for the app's answer.
+    public var pendingActionTimeout: Double = 600
     /// Things worth a warning in the log (a key file others can read, ignored key sources). Resolution
     /// runs before logging is set up, so whoever starts the daemon logs these (`StripeSetup` does).
     public var warnings: [String] = []
@@ -75,6 +77,7 @@ public struct DaemonConfiguration: Sendable {
         ("STPD_MERCHANT_NAME", "--merchant-name", "redirect_merchant_name added to Sources' return URLs (default none)"),
         ("STPD_URL_OPENER", "--url-opener", "command run with a URL for redirect.start opener daemon, e.g. xdg-open (default off)"),
         ("STPD_REDIRECT_POLL_TIMEOUT", "--redirect-poll-timeout", "seconds a Source is polled after its redirect completes (default 10)"),
+        ("STPD_PENDING_ACTION_TIMEOUT", "--pending-action-timeout", "seconds a payment context's pending action waits for its answer (default 600)"),
     ]
 
     public init(stateDirectory: String) {
@@ -131,6 +134,9 @@ public struct DaemonConfiguration: Sendable {
         c.urlOpener = value("STPD_URL_OPENER").map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
         if let seconds = try positive("STPD_REDIRECT_POLL_TIMEOUT", value("STPD_REDIRECT_POLL_TIMEOUT")) {
             c.redirectPollTimeout = Double(min(seconds, 300))
+        }
+        if let seconds = try positive("STPD_PENDING_ACTION_TIMEOUT", value("STPD_PENDING_ACTION_TIMEOUT")) {
+            c.pendingActionTimeout = Double(seconds)
         }
         c.stripeKeyFile = value("STPD_STRIPE_KEY_FILE").flatMap { $0.isEmpty ? nil : $0 }
         // The key itself is never taken from `flags`: a command line is visible to every local user
@@ -399,6 +405,7 @@ extension DaemonConfiguration: CustomStringConvertible {
             ("STPD_MERCHANT_NAME", merchantName ?? "(none)"),
             ("STPD_URL_OPENER", urlOpener?.joined(separator: " ") ?? "(off)"),
             ("STPD_REDIRECT_POLL_TIMEOUT", "\(redirectPollTimeout)"),
+            ("STPD_PENDING_ACTION_TIMEOUT", "\(pendingActionTimeout)"),
         ]
         lines.append(("stripe key", stripeKey.map { "\($0) from \(stripeKeySource.map { "\($0)" } ?? "?")" } ?? "(none)"))
         return lines.map { "\($0)=\($1)" }.joined(separator: "\n")

@@ -96,18 +96,3 @@ extension CallContext {
     /// Whose objects the caller may see: nil (everyone's) for root.
     var viewer: UInt32? { uid == 0 ? nil : uid }
 }
-
-extension ShippingAddressParams {
-    /// With the recipient folded in, as the SDK's STPAddress carries it.
-    var stripeAddress: StripeAddress {
-        var json: [String: JSONValue] = [:]
-        for (key, value) in [
-            ("name", name), ("phone", phone), ("line1", address.line1), ("line2", address.line2), ("city", address.city),
-            ("state", address.state), ("postal_code", address.postalCode), ("country", address.country),
-        ] {
-            if let value { json[key] = .string(value) }
-        }
-        // Every member is optional, so decoding an object of strings cannot fail.
-        return try! StripeAddress(json: .object(json), codingPath: [])
-    }
-}

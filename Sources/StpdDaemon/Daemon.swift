@@ -33,6 +33,7 @@ public enum Daemon {
         // Polls resume (holding off idle exit) and started redirect sessions take URLs again.
         try await parts.sources.restore()
         try await parts.redirects.restore()
+        try await parts.contexts.restore()
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
 
@@ -80,6 +81,7 @@ public enum Daemon {
         var payments: any PaymentsAPI
         var sources: SourceService
         var redirects: RedirectSessions
+        var contexts: PaymentContexts
 
         init(
             configuration: DaemonConfiguration, log: EventLog, store: SQLiteStateStore, stripe: StripeSetup,
@@ -100,6 +102,10 @@ public enum Daemon {
                 api: payments, sources: sources, opener: configuration.urlOpener.map(CommandURLOpener.init),
                 log: log, writer: writer, background: background, followUpTimeout: configuration.redirectPollTimeout)
             sources.follow(with: redirects)
+            contexts = PaymentContexts(
+                customers: customers, api: payments, redirects: redirects, log: log, writer: writer, background: background,
+                pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName)
+            redirects.follow(with: contexts)
         }
     }
 
@@ -113,6 +119,7 @@ public enum Daemon {
         SourceHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, api: parts.payments,
             merchantName: configuration.merchantName)
+        PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         return router
     }
 

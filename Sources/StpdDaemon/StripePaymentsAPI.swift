@@ -54,6 +54,11 @@ struct StripePaymentsAPI: PaymentsAPI {
             as: PaymentIntent.self)
     }
 
+    func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
+        try await client().send(
+            StripeRequest(.post, "/v1/payment_methods", params: PaymentMethodData.card(card).createParams()), as: PaymentMethod.self)
+    }
+
     func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
         try await client().send(
             StripeRequest(.post, "/v1/payment_intents/\(params.paymentIntentID)/confirm", params: params.formParams()),

@@ -41,6 +41,20 @@ public enum StpdAPI {
         AppBackground.self,
         PaymentIntentRetrieve.self,
         PaymentIntentConfirm.self,
+        PaymentContextCreate.self,
+        PaymentContextGet.self,
+        PaymentContextList.self,
+        PaymentContextRetryLoading.self,
+        PaymentContextUpdate.self,
+        PaymentContextSelectPaymentMethod.self,
+        PaymentContextAddCard.self,
+        PaymentContextRemovePaymentMethod.self,
+        PaymentContextSetShippingAddress.self,
+        PaymentContextSelectShippingMethod.self,
+        PaymentContextRequestPayment.self,
+        PaymentContextAnswer.self,
+        PaymentContextCancel.self,
+        PaymentContextClose.self,
     ]
 
     /// Named schemas that methods reference with `JSONSchema.ref`.
@@ -52,6 +66,7 @@ public enum StpdAPI {
         "SourcePoll": PollView.schema,
         "RedirectSession": RedirectSessionView.schema,
         "ErrorObject": errorObjectSchema,
+        "PaymentContext": PaymentContextView.schema,
     ]
 
     public static func method(named name: String) -> (any RPCMethod.Type)? {

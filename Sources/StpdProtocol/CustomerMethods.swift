@@ -158,14 +158,32 @@ public struct ShippingAddressParams: Codable, Sendable, Hashable {
         public var state: String?
         public var postalCode: String?
         public var country: String?
+        public init(
+            line1: String? = nil, line2: String? = nil, city: String? = nil, state: String? = nil, postalCode: String? = nil,
+            country: String? = nil
+        ) {
+            self.line1 = line1
+            self.line2 = line2
+            self.city = city
+            self.state = state
+            self.postalCode = postalCode
+            self.country = country
+        }
     }
     public var name: String?
     public var phone: String?
+    public var email: String?
     public var address: Address
+    public init(name: String? = nil, phone: String? = nil, email: String? = nil, address: Address) {
+        self.name = name
+        self.phone = phone
+        self.email = email
+        self.address = address
+    }
 
     static let schema = JSONSchema.object(
         [
-            "name": .string("Recipient"), "phone": .string("Phone number"),
+            "name": .string("Recipient"), "phone": .string("Phone number"), "email": .string("Contact email (payment contexts)"),
             "address": .object([
                 "line1": .string("Street"), "line2": .string("More"), "city": .string("City"), "state": .string("State"),
                 "postalCode": .string("Postal code"), "country": .string("ISO country code"),

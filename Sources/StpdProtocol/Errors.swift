@@ -62,10 +62,20 @@ public enum StpdErrors {
         name: "RedirectOpenFailed", code: 4002, message: "The URL could not be opened",
         description: "STPD_URL_OPENER failed (`data.exitStatus`, `data.url` redacted of secrets), or a WeChat Pay source has no app URL to open (the SDK's STPRedirectContextErrorDomain error 0: offer WeChat Pay only where WeChat is installed).")
 
+    public static let pendingActionGone = ErrorDeclaration(
+        name: "PendingActionGone", code: 5001, message: "No such pending action is waiting",
+        description: "The pending action was answered already, timed out, was dropped with its context, or never existed; `data.action` names it and `data.state` says which when known.")
+    public static let pendingActionTimedOut = ErrorDeclaration(
+        name: "PendingActionTimedOut", code: 5002, message: "Nobody answered the pending action in time",
+        description: "Carried as the error of didFinish (didCreatePaymentResult) or paymentContext.shippingInvalid (didUpdateShippingAddress) when the deadline passed; `data.action` and `data.kind` say which.")
+    public static let paymentFailed = ErrorDeclaration(
+        name: "PaymentFailed", code: 5003, message: "The payment did not succeed",
+        description: "Carried as the error of didFinish: the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's), or a managed PaymentIntent ended unpaid (`data.paymentIntentStatus`, `data.lastPaymentError`).")
+
     /// Every declared error, in code order; the contract lists exactly these.
     public static let all: [ErrorDeclaration] = [
         notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
         appRequestTimedOut, appAnswerInvalid,
         cursorExpired, subscriptionNotFound, cursorAhead,
-    ] + stripe + [redirectUnavailable, redirectOpenFailed]
+    ] + stripe + [redirectUnavailable, redirectOpenFailed, pendingActionGone, pendingActionTimedOut, paymentFailed]
 }

@@ -470,20 +470,28 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
         if let paymentMethodID {
             out["payment_method"] = .string(paymentMethodID)
         } else if let data = paymentMethodData {
-            var pm: [String: JSONValue] = ["type": .string(data.type)]
-            pm[data.type] = data.details.map(JSONValue.object)
-            var billing: [String: JSONValue] = [:]
-            if case .card(let card) = data {
-                billing["name"] = card.name.map(JSONValue.string)
-                if !card.address.isEmpty { billing["address"] = .object(card.address) }
-            }
-            billing.merge(compact([("name", billingDetails?.name), ("email", billingDetails?.email)])) { _, given in given }
-            if !billing.isEmpty { pm["billing_details"] = .object(billing) }
-            out["payment_method_data"] = .object(pm)
+            out["payment_method_data"] = .object(data.createParams(billingDetails: billingDetails))
         }
         out["return_url"] = returnURL.map(JSONValue.string)
         out["save_payment_method"] = savePaymentMethod.map(JSONValue.bool)
         out["setup_future_usage"] = setupFutureUsage.map { .string($0.rawValue) }
         return out
+    }
+}
+
+extension PaymentMethodData {
+    /// The PaymentMethod's params, as `POST /v1/payment_methods` and `payment_method_data` take them;
+    /// a card's own name and address go to `billing_details`, which `billingDetails` overrides.
+    public func createParams(billingDetails: PaymentIntentConfirmParams.BillingDetails? = nil) -> [String: JSONValue] {
+        var pm: [String: JSONValue] = ["type": .string(type)]
+        pm[type] = details.map(JSONValue.object)
+        var billing: [String: JSONValue] = [:]
+        if case .card(let card) = self {
+            billing["name"] = card.name.map(JSONValue.string)
+            if !card.address.isEmpty { billing["address"] = .object(card.address) }
+        }
+        billing.merge(compact([("name", billingDetails?.name), ("email", billingDetails?.email)])) { _, given in given }
+        if !billing.isEmpty { pm["billing_details"] = .object(billing) }
+        return pm
     }
 }

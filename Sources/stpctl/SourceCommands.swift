@@ -82,12 +82,12 @@ struct SourceCreateCommand: AsyncParsableCommand, ClientCommand {
 
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
-
-    @Option(help: ArgumentHelp("Stripe's source fields as one JSON object with a type; - reads stdin.", valueName: "json"))
-    var raw: String?
+    @OptionGroup var rawOption: RawSourceOption
 
     func run() async throws {
-        guard let raw else { throw ValidationError("give a source type (see stpctl source create --help) or --raw JSON") }
+        guard let raw = rawOption.raw else {
+            throw ValidationError("give a source type (see stpctl source create --help) or --raw JSON")
+        }
         let text = raw == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) : raw
         guard let fields = try? JSONCoding.decode([String: JSONValue].self, from: Data(text.utf8)) else {
             throw ValidationError("--raw needs one JSON object, e.g. {\"type\": \"sofort\", ...}")
@@ -96,14 +96,27 @@ struct SourceCreateCommand: AsyncParsableCommand, ClientCommand {
     }
 }
 
+/// `--raw`, an option of `source create` itself. ArgumentParser also accepts a parent's options
+/// after a subcommand's name, so the TYPE subcommands declare it too (hidden), to refuse it
+/// rather than ignore it.
+struct RawSourceOption: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Stripe's source fields as one JSON object with a type, instead of a TYPE; - reads stdin.", valueName: "json"))
+    var raw: String?
+}
+
 /// A `source create TYPE` subcommand: builds its constructor; creating and printing are shared.
 protocol SourceTypeCommand: AsyncParsableCommand, ClientCommand {
     var common: SourceCreateOptions { get }
+    var rawOption: RawSourceOption { get }
     func constructor() -> SourceConstructor
 }
 
 extension SourceTypeCommand {
-    func run() async throws { try await common.create(constructor(), global) }
+    func run() async throws {
+        guard rawOption.raw == nil else { throw ValidationError("give a TYPE or --raw, not both") }
+        try await common.create(constructor(), global)
+    }
 }
 
 /// `--amount` and `--return-url`, which the redirect-based types share.
@@ -124,6 +137,7 @@ struct SourceCardCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "card", abstract: "A card Source (flow none).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @Option(help: "The card number.") var number: String
     @Option(help: "Expiry month, 1 to 12.") var expMonth: Int
     @Option(help: "Expiry year, four digits.") var expYear: Int
@@ -147,6 +161,7 @@ struct SourceSofortCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "sofort", abstract: "SOFORT (EUR; a bank redirect).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var redirect: RedirectSourceOptions
     @Option(help: "The country of the customer's bank (two-letter ISO code).") var country: String
     @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
@@ -161,6 +176,7 @@ struct SourceIdealCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "ideal", abstract: "iDEAL (EUR; a bank redirect).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var redirect: RedirectSourceOptions
     @Option(help: "The account holder.") var name: String?
     @Option(help: "The customer's bank, e.g. ing.") var bank: String?
@@ -188,6 +204,7 @@ struct SourceBancontactCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "bancontact", abstract: "Bancontact (EUR; a bank redirect).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var options: NamedRedirectOptions
     func constructor() -> SourceConstructor { SourceConstructor(bancontact: options.params) }
 }
@@ -196,6 +213,7 @@ struct SourceGiropayCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "giropay", abstract: "giropay (EUR; a bank redirect).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var options: NamedRedirectOptions
     func constructor() -> SourceConstructor { SourceConstructor(giropay: options.params) }
 }
@@ -204,6 +222,7 @@ struct SourceEPSCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "eps", abstract: "EPS (EUR; a bank redirect).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var options: NamedRedirectOptions
     func constructor() -> SourceConstructor { SourceConstructor(eps: options.params) }
 }
@@ -212,6 +231,7 @@ struct SourceP24Command: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "p24", abstract: "Przelewy24 (EUR or PLN; a bank redirect).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var redirect: RedirectSourceOptions
     @Option(help: "Three-letter ISO currency code: eur or pln.") var currency: String
     @Option(help: "The account holder's email.") var email: String
@@ -227,6 +247,7 @@ struct SourceMultibancoCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "multibanco", abstract: "Multibanco (EUR; the customer pays in).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var redirect: RedirectSourceOptions
     @Option(help: "The customer's email.") var email: String
 
@@ -239,6 +260,7 @@ struct SourceSepaDebitCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "sepa-debit", abstract: "SEPA Direct Debit (EUR, reusable).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @Option(help: "The account holder.") var name: String
     @Option(help: "The account's IBAN.") var iban: String
     @Option(help: "Holder's street.") var addressLine1: String?
@@ -257,6 +279,7 @@ struct SourceThreeDSecureCommand: SourceTypeCommand {
         commandName: "three-d-secure", abstract: "3-D Secure for a card Source (a redirect to the card issuer).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var redirect: RedirectSourceOptions
     @Option(help: "Three-letter ISO currency code, e.g. eur.") var currency: String
     @Option(help: ArgumentHelp("The card Source to authenticate.", valueName: "src_...")) var card: String
@@ -271,6 +294,7 @@ struct SourceAlipayCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "alipay", abstract: "Alipay, single use.")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @OptionGroup var redirect: RedirectSourceOptions
     @Option(help: "Three-letter ISO currency code, e.g. eur.") var currency: String
     @Option(help: "The app Alipay returns to (with --app-version).") var appBundleId: String?
@@ -291,6 +315,7 @@ struct SourceAlipayReusableCommand: SourceTypeCommand {
     static let configuration = CommandConfiguration(commandName: "alipay-reusable", abstract: "Alipay, reusable (no amount).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @Option(help: "Three-letter ISO currency code, e.g. eur.") var currency: String
     @Option(help: ArgumentHelp("Where the customer comes back to.", valueName: "url")) var returnURL: String
 
@@ -304,6 +329,7 @@ struct SourceWechatPayCommand: SourceTypeCommand {
         commandName: "wechat-pay", abstract: "WeChat Pay (returns through the WeChat app).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
+    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
     @Option(help: ArgumentHelp("Amount in the currency's minor unit (1099 = 10.99).", valueName: "minor-units"))
     var amount: Int
     @Option(help: "Three-letter ISO currency code, e.g. cny.") var currency: String

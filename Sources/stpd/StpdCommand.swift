@@ -62,6 +62,8 @@ struct StpdCommand: AsyncParsableCommand {
     var urlOpener: String?
     @Option(help: "Seconds a Source is polled after its redirect completes (default 10).")
     var redirectPollTimeout: String?
+    @Option(help: "Seconds a payment context's pending action waits for its answer (default 600).")
+    var pendingActionTimeout: String?
     @Flag(help: "Print the OpenRPC contract and exit.")
     var printContract = false
 
@@ -80,7 +82,7 @@ struct StpdCommand: AsyncParsableCommand {
             "STPD_STRIPE_API_BASE": stripeAPIBase, "STPD_STRIPE_KEY_FILE": stripeKeyFile,
             "STPD_STRIPE_ACCOUNT": stripeAccount, "STPD_STRIPE_TIMEOUT": stripeTimeout,
             "STPD_MERCHANT_NAME": merchantName, "STPD_URL_OPENER": urlOpener,
-            "STPD_REDIRECT_POLL_TIMEOUT": redirectPollTimeout,
+            "STPD_REDIRECT_POLL_TIMEOUT": redirectPollTimeout, "STPD_PENDING_ACTION_TIMEOUT": pendingActionTimeout,
         ]
         do {
             let configuration = try DaemonConfiguration.resolve(flags: flags.compactMapValues { $0 }, configFile: config)

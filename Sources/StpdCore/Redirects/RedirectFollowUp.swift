@@ -6,7 +6,14 @@ import StripeAPI
 /// What the seeds tell an app to do once a redirect completes: poll the Source for a short while
 /// and show chargeable / consumed / failed / still pending; re-fetch the PaymentIntent and show its
 /// status. The result is the session's `outcome` (`redirect.outcome`).
+/// Told when a redirect session's follow-up has an outcome (a payment context waiting on it).
+public protocol RedirectOutcomeFollower: Sendable {
+    func redirectSettled(session: String, outcome: RedirectSessionView.Outcome) async
+}
+
 extension RedirectSessions {
+    public func follow(with follower: any RedirectOutcomeFollower) { outcomeFollowers.withLock { $0.append(follower) } }
+
     func startFollowUp(_ view: RedirectSessionView) {
         guard let record = try? record(view.id, nil), record.awaitsOutcome else { return }
         work.start { [self] in await followUp(record) }
@@ -52,10 +59,13 @@ extension RedirectSessions {
     }
 
     private func settle(_ id: String, result: String, error: JSONValue?, object: JSONValue?) async {
-        _ = try? await transition(id) { record, _ in
+        let settled = try? await transition(id) { record, _ in
             guard record.awaitsOutcome else { return nil }
             record.outcome = .init(result: result, error: error, object: object, at: clockNow.formatted(.iso8601))
             return "redirect.outcome"
+        }
+        if settled?.event != nil, let outcome = settled?.view.outcome {
+            for follower in outcomeFollowers.withLock({ $0 }) { await follower.redirectSettled(session: id, outcome: outcome) }
         }
     }
 }

@@ -26,6 +26,7 @@ public final class RedirectSessions: Sendable {
     private let now: @Sendable () -> Date
     private let defaultFollowUpTimeout: Double
     let state = Mutex(State())
+    let outcomeFollowers = Mutex<[any RedirectOutcomeFollower]>([])
 
     public init(
         api: any PaymentsAPI, sources: SourceService, opener: (any URLOpener)?, log: EventLog, writer: OrderedWriter,

@@ -11,6 +11,8 @@ public protocol PaymentsAPI: Sendable {
     func pollSource(id: String, clientSecret: String) async -> PollFetchResult
     func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent
     func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent
+    /// A card PaymentMethod (the options screen's "add card"); the card never reaches storage or logs.
+    func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod
 }
 
 /// Opens a URL for the customer (STPD_URL_OPENER); throws when the opener reports failure.

@@ -9,7 +9,7 @@ import Synchronization
 /// - A 200 resets the interval to 1.5 s and the retry count, and keeps the source (even nil); pending
 ///   polls again after 1.5 s, any other status finishes with no error.
 /// - 4xx and non-connectivity transport failures finish with their error.
-/// - Other statuses back off (waits 3, 6, 12, 24, 24 s); connectivity errors retry at the same interval.
+/// - Other statuses double the wait (3, 6, 12, 24 s, capped at 24); connectivity errors keep it.
 /// - Before each wait, the SDK's check `requestCount > 0 && (elapsed >= timeout || retryCount >= 5)`
 ///   finishes with the latest source and the last error. `requestCount` counts a response only after it
 ///   is handled, so at least two requests go out before a timeout or retry limit ends the poll.

@@ -108,6 +108,15 @@ final class FakePaymentsAPI: PaymentsAPI {
     func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
         try await retrievePaymentIntent(clientSecret: params.clientSecret)
     }
+
+    func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
+        let last4 = String(card.number.filter(\.isNumber).suffix(4))
+        let json: JSONValue = [
+            "id": .string("pm_" + String(UUID().uuidString.prefix(8))), "object": "payment_method", "type": "card",
+            "card": ["brand": "visa", "last4": .string(last4), "exp_month": .int(Int64(card.expMonth)), "exp_year": .int(Int64(card.expYear))],
+        ]
+        return try PaymentMethod(json: json, codingPath: [])
+    }
 }
 
 /// Records the URLs it was asked to open; fails for URLs with a prefix in `failing`.

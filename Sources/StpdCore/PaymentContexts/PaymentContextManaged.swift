@@ -1,0 +1,91 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+import StripeAPI
+
+/// Beyond the SDK: stpd confirms the app's PaymentIntent with the selected PaymentMethod, runs a
+/// 3-D Secure or bank redirect through a redirect session, and finishes with the outcome.
+extension PaymentContexts: RedirectOutcomeFollower {
+    func confirmManaged(_ id: String) async {
+        guard let record = records.withLock({ $0[id] }), let managed = record.managed, let method = record.selected else { return }
+        do {
+            let intent = try await api.confirmPaymentIntent(
+                PaymentIntentConfirmParams(clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL))
+            try await settle(id, intent: intent, clientSecret: managed.clientSecret)
+        } catch {
+            await finishManaged(id, status: "error", error: RPCError.json(error))
+        }
+    }
+
+    /// After a restart: a confirm may or may not have reached Stripe, so look before confirming again.
+    func resumeManaged(_ id: String) async {
+        guard let managed = records.withLock({ $0[id]?.managed }) else { return }
+        do {
+            let intent = try await api.retrievePaymentIntent(clientSecret: managed.clientSecret)
+            if intent.status == .requiresPaymentMethod || intent.status == .requiresConfirmation {
+                await confirmManaged(id)
+            } else {
+                try await settle(id, intent: intent, clientSecret: managed.clientSecret)
+            }
+        } catch {
+            await finishManaged(id, status: "error", error: RPCError.json(error))
+        }
+    }
+
+    private func settle(_ id: String, intent: PaymentIntent, clientSecret: String) async throws {
+        switch intent.status {
+        case .succeeded, .processing, .requiresCapture:
+            await finishManaged(id, status: "success", error: nil)
+        case .requiresAction where intent.redirectURLs != nil:
+            guard let owner = records.withLock({ $0[id]?.owner }) else { return }
+            let session = try await redirects.create(owner: owner, paymentIntent: intent, clientSecret: clientSecret, followUpTimeout: nil)
+            _ = try await redirects.start(id: session.id, viewer: nil, mode: .automatic, opener: nil)
+            try await update(id) { record in
+                guard record.managed != nil else { return nil }
+                record.redirect = session.id
+                record.needs = "redirect"
+                return "paymentContext.needsInput"
+            }
+        default:
+            await finishManaged(id, status: "error", error: Self.unpaid(intent.status.rawValue, intent.lastPaymentError?.allResponseFields))
+        }
+    }
+
+    public func redirectSettled(session: String, outcome: RedirectSessionView.Outcome) async {
+        guard let id = records.withLock({ $0.values.first { $0.redirect == session }?.id }) else { return }
+        if ["succeeded", "processing", "requires_capture"].contains(outcome.result) {
+            await finishManaged(id, status: "success", error: nil)
+        } else {
+            await finishManaged(id, status: "error", error: outcome.error ?? Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
+        }
+    }
+
+    private static func unpaid(_ status: String, _ lastError: JSONValue?) -> JSONValue {
+        RPCError.json(StpdErrors.paymentFailed(
+            "the PaymentIntent is \(status)", data: ["paymentIntentStatus": .string(status), "lastPaymentError": lastError ?? .null]))
+    }
+
+    private func finishManaged(_ id: String, status: String, error: JSONValue?) async {
+        _ = try? await update(id) { record in
+            guard record.managed != nil else { return nil }
+            Self.finish(&record, status: status, error: error)
+            return "paymentContext.didFinish"
+        }
+    }
+
+    /// Loads stored contexts and picks up what was under way: loading, deadlines, managed payments.
+    public func restore() async throws {
+        let stored = try await store.objects(kind: Self.kind).map { try JSONCoding.typed(PaymentContextRecord.self, from: $0.state) }
+        records.withLock { all in for record in stored { all[record.id] = record } }
+        for record in stored where record.status == "open" {
+            if record.loading { startLoading(record.id) }
+            if let pending = record.pending { startTimer(context: record.id, action: pending.id, deadline: pending.deadline) }
+            guard record.managed != nil, record.requestState == .requestingPayment, record.pending == nil else { continue }
+            if let session = record.redirect {
+                if let outcome = try? redirects.get(id: session, viewer: nil).outcome { await redirectSettled(session: session, outcome: outcome) }
+            } else if record.needs == nil {
+                background.start { [self] in await resumeManaged(record.id) }
+            }
+        }
+    }
+}

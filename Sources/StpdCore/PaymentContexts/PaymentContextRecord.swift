@@ -1,0 +1,126 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+import StripeAPI
+
+/// What stpd stores of a payment context: the SDK's state plus what a restart needs (the pending
+/// action's deadline, a managed PaymentIntent's client secret).
+struct PaymentContextRecord: Codable, Sendable {
+    enum RequestState: String, Codable, Sendable { case none, showingRequestedViewController, requestingPayment }
+
+    struct Pending: Codable, Sendable {
+        var id: String
+        var kind: String
+        var deadline: Date
+        var payload: JSONValue
+    }
+
+    struct ManagedIntent: Codable, Sendable {
+        var clientSecret: String
+        var returnURL: String?
+    }
+
+    var id: String
+    var owner: UInt32
+    var session: String
+    var status = "open"
+    var amount: Int
+    var currency: String
+    var country: String
+    var configuration: PaymentConfiguration
+    var validatesShipping: Bool
+    var defaultPaymentMethod: String?
+    var pendingActionTimeout: Double
+    var loading = true
+    var loadError: JSONValue?
+    var options: [PaymentContextView.Option] = []
+    var selected: String?
+    var shippingAddress: ShippingAddressParams?
+    var shippingNeedsVerification = false
+    var shippingMethods: [ShippingMethod]?
+    var selectedShippingMethod: String?
+    var requestState = RequestState.none
+    var needs: String?
+    /// requestPayment arrived while loading: it runs when loading ends (the SDK waits on its promise).
+    var requestWaitsForLoad = false
+    var pending: Pending?
+    var managed: ManagedIntent?
+    var redirect: String?
+    var lastResult: JSONValue?
+    var shippingError: JSONValue?
+    var lastShippingSaveError: JSONValue?
+    var createdAt: Date
+    var updatedAt: Date
+
+    var shippingType: String { configuration.shippingType ?? "shipping" }
+    var companyName: String { configuration.companyName ?? "" }
+
+    var shippingAmount: Int {
+        shippingMethods?.first { $0.identifier == selectedShippingMethod }?.amount ?? 0
+    }
+
+    /// The SDK's `STPPaymentContext.shippingAddress` rule for `requestPayment`: is the shipping
+    /// screen needed before paying?
+    var needsShippingInput: Bool {
+        let required = configuration.requiredShippingAddressFields ?? []
+        guard !required.isEmpty else { return false }
+        let incomplete = shippingAddress.map { !$0.contains(requiredFields: required) } ?? true
+        let verify = (configuration.verifyPrefilledShippingAddress ?? true) && shippingNeedsVerification
+        let methodRequired = shippingType == "shipping" && validatesShipping && selectedShippingMethod == nil
+        return incomplete || verify || methodRequired
+    }
+
+    /// Sets the shipping methods with the v19 rule: an empty list clears the selection; a selection
+    /// missing from the new list moves to the first method.
+    mutating func setShippingMethods(_ methods: [ShippingMethod]?, preferred: String?) {
+        shippingMethods = methods
+        guard let methods else { return }
+        if let preferred, methods.contains(where: { $0.identifier == preferred }) {
+            selectedShippingMethod = preferred
+        } else if methods.isEmpty {
+            selectedShippingMethod = nil
+        } else if selectedShippingMethod == nil || !methods.contains(where: { $0.identifier == selectedShippingMethod }) {
+            selectedShippingMethod = methods[0].identifier
+        }
+    }
+
+    var view: PaymentContextView {
+        let shipping = shippingMethods?.first { $0.identifier == selectedShippingMethod }
+        var items: [PaymentContextView.SummaryItem] = []
+        if let shipping {
+            items.append(.init(label: shipping.label, amount: shipping.amount, decimal: CurrencyAmounts.decimal(shipping.amount, currency: currency)))
+        }
+        let total = amount + shippingAmount
+        items.append(.init(label: companyName, amount: total, decimal: CurrencyAmounts.decimal(total, currency: currency)))
+        return PaymentContextView(
+            id: id, customerSession: session, status: status, amount: amount, currency: currency, country: country,
+            configuration: configuration, validatesShipping: validatesShipping, loading: loading, loadError: loadError,
+            paymentOptions: options, selectedPaymentMethod: selected, shippingAddress: shippingAddress,
+            shippingAddressNeedsVerification: shippingNeedsVerification, shippingMethods: shippingMethods,
+            selectedShippingMethod: selectedShippingMethod, paymentSummaryItems: items, paymentAmount: total,
+            isReadyForPayment: !loading && loadError == nil && selected != nil, requestState: requestState.rawValue,
+            needs: needs,
+            pendingAction: pending.map {
+                .init(id: $0.id, kind: $0.kind, deadline: $0.deadline.formatted(.iso8601), payload: $0.payload)
+            },
+            redirect: redirect, lastResult: lastResult, shippingError: shippingError,
+            shippingSaveError: lastShippingSaveError, createdAt: createdAt.formatted(.iso8601),
+            updatedAt: updatedAt.formatted(.iso8601))
+    }
+
+    func change(_ event: String) throws -> StateChange {
+        let object = StoredObject(
+            id: id, kind: PaymentContexts.kind, ownerUID: owner, state: try JSONCoding.value(of: self), createdAt: createdAt,
+            updatedAt: updatedAt)
+        return StateChange(object: object, eventType: event, publicState: try JSONCoding.value(of: view))
+    }
+
+    /// Options as the SDK keeps them: card PaymentMethods only, sorted by label.
+    static func options(_ methods: [PaymentMethod]) -> [PaymentContextView.Option] {
+        methods.filter { $0.type == "card" }.map { option($0) }.sorted { $0.label < $1.label }
+    }
+
+    static func option(_ method: PaymentMethod) -> PaymentContextView.Option {
+        .init(id: method.id, label: method.label, type: method.type, paymentMethod: method.allResponseFields)
+    }
+}
