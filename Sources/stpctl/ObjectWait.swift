@@ -44,11 +44,11 @@ struct ObjectWait: Sendable {
         }
         let line = showProgress ? ProgressLine { latest.withLock { $0 }.map { target.progress($0, waited()) } } : nil
         // Redrawn every second as well as on each event, so the time shown keeps moving.
-        let ticker = Task {
-            while (try? await Task.sleep(for: .seconds(1))) != nil { line?.draw() }
+        let ticker = line.map { line in
+            Task { while (try? await Task.sleep(for: .seconds(1))) != nil { line.draw() } }
         }
         defer {
-            ticker.cancel()
+            ticker?.cancel()
             line?.finish()
         }
         let seconds = waitTimeout

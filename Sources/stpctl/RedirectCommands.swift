@@ -229,10 +229,10 @@ struct HandleURLCommand: AsyncParsableCommand, ClientCommand {
         let output = global.output
         let params = HandleURL.Params(url: url)
         let result = try await global.connection().run { try await $0.call(HandleURL.self, params) }
-        // Launched by the desktop, stdout goes to a log nobody reads: stay quiet there.
-        if output.format != .json || global.json {
-            output.result(result) { $0.session.map { "completed redirect session \($0)" } ?? "no redirect session matched" }
-        }
+        // Launched by the desktop, stdout goes to a log nobody reads: quiet there unless --json.
+        // On a terminal, the session completed (a miss is said on stderr below).
+        let show = output.format == .human ? result.handled : output.format == .prettyJSON || global.json
+        if show { output.result(result) { "completed redirect session \($0.session ?? "?")" } }
         guard result.handled else {
             throw StpctlFailure.noSessionMatched("no redirect session in progress matched the URL")
         }

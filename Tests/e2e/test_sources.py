@@ -19,8 +19,11 @@ changes without the customer (a Source expiring, a bank authorizing later) go th
 Waits are on events (events.subscribe) and replies, never on sleeps. Where a test shows that
 something did NOT happen (a stopped poll never reports), it waits for a later marker instead:
 ``quiet_marker`` polls a fresh pending Source until its 2 s timeout, which takes three requests
-1.5 s apart; a poll still alive would have polled, and reported, within that time. Every reply and
-notification is checked against the contract by the conftest's checker.
+1.5 s apart; a poll still alive would have polled, and reported, within that time. Tests that
+stop or pause a poll do so right after a `source.polled` event, i.e. early in the 1.5 s wait
+before its next request, so that no request is in flight (one in flight may still finish, as
+in the SDK). Every reply and notification is checked against the contract by the conftest's
+checker.
 """
 
 from __future__ import annotations
@@ -466,6 +469,68 @@ def test_poll_survives_kill_9_with_its_deadline(start_stpd, tmp_path, stripe_tes
     assert got["status"] == "chargeable" and got["poll"]["deadline"] == poll["deadline"]
 
 
+def test_follow_up_survives_kill_9(start_stpd, tmp_path, stripe_test_server):
+    """Killed after the session completed, while its follow-up poll runs: after the restart the
+    poll goes on by itself and the outcome still comes."""
+    server = stripe_test_server
+    directory = tmp_path / "stpd"
+    daemon = stpd_for(start_stpd, directory, server)
+    client = daemon.client()
+    events = Events(daemon.client(), ["redirect.*", "source.*"])
+    source, _ = create_source(client, sofort(RETURN_URL))
+    sid = source["id"]
+    session = started_session(client, sid, followUpTimeout=60)
+    rid = session["id"]
+    # The app is reopened before the bank has confirmed anything: the Source is still pending.
+    assert client.call("handle-url", {"url": session["returnURL"]})["handled"] is True
+    events.wait("redirect.completed", rid)
+    follow_up = events.wait("source.polled", sid)["object"]["poll"]
+    assert (follow_up["redirect"], follow_up["sourceStatus"], follow_up["timeout"]) == (rid, "pending", 60)
+
+    daemon.kill()
+    restarted = stpd_for(start_stpd, directory, server)
+    client = restarted.client()
+    events = Events(restarted.client(), ["redirect.*", "source.*"])
+    waiting = client.call("redirect.get", {"session": rid})
+    assert waiting["status"] == "completed" and waiting.get("outcome") is None
+    assert client.call("source.get", {"id": sid})["poll"]["status"] == "polling"
+
+    drive_source(server, sid, "authorize")  # the bank confirms later
+    outcome = events.wait("redirect.outcome", rid)["object"]["outcome"]
+    assert outcome["result"] == "chargeable"
+    poll = client.call("source.get", {"id": sid})["poll"]
+    assert (poll["deadline"], poll["redirect"], poll["status"]) == (follow_up["deadline"], rid, "finished")
+    # Reported once.
+    assert len(events.read_for(rid, "redirect.outcome")) == 1
+    assert restarted.terminate() == 0
+    again = stpd_for(start_stpd, directory, server)
+    assert again.client().call("redirect.get", {"session": rid})["outcome"]["result"] == "chargeable"
+
+
+def test_poll_survives_a_clean_restart(start_stpd, tmp_path, stripe_test_server):
+    """SIGTERM with a poll running: stpd exits 0 and the poll is still running afterwards, with
+    its deadline (shutting down is not the app giving up on it)."""
+    server = stripe_test_server
+    directory = tmp_path / "stpd"
+    daemon = stpd_for(start_stpd, directory, server)
+    client = daemon.client()
+    events = Events(daemon.client(), ["source.*"])
+    source, _ = create_source(client, sofort(RETURN_URL))
+    sid = source["id"]
+    poll = client.call("source.poll", {"id": sid, "timeout": 120})["poll"]
+    events.wait("source.polled", sid)
+    assert daemon.terminate() == 0
+
+    restarted = stpd_for(start_stpd, directory, server)
+    client = restarted.client()
+    events = Events(restarted.client(), ["source.*"])
+    resumed = client.call("source.get", {"id": sid})["poll"]
+    assert (resumed["status"], resumed["deadline"]) == ("polling", poll["deadline"])
+    drive_source(server, sid, "consume")
+    finished = events.wait("source.pollFinished", sid)["object"]["poll"]
+    assert (finished["sourceStatus"], finished["deadline"]) == ("consumed", poll["deadline"])
+
+
 # -- 5. PaymentIntents ---------------------------------------------------------------------------
 
 def create_ideal_intent(server, amount: int = 2500) -> dict:
@@ -591,7 +656,7 @@ def test_foreground_completes_automatic_sessions_not_in_app_ones(start_stpd, tmp
     browser_source, _ = create_source(client, sofort("myapp://browser"))
     automatic = started_session(client, auto_source["id"], followUpTimeout=5)
     in_app = started_session(client, in_app_source["id"], mode="inApp", followUpTimeout=5)
-    browser = started_session(client, browser_source["id"], mode="browser", followUpTimeout=5)
+    browser = started_session(client, browser_source["id"], mode="browser", followUpTimeout=1)
     not_started = client.call("redirect.create", {"source": {"id": auto_source["id"]}})
     assert (automatic["mode"], in_app["mode"], browser["mode"]) == ("automatic", "inApp", "browser")
 
@@ -605,7 +670,7 @@ def test_foreground_completes_automatic_sessions_not_in_app_ones(start_stpd, tmp
     while len(outcomes) < 2:
         event = events.wait("redirect.outcome")
         outcomes[event["objectId"]] = event["object"]["outcome"]["result"]
-    # The browser session's Source was never authorized: its 5 s follow-up ends pending.
+    # The browser session's Source was never authorized: its 1 s follow-up ends pending.
     assert outcomes == {automatic["id"]: "chargeable", browser["id"]: "pending"}
     assert client.call("redirect.get", {"session": in_app["id"]})["status"] == "inProgress"
     assert client.call("redirect.get", {"session": not_started["id"]})["status"] == "notStarted"
