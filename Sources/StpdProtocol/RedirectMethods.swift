@@ -127,6 +127,12 @@ public enum HandleURL: RPCMethod {
             self.handled = handled
             self.session = session
         }
+        // `session` is always present, null when nothing matched, as the contract says.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(handled, forKey: .handled)
+            try container.encode(session, forKey: .session)
+        }
     }
     public static let name = "handle-url"
     public static let summary = "Completes the inProgress redirect session whose return URL matches, as StripeAPI.handleURLCallback."

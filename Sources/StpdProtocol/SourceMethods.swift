@@ -6,7 +6,8 @@ let stripeCallErrors = ["StripeCardError", "StripeInvalidRequest", "StripeAPIErr
                         "StripeRateLimited", "StripeConnection", "StripeNotConfigured"]
 
 /// `source.create` and `source.retrieve` answer with the record and, to the caller only, the
-/// client secret it needs to hand on (it never appears in events or `source.get`).
+/// client secret it needs to hand on. Events and `source.get` leave it out, except where Stripe
+/// builds it into the redirect URL the customer must open.
 public struct SourceResult: Codable, Sendable {
     public var source: SourceView
     public var clientSecret: String?

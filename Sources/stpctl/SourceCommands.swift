@@ -16,9 +16,9 @@ struct SourceCommand: AsyncParsableCommand {
             Source prints as key: value lines; otherwise, or with --json, the reply's JSON.
 
             Examples:
-              stpctl source create sofort --amount 1099 --country DE --return-url myshop://stripe-redirect
-              stpctl source create card --number 4242424242424242 --exp-month 12 --exp-year 2030 --cvc 123
-              stpctl source create --raw '{"type": "sofort", "amount": 1099, "currency": "eur", ...}'
+              stpctl source create sofort --amount 1099 --country DE --return-url app://x
+              stpctl source create ideal --amount 1099 --return-url app://x --bank ing
+              stpctl source create --raw - < stripe-source-params.json
               stpctl source poll src_123 --wait
               stpctl source wait src_123 --timeout 120
             """,

@@ -180,9 +180,6 @@ def test_sofort_redirect_to_chargeable(start_stpd, tmp_path, stripe_test_server)
     assert secret not in daemon.log()
 
 
-@pytest.mark.xfail(strict=True, reason="daemon bug: handle-url answers {\"handled\": false} without `session`, "
-                          "which the contract's result schema requires (nullable); HandleURL.Result's synthesized "
-                          "Codable drops the nil")
 def test_unhandled_url_reply_names_no_session(start_stpd, tmp_path, stripe_test_server):
     """handle-url's result requires `session` (null when nothing matched)."""
     daemon = stpd_for(start_stpd, tmp_path / "stpd", stripe_test_server)

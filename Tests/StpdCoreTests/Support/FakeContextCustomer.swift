@@ -156,8 +156,9 @@ final class FakeContextCustomer: PaymentContextCustomer {
     }
 
     func updateShipping(session: String, address: StripeAddress, owner: UInt32) async throws {
-        try await enter(.updateShipping, address.line1, session: session, owner: owner)
+        // Recorded before the call is announced, so a test woken by `called(.updateShipping)` sees it.
         state.withLock { $0.shippingUpdates.append(address) }
+        try await enter(.updateShipping, address.line1, session: session, owner: owner)
     }
 
     func select(session: String, paymentMethod: String?, owner: UInt32) async throws {

@@ -1,0 +1,1105 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+import StripeAPI
+import Synchronization
+import Testing
+
+@testable import StpdCore
+
+/// Payment contexts (the SDK's STPPaymentContext, behaviour spec §4) over a scripted customer
+/// session, a scripted Stripe, an in-memory store and a manual clock: nothing sleeps; background
+/// work (loading, confirming, saving the address) is awaited through its events or the fake's calls,
+/// and pending-action deadlines pass when the test advances the clock.
+@Suite(.timeLimit(.minutes(1)))
+struct PaymentContextsTests {
+    /// Counts BackgroundWork jobs (began/ended), so a test can wait for every job to end.
+    final class Jobs: Sendable {
+        private let state = Mutex<(active: Int, watchers: [CheckedContinuation<Void, Never>])>((0, []))
+
+        func began() { state.withLock { $0.active += 1 } }
+
+        func ended() {
+            let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+                s.active -= 1
+                guard s.active == 0 else { return [] }
+                defer { s.watchers = [] }
+                return s.watchers
+            }
+            for watcher in ready { watcher.resume() }
+        }
+
+        var active: Int { state.withLock { $0.active } }
+
+        /// True once no job runs; false if some job is still running after `limit` of real time
+        /// (that only elapses when the test is about to fail).
+        func idle(within limit: Duration = .seconds(5)) async -> Bool {
+            await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let now = self.state.withLock { s in
+                            if s.active == 0 { return true }
+                            s.watchers.append(continuation)
+                            return false
+                        }
+                        if now { continuation.resume() }
+                    }
+                    return true
+                }
+                group.addTask {
+                    try? await ContinuousClock().sleep(for: limit)
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+        }
+    }
+
+    struct NoMatchingEvent: Error {}
+
+    final class World: Sendable {
+        let api: FakePaymentsAPI
+        let customer: FakeContextCustomer
+        let store: InMemoryStateStore
+        let clock: ManualClock
+        let jobs = Jobs()
+        let log: EventLog
+        let background: BackgroundWork
+        let sources: SourceService
+        let redirects: RedirectSessions
+        let contexts: PaymentContexts
+        let runner: Task<Void, Never>
+
+        /// Wired as `Daemon.Parts` wires them; `now` follows the manual clock from `t0`.
+        init(
+            customer: FakeContextCustomer = FakeContextCustomer(), api: FakePaymentsAPI = FakePaymentsAPI(),
+            store: InMemoryStateStore = InMemoryStateStore(), clock: ManualClock = ManualClock(),
+            timeout: Double = 600, companyName: String? = "Shop"
+        ) async throws {
+            self.customer = customer
+            self.api = api
+            self.store = store
+            self.clock = clock
+            log = try await EventLog(store: store)
+            let writer = OrderedWriter(log: log)
+            background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
+            sources = SourceService(api: api, log: log, writer: writer, background: background, clock: clock)
+            redirects = RedirectSessions(api: api, sources: sources, opener: nil, log: log, writer: writer, background: background)
+            sources.follow(with: redirects)
+            contexts = PaymentContexts(
+                customers: customer, api: api, redirects: redirects, log: log, writer: writer, background: background,
+                pendingActionTimeout: timeout, companyName: companyName, clock: clock,
+                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) })
+            redirects.follow(with: contexts)
+            runner = Task { [background] in await background.run() }
+        }
+
+        deinit { runner.cancel() }
+
+        /// The "process" ends: background work (deadline timers included) stops.
+        func shutdown() async {
+            runner.cancel()
+            await runner.value
+        }
+
+        /// The latest event's seq: pass as `since` to see only what comes after.
+        func mark() async throws -> Int64 { try await log.store.eventBounds().latestSeq }
+
+        /// Creates a context as uid 1000 and waits until loading has ended (either way).
+        func create(_ params: PaymentContextCreate.Params = .init(session: "cs_1"), owner: UInt32 = 1000) async throws
+            -> PaymentContextView
+        {
+            let since = try await mark()
+            let created = try await contexts.create(owner: owner, params)
+            #expect(created.loading)
+            return try await until(created.id, since: since, types: ["paymentContext.didChange", "paymentContext.didFailToLoad"]) {
+                !$0.loading
+            }
+        }
+
+        /// The state carried by the first event after `since` of one of `types` for which `predicate` holds.
+        func until(
+            _ id: String, since: Int64, types: [String]? = nil, _ predicate: (PaymentContextView) -> Bool = { _ in true }
+        ) async throws -> PaymentContextView {
+            var cursor = since
+            while true {
+                let found = try await log.wait(
+                    since: cursor, filter: EventFilter(objectIds: [id], types: types), limit: 100, timeout: .seconds(10))
+                guard !found.events.isEmpty else {
+                    Issue.record("no \(types ?? ["event"]) for \(id) after \(since)")
+                    throw NoMatchingEvent()
+                }
+                for event in found.events {
+                    let view = try JSONCoding.typed(PaymentContextView.self, from: event.object)
+                    if predicate(view) { return view }
+                }
+                cursor = found.next
+            }
+        }
+
+        /// The types of the events of context `id` after `since`.
+        func types(_ id: String, since: Int64 = 0) async throws -> [String] {
+            try await log.wait(since: since, filter: EventFilter(objectIds: [id]), limit: 10_000, timeout: .zero).events.map(\.type)
+        }
+
+        func requestPayment(_ id: String, viewer: UInt32 = 1000, intent: String? = nil) async throws -> PaymentContextView {
+            try await contexts.requestPayment(id: id, viewer: viewer, paymentIntent: intent.map { .init(clientSecret: $0) })
+        }
+
+        func answer(_ action: String?, _ status: String, by uid: UInt32 = 1000, error: PaymentContextAnswer.Params.Failure? = nil,
+                    methods: [ShippingMethod]? = nil, selected: String? = nil) async throws -> PaymentContextView {
+            try await contexts.answer(
+                by: uid, .init(action: action ?? "pact_none", status: status, error: error, shippingMethods: methods, selectedShippingMethod: selected))
+        }
+    }
+
+    // MARK: Fixtures
+
+    static let berlinJSON: JSONValue = [
+        "name": "Grace Hopper", "phone": "+49 30 1234567",
+        "address": ["line1": "Alexanderplatz 2", "city": "Berlin", "postal_code": "10178", "country": "DE"],
+    ]
+    static let berlin = ShippingAddressParams(
+        name: "Grace Hopper", phone: "+49 30 1234567",
+        address: .init(line1: "Alexanderplatz 2", city: "Berlin", postalCode: "10178", country: "DE"))
+    static let home = ShippingAddressParams(
+        name: "Ada Lovelace", phone: "415-555-0100", email: "ada@example.com",
+        address: .init(line1: "1 Market St", line2: "Suite 5", city: "San Francisco", state: "CA", postalCode: "94107", country: "US"))
+    static let methods = [
+        ShippingMethod(identifier: "std", label: "Standard", amount: 500),
+        ShippingMethod(identifier: "exp", label: "Express", detail: "Tomorrow", amount: 1500),
+    ]
+
+    static func cards() -> FakeContextCustomer {
+        FakeContextCustomer(
+            customer: FakeContextCustomer.customer(id: "cus_1"),
+            methods: [
+                FakeContextCustomer.card("pm_visa", brand: "visa", last4: "4242"),
+                FakeContextCustomer.card("pm_mc", brand: "mastercard", last4: "4444"),
+            ])
+    }
+
+    // MARK: Loading (§4.3)
+
+    @Test func loadingClearsTheCacheThenRetrievesTheCustomerThenListsItsCards() async throws {
+        let customer = FakeContextCustomer(
+            customer: FakeContextCustomer.customer(id: "cus_1", shipping: Self.berlinJSON),
+            methods: [
+                FakeContextCustomer.card("pm_visa", brand: "visa", last4: "4242"),
+                FakeContextCustomer.method("pm_sepa", type: "sepa_debit"),
+                FakeContextCustomer.card("pm_mc", brand: "mastercard", last4: "4444"),
+                FakeContextCustomer.card("pm_amex", brand: "amex", last4: "0005"),
+            ])
+        let world = try await World(customer: customer)
+        let view = try await world.create()
+
+        #expect(customer.ops == [.clearCache, .retrieveCustomer, .listPaymentMethods, .lastSelected])
+        #expect(customer.calls.allSatisfy { $0.session == "cs_1" && $0.owner == 1000 })
+        #expect(customer.calls(.lastSelected).map(\.argument) == ["cus_1"])
+        // Cards only, sorted by label.
+        #expect(view.paymentOptions.map(\.label) == ["American Express 0005", "Mastercard 4444", "Visa 4242"])
+        #expect(view.paymentOptions.map(\.id) == ["pm_amex", "pm_mc", "pm_visa"])
+        #expect(view.paymentOptions.allSatisfy { $0.type == "card" })
+        #expect(view.paymentOptions.first?.paymentMethod["id"] == "pm_amex")
+        // Nothing to select: no default, nothing remembered.
+        #expect(view.selectedPaymentMethod == nil)
+        #expect(!view.isReadyForPayment)
+        #expect(view.loadError == nil)
+        // The customer's shipping address is copied and needs verification.
+        #expect(view.shippingAddress == Self.berlin)
+        #expect(view.shippingAddressNeedsVerification)
+        #expect(try await world.types(view.id) == ["paymentContext.created", "paymentContext.didChange"])
+        #expect(try world.contexts.get(id: view.id, viewer: 1000) == view)
+    }
+
+    @Test func aPrefilledAddressIsKeptAndTheCustomersIsNotCopied() async throws {
+        let customer = FakeContextCustomer(customer: FakeContextCustomer.customer(shipping: Self.berlinJSON))
+        let world = try await World(customer: customer)
+        let prefilled = try await world.create(.init(session: "cs_1", prefilledShippingAddress: Self.home))
+        #expect(prefilled.shippingAddress == Self.home)
+        #expect(prefilled.shippingAddressNeedsVerification)
+
+        customer.setCustomer(FakeContextCustomer.customer())
+        let none = try await world.create()
+        #expect(none.shippingAddress == nil)
+        #expect(!none.shippingAddressNeedsVerification)
+    }
+
+    @Test func theDefaultPaymentMethodIsSelectedWithoutAskingForTheLastSelected() async throws {
+        let customer = Self.cards()
+        customer.remember("pm_mc")
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        #expect(view.selectedPaymentMethod == "pm_visa")
+        #expect(view.isReadyForPayment)
+        #expect(customer.ops == [.clearCache, .retrieveCustomer, .listPaymentMethods])
+    }
+
+    @Test func withoutADefaultTheCustomersLastSelectedIsSelected() async throws {
+        let customer = Self.cards()
+        customer.remember("pm_mc")
+        let world = try await World(customer: customer)
+        #expect(try await world.create().selectedPaymentMethod == "pm_mc")
+
+        // A default or remembered id that is not one of the card options selects nothing.
+        customer.remember("pm_gone")
+        #expect(try await world.create().selectedPaymentMethod == nil)
+        #expect(try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_gone")).selectedPaymentMethod == nil)
+    }
+
+    @Test func aFailedLoadIsDidFailToLoadAndRequestPaymentFinishesWithItsError() async throws {
+        let customer = Self.cards()
+        customer.fail(.retrieveCustomer, with: StpdErrors.backendError("the backend is down"))
+        let world = try await World(customer: customer)
+        let failed = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        #expect(try await world.types(failed.id) == ["paymentContext.created", "paymentContext.didFailToLoad"])
+        #expect(customer.ops == [.clearCache, .retrieveCustomer])
+        let loadError = try #require(failed.loadError)
+        #expect(loadError["code"] == .int(Int64(StpdErrors.backendError.code)))
+        #expect(!failed.isReadyForPayment)
+
+        let since = try await world.mark()
+        let finished = try await world.requestPayment(failed.id)
+        #expect(finished.lastResult?["status"] == "error")
+        #expect(finished.lastResult?["error"] == loadError)
+        #expect(finished.requestState == "none")
+        #expect(finished.pendingAction == nil)
+        #expect(try await world.types(failed.id, since: since) == ["paymentContext.didFinish"])
+
+        // retryLoading starts over and succeeds.
+        let retrying = try await world.contexts.retryLoading(id: failed.id, viewer: 1000)
+        #expect(retrying.loading)
+        #expect(retrying.loadError == nil)
+        let loaded = try await world.until(failed.id, since: since, types: ["paymentContext.didChange"]) { !$0.loading }
+        #expect(loaded.loadError == nil)
+        #expect(loaded.selectedPaymentMethod == "pm_visa")
+        #expect(loaded.isReadyForPayment)
+        #expect(customer.ops == [.clearCache, .retrieveCustomer, .clearCache, .retrieveCustomer, .listPaymentMethods])
+
+        // Now requestPayment goes on to the app.
+        let asked = try await world.requestPayment(failed.id)
+        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+    }
+
+    @Test func aListFailureFailsTheLoadToo() async throws {
+        let customer = Self.cards()
+        customer.fail(.listPaymentMethods, with: StpdErrors.appRequestTimedOut("listPaymentMethods"))
+        let world = try await World(customer: customer)
+        let failed = try await world.create()
+        #expect(failed.loadError?["code"] == .int(Int64(StpdErrors.appRequestTimedOut.code)))
+        #expect(failed.paymentOptions.isEmpty)
+    }
+
+    @Test func requestPaymentWhileLoadingWaitsAndGoesOnWhenLoaded() async throws {
+        let customer = Self.cards()
+        let gate = customer.hold(.listPaymentMethods)
+        let world = try await World(customer: customer)
+        let created = try await world.contexts.create(owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+        await customer.called(.listPaymentMethods)
+
+        let waiting = try await world.requestPayment(created.id)
+        #expect(waiting.loading)
+        #expect(waiting.requestState == "none")
+        #expect(waiting.needs == nil)
+        #expect(waiting.pendingAction == nil)
+        // Asked twice while loading: still one request once loaded.
+        _ = try await world.requestPayment(created.id)
+
+        let since = try await world.mark()
+        gate.open()
+        let asked = try await world.until(created.id, since: since, types: ["paymentContext.pendingAction"])
+        #expect(!asked.loading)
+        #expect(asked.requestState == "requestingPayment")
+        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_mc")
+        #expect(try await world.types(created.id, since: since) == ["paymentContext.didChange", "paymentContext.pendingAction"])
+    }
+
+    @Test func requestPaymentWhileALoadThatFailsRunsFinishesWithTheLoadError() async throws {
+        let customer = Self.cards()
+        let gate = customer.hold(.retrieveCustomer)
+        customer.fail(.retrieveCustomer, with: StpdErrors.backendError("no customer"))
+        let world = try await World(customer: customer)
+        let created = try await world.contexts.create(owner: 1000, .init(session: "cs_1"))
+        await customer.called(.retrieveCustomer)
+        #expect(try await world.requestPayment(created.id).loading)
+
+        let since = try await world.mark()
+        gate.open()
+        let finished = try await world.until(created.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(finished.lastResult?["status"] == "error")
+        #expect(finished.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.backendError.code)))
+        #expect(finished.lastResult?["error"] == finished.loadError)
+        #expect(finished.requestState == "none")
+    }
+
+    // MARK: Selection (§4.6 payment options screen)
+
+    @Test func selectingAnUnknownPaymentMethodIsNotFound() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create()
+        let error = await #expect(throws: RPCError.self) {
+            try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_nope")
+        }
+        #expect(error?.code == StpdErrors.notFound.code)
+        #expect(world.customer.calls(.select).isEmpty)
+        // Another user's context is not found either.
+        let other = await #expect(throws: RPCError.self) {
+            try await world.contexts.select(id: view.id, viewer: 2000, paymentMethod: "pm_visa")
+        }
+        #expect(other?.code == StpdErrors.notFound.code)
+    }
+
+    @Test func selectingRemembersTheChoiceForTheCustomersNextContext() async throws {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let first = try await world.create()
+        let selected = try await world.contexts.select(id: first.id, viewer: 1000, paymentMethod: "pm_visa")
+        #expect(selected.selectedPaymentMethod == "pm_visa")
+        #expect(selected.isReadyForPayment)
+        #expect(customer.calls(.select).map(\.argument) == ["pm_visa"])
+        #expect(customer.lastSelectedMemory(for: "cus_1") == "pm_visa")
+
+        #expect(try await world.create().selectedPaymentMethod == "pm_visa")
+    }
+
+    @Test func addCardAttachesSelectsAndRemembersTheNewCard() async throws {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+        let added = try await world.contexts.addCard(
+            id: view.id, viewer: 1000, card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031))
+        let id = try #require(added.selectedPaymentMethod)
+        #expect(id != "pm_mc")
+        #expect(added.paymentOptions.map(\.label) == ["Mastercard 4444", "Visa 3155", "Visa 4242"])
+        #expect(added.paymentOptions.map(\.id).contains(id))
+        #expect(Array(customer.ops.dropFirst(3)) == [.attach, .select])
+        #expect(customer.calls(.attach).map(\.argument) == [id])
+        #expect(customer.calls(.select).map(\.argument) == [id])
+        #expect(customer.lastSelectedMemory() == id)
+    }
+
+    @Test func aFailedAttachLeavesTheSelectionAlone() async throws {
+        let customer = Self.cards()
+        customer.fail(.attach, with: StpdErrors.backendError("attach refused"))
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+        await #expect(throws: RPCError.self) {
+            try await world.contexts.addCard(id: view.id, viewer: 1000, card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
+        }
+        let after = try world.contexts.get(id: view.id, viewer: 1000)
+        #expect(after.selectedPaymentMethod == "pm_mc")
+        #expect(after.paymentOptions.count == 2)
+        #expect(customer.calls(.select).isEmpty)
+    }
+
+    @Test func removingTheSelectedOptionSelectsTheFirstRemaining() async throws {
+        let customer = FakeContextCustomer(methods: [
+            FakeContextCustomer.card("pm_visa", brand: "visa", last4: "4242"),
+            FakeContextCustomer.card("pm_mc", brand: "mastercard", last4: "4444"),
+            FakeContextCustomer.card("pm_amex", brand: "amex", last4: "0005"),
+        ])
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+        // Not selected: the selection stays.
+        let removedVisa = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        #expect(removedVisa.selectedPaymentMethod == "pm_mc")
+        #expect(removedVisa.paymentOptions.map(\.id) == ["pm_amex", "pm_mc"])
+        // Selected: the first remaining one is selected.
+        let removedMC = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_mc")
+        #expect(removedMC.paymentOptions.map(\.id) == ["pm_amex"])
+        #expect(removedMC.selectedPaymentMethod == "pm_amex")
+        let removedLast = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_amex")
+        #expect(removedLast.paymentOptions.isEmpty)
+        #expect(removedLast.selectedPaymentMethod == nil)
+        #expect(customer.calls(.detach).map(\.argument) == ["pm_visa", "pm_mc", "pm_amex"])
+
+        let unknown = await #expect(throws: RPCError.self) {
+            try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        }
+        #expect(unknown?.code == StpdErrors.notFound.code)
+    }
+
+    @Test func removingIsRefusedWhenTheConfigurationForbidsDeleting() async throws {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1", configuration: .init(canDeletePaymentOptions: false)))
+        let error = await #expect(throws: RPCError.self) {
+            try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        }
+        #expect(error?.code == StpdErrors.invalidState.code)
+        #expect(customer.calls(.detach).isEmpty)
+        #expect(try world.contexts.get(id: view.id, viewer: 1000).paymentOptions.count == 2)
+    }
+
+    // MARK: Shipping (§4.2, §4.6)
+
+    @Test func withoutValidationAnAddressIsAcceptedAndSavedToTheCustomer() async throws {
+        let customer = FakeContextCustomer(customer: FakeContextCustomer.customer(shipping: Self.berlinJSON))
+        let world = try await World(customer: customer)
+        let view = try await world.create()
+        #expect(view.shippingAddressNeedsVerification)
+        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        #expect(accepted.shippingAddress == Self.home)
+        #expect(!accepted.shippingAddressNeedsVerification)
+        #expect(accepted.pendingAction == nil)
+        #expect(accepted.shippingMethods == nil)
+        #expect(accepted.selectedShippingMethod == nil)
+
+        await customer.called(.updateShipping)
+        let saved = try #require(customer.shippingUpdates.first)
+        #expect(saved.name == "Ada Lovelace")
+        #expect(saved.phone == "415-555-0100")
+        #expect(saved.email == "ada@example.com")
+        #expect(saved.line1 == "1 Market St")
+        #expect(saved.line2 == "Suite 5")
+        #expect(saved.city == "San Francisco")
+        #expect(saved.state == "CA")
+        #expect(saved.postalCode == "94107")
+        #expect(saved.country == "US")
+        #expect(customer.calls(.updateShipping).first?.owner == 1000)
+    }
+
+    @Test func aFailedSaveIsAnEventNotTheCallersError() async throws {
+        let customer = FakeContextCustomer()
+        customer.fail(.updateShipping, with: StpdErrors.backendError("cannot save"))
+        let world = try await World(customer: customer)
+        let view = try await world.create()
+        let since = try await world.mark()
+        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        #expect(accepted.shippingAddress == Self.home)
+        let failed = try await world.until(view.id, since: since, types: ["paymentContext.shippingSaveFailed"])
+        #expect(failed.shippingSaveError?["code"] == .int(Int64(StpdErrors.backendError.code)))
+        #expect(failed.shippingAddress == Self.home)
+    }
+
+    @Test func withValidationTheAppIsAskedAndAnInvalidAnswerKeepsTheOldAddress() async throws {
+        let customer = FakeContextCustomer()
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
+        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let pending = try #require(asked.pendingAction)
+        #expect(pending.kind == "didUpdateShippingAddress")
+        #expect(pending.id.hasPrefix("pact_"))
+        #expect(try JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null) == Self.home)
+        #expect(asked.shippingAddress == nil)
+
+        // One address at a time.
+        let busy = await #expect(throws: RPCError.self) {
+            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.berlin)
+        }
+        #expect(busy?.code == StpdErrors.invalidState.code)
+
+        let since = try await world.mark()
+        let refused = try await world.answer(pending.id, "invalid", error: .init(message: "We do not ship there", code: "no_ship"))
+        #expect(refused.pendingAction == nil)
+        #expect(refused.shippingAddress == nil)
+        #expect(refused.shippingError?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
+        #expect(refused.shippingError?["data"]?["message"] == "We do not ship there")
+        #expect(refused.shippingError?["data"]?["code"] == "no_ship")
+        #expect(try await world.types(view.id, since: since) == ["paymentContext.shippingInvalid"])
+
+        // Without the app's error, the SDK's default title.
+        let again = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let plain = try await world.answer(again.id, "invalid")
+        #expect(plain.shippingError?["message"]?.stringValue?.contains("Invalid Shipping Address") == true)
+        #expect(customer.calls(.updateShipping).isEmpty)
+    }
+
+    @Test(arguments: [("exp", "exp"), (nil, "std"), ("nope", "std")] as [(String?, String)])
+    func aValidAnswerSelectsThePreferredMethodIfListedElseTheFirst(preferred: String?, expected: String) async throws {
+        let customer = FakeContextCustomer()
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
+        let pending = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let accepted = try await world.answer(pending.id, "valid", methods: Self.methods, selected: preferred)
+        #expect(accepted.pendingAction == nil)
+        #expect(accepted.shippingError == nil)
+        #expect(accepted.shippingAddress == Self.home)
+        #expect(!accepted.shippingAddressNeedsVerification)
+        #expect(accepted.shippingMethods == Self.methods)
+        #expect(accepted.selectedShippingMethod == expected)
+        await customer.called(.updateShipping)
+        #expect(customer.shippingUpdates.map(\.line1) == ["1 Market St"])
+    }
+
+    /// The [DAEMON] choice of §4.2: v19's rule for a later list (not v21's inverted test).
+    @Test func aLaterListKeepsTheSelectionIfListedElseTheFirstAndAnEmptyListClearsIt() async throws {
+        let world = try await World()
+        let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
+        func answerNext(_ methods: [ShippingMethod], selected: String? = nil) async throws -> PaymentContextView {
+            let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+            return try await world.answer(asked.pendingAction?.id, "valid", methods: methods, selected: selected)
+        }
+        let overnight = ShippingMethod(identifier: "ovn", label: "Overnight", amount: 2500)
+        #expect(try await answerNext(Self.methods, selected: "exp").selectedShippingMethod == "exp")
+        // Still listed: kept (v21 would move to the first).
+        #expect(try await answerNext([overnight, Self.methods[1]]).selectedShippingMethod == "exp")
+        // No longer listed: the first.
+        #expect(try await answerNext([overnight, Self.methods[0]]).selectedShippingMethod == "ovn")
+        // The app's preference wins when listed.
+        #expect(try await answerNext([overnight, Self.methods[0]], selected: "std").selectedShippingMethod == "std")
+        // Empty: none.
+        let empty = try await answerNext([])
+        #expect(empty.selectedShippingMethod == nil)
+        #expect(empty.shippingMethods == [])
+    }
+
+    @Test func theTotalIncludesTheSelectedShippingMethodLabelledWithTheCompanyName() async throws {
+        let world = try await World(companyName: "Shop")
+        let view = try await world.create(.init(session: "cs_1", amount: 1000, currency: "usd", validatesShipping: true))
+        #expect(view.currency == "USD")
+        #expect(view.configuration.companyName == "Shop")
+        #expect(view.paymentAmount == 1000)
+        #expect(view.paymentSummaryItems == [.init(label: "Shop", amount: 1000, decimal: "10.00")])
+
+        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let shipped = try await world.answer(asked.pendingAction?.id, "valid", methods: Self.methods, selected: "exp")
+        #expect(shipped.amount == 1000)
+        #expect(shipped.paymentAmount == 2500)
+        #expect(shipped.paymentSummaryItems == [
+            .init(label: "Express", amount: 1500, decimal: "15.00"), .init(label: "Shop", amount: 2500, decimal: "25.00"),
+        ])
+
+        let standard = try await world.contexts.selectShippingMethod(id: view.id, viewer: 1000, shippingMethod: "std")
+        #expect(standard.paymentAmount == 1500)
+        #expect(standard.paymentSummaryItems == [
+            .init(label: "Standard", amount: 500, decimal: "5.00"), .init(label: "Shop", amount: 1500, decimal: "15.00"),
+        ])
+        let unknown = await #expect(throws: RPCError.self) {
+            try await world.contexts.selectShippingMethod(id: view.id, viewer: 1000, shippingMethod: "teleport")
+        }
+        #expect(unknown?.code == StpdErrors.notFound.code)
+
+        // The configuration's company name wins over the daemon's.
+        let own = try await world.create(.init(session: "cs_1", amount: 1, configuration: .init(companyName: "Acme")))
+        #expect(own.paymentSummaryItems == [.init(label: "Acme", amount: 1, decimal: "0.01")])
+        #expect(try await World(companyName: nil).create().paymentSummaryItems == [.init(label: "", amount: 0, decimal: "0.00")])
+    }
+
+    @Test func zeroDecimalCurrenciesAreNotDividedByAHundred() async throws {
+        let world = try await World()
+        let view = try await world.create()
+        let yen = try await world.contexts.setAmount(id: view.id, viewer: 1000, amount: 500, currency: "jpy", country: "jp")
+        #expect(yen.currency == "JPY")
+        #expect(yen.country == "JP")
+        #expect(yen.paymentSummaryItems.last?.decimal == "500")
+        let dollars = try await world.contexts.setAmount(id: view.id, viewer: 1000, amount: 1099, currency: "USD", country: nil)
+        #expect(dollars.paymentSummaryItems.last?.amount == 1099)
+        #expect(dollars.paymentSummaryItems.last?.decimal == "10.99")
+        #expect(dollars.country == "JP")
+    }
+
+    @Test(arguments: [
+        ("JPY", 500, "500"), ("usd", 1099, "10.99"), ("USD", 5, "0.05"), ("EUR", 100, "1.00"), ("krw", 1000, "1000"),
+        ("XOF", 7, "7"), ("vnd", 12345, "12345"), ("GBP", 0, "0.00"), ("CLP", 990, "990"),
+    ])
+    func minorUnitsAsDecimals(currency: String, amount: Int, decimal: String) {
+        #expect(CurrencyAmounts.decimal(amount, currency: currency) == decimal)
+    }
+
+    @Test func deliveryAcceptsAddressesWithoutAskingTheApp() async throws {
+        let customer = FakeContextCustomer()
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1", configuration: .init(shippingType: "delivery"), validatesShipping: true))
+        let since = try await world.mark()
+        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        #expect(accepted.pendingAction == nil)
+        #expect(accepted.shippingAddress == Self.home)
+        #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
+        await customer.called(.updateShipping)
+    }
+
+    // MARK: requestPayment (§4.4, §4.5)
+
+    @Test func withNothingSelectedItNeedsAPaymentOptionAndSelectingGoesOnToTheApp() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create()
+        let since = try await world.mark()
+        let needs = try await world.requestPayment(view.id)
+        #expect(needs.requestState == "requestingPayment")
+        #expect(needs.needs == "paymentOption")
+        #expect(needs.pendingAction == nil)
+        #expect(try await world.types(view.id, since: since) == ["paymentContext.needsInput"])
+
+        let asked = try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_mc")
+        #expect(asked.needs == nil)
+        #expect(asked.requestState == "requestingPayment")
+        let pending = try #require(asked.pendingAction)
+        #expect(pending.kind == "didCreatePaymentResult")
+        #expect(pending.payload["paymentMethod"]?["id"] == "pm_mc")
+        #expect(pending.payload["paymentMethod"]?["card"]?["last4"] == "4444")
+        #expect(try await world.types(view.id, since: since).last == "paymentContext.pendingAction")
+
+        let done = try await world.answer(pending.id, "success")
+        #expect(done.requestState == "none")
+        #expect(done.pendingAction == nil)
+        #expect(done.lastResult == ["status": "success", "error": nil])
+        #expect(try await world.types(view.id, since: since).last == "paymentContext.didFinish")
+    }
+
+    @Test func addingACardWhileAnOptionIsNeededGoesOnToTheApp() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create()
+        #expect(try await world.requestPayment(view.id).needs == "paymentOption")
+        let asked = try await world.contexts.addCard(id: view.id, viewer: 1000, card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032))
+        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.payload["paymentMethod"]?["id"]?.stringValue == asked.selectedPaymentMethod)
+    }
+
+    @Test(arguments: [
+        (["postalAddress"], home, true),
+        (["name", "emailAddress", "phoneNumber", "postalAddress"], home, true),
+        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US")), false),
+        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "9410", country: "US")), false),
+        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "94107-1234", country: "US")), true),
+        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "94107")), false),
+        (["postalAddress"], ShippingAddressParams(address: .init(city: "SF", state: "CA", postalCode: "94107", country: "US")), false),
+        (["postalAddress"], berlin, true),
+        (["postalAddress"], ShippingAddressParams(address: .init(line1: "Alexanderplatz 2", city: "Berlin", country: "DE")), false),
+        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 O'Connell St", city: "Dublin", country: "IE")), true),
+        (["name"], ShippingAddressParams(name: "", address: .init()), false),
+        (["name"], ShippingAddressParams(name: "Ada", address: .init()), true),
+        (["emailAddress"], ShippingAddressParams(email: "ada@", address: .init()), false),
+        (["emailAddress"], ShippingAddressParams(email: "ada@example.com", address: .init()), true),
+        (["phoneNumber"], ShippingAddressParams(phone: "555-0100", address: .init(country: "US")), false),
+        (["phoneNumber"], ShippingAddressParams(phone: "(415) 555-0100", address: .init(country: "US")), true),
+        (["phoneNumber"], ShippingAddressParams(phone: "+49 30 1", address: .init(country: "DE")), true),
+        ([], ShippingAddressParams(address: .init()), true),
+    ] as [([String], ShippingAddressParams, Bool)])
+    func requiredShippingFields(fields: [String], address: ShippingAddressParams, satisfied: Bool) {
+        #expect(address.contains(requiredFields: fields) == satisfied)
+    }
+
+    @Test func aMissingRequiredAddressIsAskedForAndSettingItGoesOn() async throws {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(
+            session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]), defaultPaymentMethod: "pm_visa"))
+        let needs = try await world.requestPayment(view.id)
+        #expect(needs.needs == "shippingAddress")
+        #expect(needs.requestState == "requestingPayment")
+        #expect(needs.pendingAction == nil)
+
+        // An incomplete address (no US state) is taken but asked for again.
+        let incomplete = ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US"))
+        let again = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: incomplete)
+        #expect(again.needs == "shippingAddress")
+        #expect(again.pendingAction == nil)
+
+        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        #expect(asked.needs == nil)
+        #expect(asked.shippingAddress == Self.home)
+        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_visa")
+    }
+
+    @Test func aPrefilledAddressIsVerifiedUnlessTheConfigurationSaysNot() async throws {
+        let world = try await World(customer: Self.cards())
+        let verify = try await world.create(.init(
+            session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
+            prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
+        #expect(try await world.requestPayment(verify.id).needs == "shippingAddress")
+
+        let trusted = try await world.create(.init(
+            session: "cs_1",
+            configuration: .init(requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
+            prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
+        #expect(try await world.requestPayment(trusted.id).pendingAction?.kind == "didCreatePaymentResult")
+
+        // Without required fields nothing is asked, address or not.
+        let none = try await world.create(.init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
+        #expect(try await world.requestPayment(none.id).pendingAction?.kind == "didCreatePaymentResult")
+    }
+
+    @Test func theCustomersSavedAddressNeedsVerificationToo() async throws {
+        let customer = Self.cards()
+        customer.setCustomer(FakeContextCustomer.customer(id: "cus_1", shipping: Self.berlinJSON))
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(
+            session: "cs_1", configuration: .init(requiredShippingAddressFields: ["name", "postalAddress"]),
+            defaultPaymentMethod: "pm_visa"))
+        #expect(view.shippingAddress == Self.berlin)
+        #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
+        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.berlin)
+        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(!asked.shippingAddressNeedsVerification)
+    }
+
+    @Test func aValidatingAppMustChooseAShippingMethodBeforePaying() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(
+            session: "cs_1",
+            configuration: .init(requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
+            validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
+        // Complete, not to verify, but no method: methodRequired.
+        let needs = try await world.requestPayment(view.id)
+        #expect(needs.needs == "shippingAddress")
+
+        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let validation = try #require(asked.pendingAction)
+        #expect(validation.kind == "didUpdateShippingAddress")
+        #expect(asked.needs == "shippingAddress")
+
+        let paying = try await world.answer(validation.id, "valid", methods: Self.methods)
+        #expect(paying.selectedShippingMethod == "std")
+        #expect(paying.needs == nil)
+        #expect(paying.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(paying.paymentAmount == 500)
+
+        // A delivery needs no method.
+        let delivery = try await world.create(.init(
+            session: "cs_1",
+            configuration: .init(requiredShippingAddressFields: ["postalAddress"], shippingType: "delivery",
+                                 verifyPrefilledShippingAddress: false),
+            validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
+        #expect(try await world.requestPayment(delivery.id).pendingAction?.kind == "didCreatePaymentResult")
+    }
+
+    @Test(arguments: ["success", "error", "userCancellation"])
+    func theAppsAnswerIsDidFinish(status: String) async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let since = try await world.mark()
+        let done = try await world.answer(pending.id, status)
+        #expect(done.lastResult?["status"] == .string(status))
+        if status == "error" {
+            #expect(done.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
+        } else {
+            #expect(done.lastResult?["error"] == .null)
+        }
+        #expect(done.requestState == "none")
+        #expect(done.pendingAction == nil)
+        #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
+        // And it can pay again.
+        #expect(try await world.requestPayment(view.id).pendingAction?.kind == "didCreatePaymentResult")
+    }
+
+    @Test func anErrorAnswerCarriesTheAppsMessageAndCode() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let done = try await world.answer(pending.id, "error", error: .init(message: "Your card was declined", code: "card_declined"))
+        let error = try #require(done.lastResult?["error"])
+        #expect(error["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
+        #expect(error["data"]?["message"] == "Your card was declined")
+        #expect(error["data"]?["code"] == "card_declined")
+    }
+
+    @Test func answeringTwiceOrAnUnknownActionIsPendingActionGone() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        _ = try await world.answer(pending.id, "success")
+        for action in [pending.id, "pact_unknown"] {
+            let error = await #expect(throws: RPCError.self) { try await world.answer(action, "success") }
+            #expect(error?.code == StpdErrors.pendingActionGone.code)
+            #expect(error?.code == 5001)
+            #expect(error?.data?["action"] == .string(action))
+        }
+    }
+
+    @Test func aStatusOfTheOtherKindIsAnInvalidParameter() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
+        let shipping = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let wrongForShipping = await #expect(throws: RPCError.self) { try await world.answer(shipping.id, "success") }
+        #expect(wrongForShipping?.code == RPCError.invalidParamsCode)
+        _ = try await world.answer(shipping.id, "valid")
+
+        let payment = try #require(try await world.requestPayment(view.id).pendingAction)
+        for status in ["valid", "invalid", "succeeded"] {
+            let error = await #expect(throws: RPCError.self) { try await world.answer(payment.id, status) }
+            #expect(error?.code == -32602)
+        }
+        // Still waiting.
+        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == payment.id)
+    }
+
+    @Test func onlyTheOwnerOrRootMayAnswer() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let error = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success", by: 2000) }
+        #expect(error?.code == StpdErrors.permissionDenied.code)
+        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
+        #expect(try await world.answer(pending.id, "success", by: 0).lastResult?["status"] == "success")
+    }
+
+    @Test func aSecondRequestPaymentWhileRequestingIsIgnored() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let first = try await world.requestPayment(view.id)
+        let pending = try #require(first.pendingAction)
+        let since = try await world.mark()
+        let second = try await world.requestPayment(view.id)
+        #expect(second.pendingAction?.id == pending.id)
+        #expect(second == first)
+        #expect(try await world.types(view.id, since: since).isEmpty)
+
+        // Also while needing input.
+        let other = try await world.create()
+        _ = try await world.requestPayment(other.id)
+        let mark = try await world.mark()
+        #expect(try await world.requestPayment(other.id).needs == "paymentOption")
+        #expect(try await world.types(other.id, since: mark).isEmpty)
+    }
+
+    @Test func cancellingWhileInputIsNeededIsUserCancellation() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create()
+        // Nothing to cancel yet.
+        let idle = await #expect(throws: RPCError.self) { try await world.contexts.cancel(id: view.id, viewer: 1000) }
+        #expect(idle?.code == StpdErrors.invalidState.code)
+
+        #expect(try await world.requestPayment(view.id).needs == "paymentOption")
+        let since = try await world.mark()
+        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        #expect(cancelled.lastResult == ["status": "userCancellation", "error": nil])
+        #expect(cancelled.requestState == "none")
+        #expect(cancelled.needs == nil)
+        #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
+
+        // Waiting for the app (no input needed): not the customer's to cancel.
+        _ = try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        #expect(try await world.requestPayment(view.id).pendingAction != nil)
+        let busy = await #expect(throws: RPCError.self) { try await world.contexts.cancel(id: view.id, viewer: 1000) }
+        #expect(busy?.code == StpdErrors.invalidState.code)
+    }
+
+    @Test func cancellingWhileTheAppValidatesAnAddressDropsItsDeadline() async throws {
+        let world = try await World(customer: Self.cards(), timeout: 30)
+        let view = try await world.create(.init(
+            session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]), validatesShipping: true,
+            defaultPaymentMethod: "pm_visa"))
+        #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
+        let pending = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        await world.clock.sleepersArrived(1)
+
+        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        #expect(cancelled.lastResult?["status"] == "userCancellation")
+        #expect(cancelled.pendingAction == nil)
+        // The deadline's timer ends with it (else it holds off the daemon's idle exit until the deadline).
+        #expect(await world.jobs.idle())
+        let gone = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "valid") }
+        #expect(gone?.code == StpdErrors.pendingActionGone.code)
+    }
+
+    @Test func closingDropsThePendingAction() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let closed = try await world.contexts.close(id: view.id, viewer: 1000)
+        #expect(closed.status == "closed")
+        #expect(closed.pendingAction == nil)
+        #expect(await world.jobs.idle())
+        let gone = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success") }
+        #expect(gone?.code == StpdErrors.pendingActionGone.code)
+        let shut = await #expect(throws: RPCError.self) { try await world.requestPayment(view.id) }
+        #expect(shut?.code == StpdErrors.invalidState.code)
+        #expect(try await world.contexts.close(id: view.id, viewer: 1000).status == "closed")
+    }
+
+    // MARK: Deadlines
+
+    @Test func anUnansweredPaymentResultFinishesWithATimeoutError() async throws {
+        let world = try await World(customer: Self.cards(), timeout: 60)
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa", pendingActionTimeout: 30))
+        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        #expect(pending.deadline == t0.addingTimeInterval(30).formatted(.iso8601))
+        await world.clock.sleepersArrived(1)
+
+        let since = try await world.mark()
+        world.clock.advance(by: .seconds(29))
+        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
+        world.clock.advance(by: .seconds(1))
+        let finished = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        let error = try #require(finished.lastResult?["error"])
+        #expect(finished.lastResult?["status"] == "error")
+        #expect(error["code"] == .int(Int64(StpdErrors.pendingActionTimedOut.code)))
+        #expect(error["code"] == 5002)
+        #expect(error["data"]?["action"] == .string(pending.id))
+        #expect(error["data"]?["kind"] == "didCreatePaymentResult")
+        #expect(finished.pendingAction == nil)
+        #expect(finished.requestState == "none")
+        #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
+
+        let late = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success") }
+        #expect(late?.code == StpdErrors.pendingActionGone.code)
+    }
+
+    @Test func anUnansweredAddressValidationIsShippingInvalidWithATimeoutError() async throws {
+        let world = try await World(timeout: 45)
+        let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
+        let pending = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        #expect(pending.deadline == t0.addingTimeInterval(45).formatted(.iso8601))
+        await world.clock.sleepersArrived(1)
+        let since = try await world.mark()
+        world.clock.advance(by: .seconds(45))
+        let invalid = try await world.until(view.id, since: since, types: ["paymentContext.shippingInvalid"])
+        #expect(invalid.shippingError?["code"] == 5002)
+        #expect(invalid.shippingError?["data"]?["kind"] == "didUpdateShippingAddress")
+        #expect(invalid.pendingAction == nil)
+        #expect(invalid.shippingAddress == nil)
+        // The customer can submit again.
+        #expect(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction != nil)
+    }
+
+    @Test func anAnsweredActionsDeadlineNoLongerFires() async throws {
+        let world = try await World(customer: Self.cards(), timeout: 30)
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        await world.clock.sleepersArrived(1)
+        _ = try await world.answer(pending.id, "userCancellation")
+        #expect(await world.jobs.idle())
+        let since = try await world.mark()
+        world.clock.advance(by: .seconds(60))
+        #expect(try await world.types(view.id, since: since).isEmpty)
+        #expect(try world.contexts.get(id: view.id, viewer: 1000).lastResult?["status"] == "userCancellation")
+    }
+
+    @Test func aPendingActionAndItsDeadlineSurviveARestartAndCanBeAnswered() async throws {
+        let store = InMemoryStateStore()
+        let clock = ManualClock()
+        let customer = Self.cards()
+        let before = try await World(customer: customer, store: store, clock: clock, timeout: 60)
+        let view = try await before.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let pending = try #require(try await before.requestPayment(view.id).pendingAction)
+        await clock.sleepersArrived(1)
+        await before.shutdown()
+        #expect(clock.sleeperCount == 0)
+        clock.advance(by: .seconds(30))
+
+        let after = try await World(customer: customer, store: store, clock: clock, timeout: 60)
+        try await after.redirects.restore()
+        try await after.contexts.restore()
+        let restored = try after.contexts.get(id: view.id, viewer: 1000)
+        #expect(restored.pendingAction == pending)
+        #expect(restored.requestState == "requestingPayment")
+        #expect(restored.selectedPaymentMethod == "pm_visa")
+        #expect(!restored.loading)
+        // Loading is not redone: it had finished.
+        #expect(customer.calls(.clearCache).count == 1)
+        await clock.sleepersArrived(1)
+
+        let since = try await after.mark()
+        let done = try await after.answer(pending.id, "success")
+        #expect(done.lastResult?["status"] == "success")
+        #expect(try await after.types(view.id, since: since) == ["paymentContext.didFinish"])
+        #expect(await after.jobs.idle())
+    }
+
+    @Test func aRestoredDeadlineFiresWhenItsTimeComes() async throws {
+        let store = InMemoryStateStore()
+        let clock = ManualClock()
+        let before = try await World(customer: Self.cards(), store: store, clock: clock, timeout: 60)
+        let view = try await before.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let pending = try #require(try await before.requestPayment(view.id).pendingAction)
+        await clock.sleepersArrived(1)
+        await before.shutdown()
+        clock.advance(by: .seconds(40))
+
+        let after = try await World(customer: Self.cards(), store: store, clock: clock, timeout: 60)
+        try await after.contexts.restore()
+        await clock.sleepersArrived(1)
+        let since = try await after.mark()
+        // 20 s were left, not another 60.
+        clock.advance(by: .seconds(19))
+        #expect(try after.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
+        clock.advance(by: .seconds(1))
+        let finished = try await after.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(finished.lastResult?["error"]?["code"] == 5002)
+    }
+
+    @Test func aLoadInterruptedByARestartRunsAgain() async throws {
+        let store = InMemoryStateStore()
+        let customer = Self.cards()
+        let gate = customer.hold(.listPaymentMethods)
+        let before = try await World(customer: customer, store: store)
+        let created = try await before.contexts.create(owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+        await customer.called(.listPaymentMethods)
+        _ = try await before.requestPayment(created.id)
+        await before.contexts.records.withLock { _ in }  // nothing else to wait for: the load is held
+        before.runner.cancel()  // the held load never finishes in this "process"
+
+        let fresh = Self.cards()
+        let after = try await World(customer: fresh, store: store)
+        let since = try await after.mark()
+        try await after.contexts.restore()
+        let loaded = try await after.until(created.id, since: since, types: ["paymentContext.didChange"]) { !$0.loading }
+        #expect(loaded.selectedPaymentMethod == "pm_mc")
+        #expect(fresh.ops == [.clearCache, .retrieveCustomer, .listPaymentMethods])
+        gate.open()
+    }
+
+    // MARK: Managed PaymentIntents
+
+    @Test func aManagedIntentThatSucceedsFinishesWithSuccess() async throws {
+        let world = try await World(customer: Self.cards())
+        let secret = world.api.addIntent(status: "succeeded")
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let since = try await world.mark()
+        let confirming = try await world.requestPayment(view.id, intent: secret)
+        #expect(confirming.requestState == "requestingPayment")
+        #expect(confirming.pendingAction == nil)
+        #expect(confirming.needs == nil)
+        let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(done.lastResult == ["status": "success", "error": nil])
+        #expect(done.requestState == "none")
+        #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
+    }
+
+    @Test func aManagedIntentLeftUnpaidFinishesWithPaymentFailed() async throws {
+        let world = try await World(customer: Self.cards())
+        let secret = world.api.addIntent(status: "requires_payment_method")
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let since = try await world.mark()
+        _ = try await world.requestPayment(view.id, intent: secret)
+        let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(done.lastResult?["status"] == "error")
+        #expect(done.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
+        #expect(done.lastResult?["error"]?["data"]?["paymentIntentStatus"] == "requires_payment_method")
+    }
+
+    @Test func aManagedIntentNeedingARedirectFinishesWhenTheRedirectReturns() async throws {
+        let world = try await World(customer: Self.cards())
+        let secret = world.api.addIntent(status: "requires_action", returnURL: "myshop://done?order=42")
+        let intentID = secret.components(separatedBy: "_secret_")[0]
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let since = try await world.mark()
+        _ = try await world.requestPayment(view.id, intent: secret)
+        let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
+        #expect(redirecting.needs == "redirect")
+        #expect(redirecting.requestState == "requestingPayment")
+        let session = try #require(redirecting.redirect)
+        let redirect = try world.redirects.get(id: session, viewer: 1000)
+        #expect(redirect.status == "inProgress")
+        #expect(redirect.kind == "paymentIntent")
+        #expect(redirect.paymentIntentId == intentID)
+
+        world.api.setIntentStatus(intentID, "succeeded")
+        #expect(try await world.redirects.handleURL("myshop://done?order=42&payment_intent=\(intentID)", viewer: 1000) == session)
+        let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(done.lastResult == ["status": "success", "error": nil])
+        #expect(done.redirect == nil)
+        #expect(done.needs == nil)
+        #expect(done.requestState == "none")
+    }
+
+    @Test func cancellingARedirectingManagedIntentCancelsTheRedirect() async throws {
+        let world = try await World(customer: Self.cards())
+        let secret = world.api.addIntent(status: "requires_action")
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let since = try await world.mark()
+        _ = try await world.requestPayment(view.id, intent: secret)
+        let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
+        let session = try #require(redirecting.redirect)
+        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        #expect(cancelled.lastResult?["status"] == "userCancellation")
+        #expect(cancelled.redirect == nil)
+        #expect(try world.redirects.get(id: session, viewer: 1000).status == "cancelled")
+    }
+}
