@@ -18,17 +18,6 @@ public enum WaitEnd: Equatable, Sendable {
 
 /// Helpers of the commands that wait for an object's end.
 public enum Waiting {
-    /// Whether `--timeout` is on the command line. GlobalOptions defaults it to 30 s, which suits
-    /// one reply; a wait lasts as long as its object takes (a poll up to 300 s), so it is bounded
-    /// only when the user asks for a bound.
-    public static func timeoutGiven(in arguments: [String]) -> Bool {
-        for argument in arguments.dropFirst() {
-            if argument == "--" { return false }
-            if argument == "--timeout" || argument.hasPrefix("--timeout=") { return true }
-        }
-        return false
-    }
-
     /// `4m 12s left`, `41s left`, or `deadline passed` (a poll may overrun it by one interval).
     public static func timeLeft(until deadline: Date, now: Date) -> String {
         let seconds = deadline.timeIntervalSince(now).rounded(.up)

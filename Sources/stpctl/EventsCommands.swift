@@ -57,7 +57,7 @@ struct EventsWaitCommand: AsyncParsableCommand, ClientCommand {
         let base = try global.connection()
         let connection = Connection(
             socketPath: base.socketPath,
-            timeoutSeconds: LongPoll.clientTimeout(global: global.timeout, wait: timeoutSeconds))
+            timeoutSeconds: LongPoll.clientTimeout(global: global.callTimeout, wait: timeoutSeconds))
         let params = EventsWait.Params(
             since: since, filter: filter.params, timeout: timeoutSeconds, limit: limit)
         let result = try await connection.run { try await $0.call(EventsWait.self, params) }

@@ -14,11 +14,16 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Print JSON even on a terminal (pretty there, one compact line per result otherwise).")
     var json = false
 
-    @Option(help: ArgumentHelp("Seconds to wait for the daemon, connecting included; 0 waits forever.", valueName: "seconds"))
-    var timeout: Double = 30
+    @Option(help: ArgumentHelp(
+        "Seconds to wait for the daemon, connecting included (default 30); 0 waits forever. Bounds the whole wait of `wait` commands (default: no bound).",
+        valueName: "seconds"))
+    var timeout: Double?
+
+    /// A wait command's bound is the `--timeout` given, not the per-call default.
+    var callTimeout: Double { timeout ?? 30 }
 
     mutating func validate() throws {
-        guard timeout.isFinite, timeout >= 0 else { throw ValidationError("--timeout must be 0 or more seconds") }
+        if let timeout, !timeout.isFinite || timeout < 0 { throw ValidationError("--timeout must be 0 or more seconds") }
     }
 
     var output: Output { Output(forceJSON: json) }
@@ -27,7 +32,7 @@ struct GlobalOptions: ParsableArguments {
     func connection() throws -> Connection {
         let path = try SocketPath.resolve(
             explicit: socket, environment: ProcessInfo.processInfo.environment, uid: getuid())
-        return Connection(socketPath: path, timeoutSeconds: timeout)
+        return Connection(socketPath: path, timeoutSeconds: callTimeout)
     }
 }
 

@@ -29,8 +29,8 @@ struct ObjectWait: Sendable {
 
     init(_ global: GlobalOptions) throws {
         socketPath = try global.connection().socketPath
-        callTimeout = global.timeout
-        waitTimeout = Waiting.timeoutGiven(in: CommandLine.arguments) ? global.timeout : 0
+        callTimeout = global.callTimeout
+        waitTimeout = global.timeout ?? 0
         showProgress = isatty(STDOUT_FILENO) == 1
     }
 

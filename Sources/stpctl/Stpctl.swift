@@ -32,7 +32,7 @@ struct Stpctl: AsyncParsableCommand, ClientCommand {
         version: StpdAPI.version,
         subcommands: [
             CallCommand.self, PingCommand.self, StatusCommand.self, DiscoverCommand.self, WatchCommand.self,
-            EventsCommand.self, CustomerCommand.self, SourceCommand.self, RedirectCommand.self,
+            EventsCommand.self, CustomerCommand.self, ContextCommand.self, SourceCommand.self, RedirectCommand.self,
             HandleURLCommand.self, AppCommand.self,
         ]
     )

@@ -54,7 +54,7 @@ struct WatchCommand: AsyncParsableCommand, ClientCommand {
         let connection = try global.connection()
         let watcher = Watcher(
             socketPath: connection.socketPath, filter: filter.params,
-            subscribeTimeout: global.timeout, reconnect: !noReconnect, human: global.output.format == .human,
+            subscribeTimeout: global.callTimeout, reconnect: !noReconnect, human: global.output.format == .human,
             statusLines: isatty(STDERR_FILENO) == 1)
         EventStream.exitOnInterruptOrClosedOutput()
         try await watcher.run(from: WatchCursor(since: since))

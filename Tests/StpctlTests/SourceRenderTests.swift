@@ -113,15 +113,6 @@ import Testing
 }
 
 @Suite struct WaitingTests {
-    @Test func timeoutIsGivenOnlyWhenOnTheCommandLine() {
-        #expect(Waiting.timeoutGiven(in: ["stpctl", "source", "wait", "src_1", "--timeout", "5"]))
-        #expect(Waiting.timeoutGiven(in: ["stpctl", "--timeout=5", "source", "wait", "src_1"]))
-        #expect(!Waiting.timeoutGiven(in: ["stpctl", "source", "wait", "src_1"]))
-        #expect(!Waiting.timeoutGiven(in: ["stpctl", "source", "poll", "src_1", "--poll-timeout", "5", "--wait"]))
-        #expect(!Waiting.timeoutGiven(in: ["stpctl", "--", "--timeout"]))
-        #expect(!Waiting.timeoutGiven(in: ["--timeout"]))  // the program's own name is not an option
-    }
-
     @Test func timesForProgressLines() {
         let now = Date(timeIntervalSince1970: 1000)
         #expect(Waiting.timeLeft(until: now.addingTimeInterval(41.2), now: now) == "42s left")

@@ -15,44 +15,42 @@ import Testing
 struct PaymentContextsTests {
     /// Counts BackgroundWork jobs (began/ended), so a test can wait for every job to end.
     final class Jobs: Sendable {
-        private let state = Mutex<(active: Int, watchers: [CheckedContinuation<Void, Never>])>((0, []))
+        private struct State {
+            var active = 0
+            var watchers: [UUID: CheckedContinuation<Bool, Never>] = [:]
+        }
+
+        private let state = Mutex(State())
 
         func began() { state.withLock { $0.active += 1 } }
 
         func ended() {
-            let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            let ready = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
                 s.active -= 1
                 guard s.active == 0 else { return [] }
-                defer { s.watchers = [] }
-                return s.watchers
+                defer { s.watchers = [:] }
+                return Array(s.watchers.values)
             }
-            for watcher in ready { watcher.resume() }
+            for watcher in ready { watcher.resume(returning: true) }
         }
 
         var active: Int { state.withLock { $0.active } }
 
-        /// True once no job runs; false if some job is still running after `limit` of real time
-        /// (that only elapses when the test is about to fail).
+        /// True once no job runs; false if some job still runs after `limit` of real time (which
+        /// only elapses when the test is about to fail).
         func idle(within limit: Duration = .seconds(5)) async -> Bool {
-            await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        let now = self.state.withLock { s in
-                            if s.active == 0 { return true }
-                            s.watchers.append(continuation)
-                            return false
-                        }
-                        if now { continuation.resume() }
-                    }
-                    return true
-                }
-                group.addTask {
-                    try? await ContinuousClock().sleep(for: limit)
+            let id = UUID()
+            return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now = state.withLock { s in
+                    if s.active == 0 { return true }
+                    s.watchers[id] = continuation
                     return false
                 }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
+                if now { return continuation.resume(returning: true) }
+                Task { [self] in
+                    try? await ContinuousClock().sleep(for: limit)
+                    state.withLock { $0.watchers.removeValue(forKey: id) }?.resume(returning: false)
+                }
             }
         }
     }
@@ -650,14 +648,14 @@ struct PaymentContextsTests {
     }
 
     @Test(arguments: [
-        (["postalAddress"], home, true),
-        (["name", "emailAddress", "phoneNumber", "postalAddress"], home, true),
+        (["postalAddress"], PaymentContextsTests.home, true),
+        (["name", "emailAddress", "phoneNumber", "postalAddress"], PaymentContextsTests.home, true),
         (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US")), false),
         (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "9410", country: "US")), false),
         (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "94107-1234", country: "US")), true),
         (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "94107")), false),
         (["postalAddress"], ShippingAddressParams(address: .init(city: "SF", state: "CA", postalCode: "94107", country: "US")), false),
-        (["postalAddress"], berlin, true),
+        (["postalAddress"], PaymentContextsTests.berlin, true),
         (["postalAddress"], ShippingAddressParams(address: .init(line1: "Alexanderplatz 2", city: "Berlin", country: "DE")), false),
         (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 O'Connell St", city: "Dublin", country: "IE")), true),
         (["name"], ShippingAddressParams(name: "", address: .init()), false),
@@ -1014,25 +1012,27 @@ struct PaymentContextsTests {
         #expect(finished.lastResult?["error"]?["code"] == 5002)
     }
 
-    @Test func aLoadInterruptedByARestartRunsAgain() async throws {
+    @Test func aLoadInterruptedByARestartRunsAgainAndTheWaitingRequestGoesOn() async throws {
         let store = InMemoryStateStore()
-        let customer = Self.cards()
-        let gate = customer.hold(.listPaymentMethods)
-        let before = try await World(customer: customer, store: store)
+        let held = Self.cards()
+        let gate = held.hold(.listPaymentMethods)
+        let before = try await World(customer: held, store: store)
         let created = try await before.contexts.create(owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
-        await customer.called(.listPaymentMethods)
-        _ = try await before.requestPayment(created.id)
-        await before.contexts.records.withLock { _ in }  // nothing else to wait for: the load is held
-        before.runner.cancel()  // the held load never finishes in this "process"
+        await held.called(.listPaymentMethods)
+        #expect(try await before.requestPayment(created.id).loading)
+        // The "process" ends with the load held: it never finishes there.
+        before.runner.cancel()
 
         let fresh = Self.cards()
         let after = try await World(customer: fresh, store: store)
         let since = try await after.mark()
         try await after.contexts.restore()
-        let loaded = try await after.until(created.id, since: since, types: ["paymentContext.didChange"]) { !$0.loading }
-        #expect(loaded.selectedPaymentMethod == "pm_mc")
+        let asked = try await after.until(created.id, since: since, types: ["paymentContext.pendingAction"])
+        #expect(!asked.loading)
+        #expect(asked.selectedPaymentMethod == "pm_mc")
+        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
         #expect(fresh.ops == [.clearCache, .retrieveCustomer, .listPaymentMethods])
-        gate.open()
+        withExtendedLifetime(before) { gate.open() }
     }
 
     // MARK: Managed PaymentIntents

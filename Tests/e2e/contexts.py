@@ -118,5 +118,12 @@ class ContextEvents(Events):
         """The object of the next TYPE event for CONTEXT (passing WHERE, given its object)."""
         return self.wait(type, context, (lambda e: where(e["object"])) if where else None, timeout)["object"]
 
+    def seen_or_wait(self, type: str, object_id: str, timeout: float = 30.0) -> dict:
+        """The first TYPE event for OBJECT_ID read so far, else the next one."""
+        for event in self.seen:
+            if event["type"] == type and event["objectId"] == object_id:
+                return event
+        return self.wait(type, object_id, timeout=timeout)
+
     def types_since(self, context: str, seq: int) -> list[str]:
         return [e["type"] for e in self.seen if e["objectId"] == context and e["seq"] > seq]

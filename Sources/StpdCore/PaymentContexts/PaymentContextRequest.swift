@@ -15,6 +15,7 @@ extension PaymentContexts {
         // The SDK waits for its loading promise; the request runs when loading ends.
         let waits = try await update(id) { record in
             guard record.requestState == .none else { return nil }
+            // Kept in memory; the event proceedWithRequest writes next stores it.
             record.managed = managed
             guard record.loading else { return nil }
             record.requestWaitsForLoad = true
@@ -68,14 +69,15 @@ extension PaymentContexts {
 
     /// The SDK re-enters requestPayment when the screen it showed is done.
     func continueIfWaiting(_ id: String, for input: String) async throws -> PaymentContextView? {
-        let waiting = try await update(id) { record in
+        var resumed = false
+        try await update(id) { record in
             guard record.requestState == .requestingPayment, record.needs == input else { return nil }
             record.requestState = .none
             record.needs = nil
+            resumed = true
             return "paymentContext.didChange"
         }
-        guard waiting.requestState == "none", waiting.needs == nil, records.withLock({ $0[id]?.requestWaitsForLoad }) == false
-        else { return nil }
+        guard resumed else { return nil }
         return try await proceedWithRequest(id)
     }
 
@@ -140,13 +142,19 @@ extension PaymentContexts {
         if record.needs == "redirect", let session = record.redirect {
             _ = try? await redirects.cancel(id: session, viewer: nil)
         }
-        return try await update(id) { record in
+        var dropped: String?
+        let view = try await update(id) { record in
             guard record.requestState == .requestingPayment, record.needs != nil else {
                 throw StpdErrors.invalidState("requestPayment is not waiting for input", data: ["state": .string(record.requestState.rawValue)])
             }
+            dropped = record.pending?.id
             Self.finish(&record, status: "userCancellation", error: nil)
             return "paymentContext.didFinish"
         }
+        // A didUpdateShippingAddress being answered goes with it: end its deadline timer (a
+        // background job that would otherwise hold off idle exit until the deadline).
+        if let dropped { endTimer(dropped) }
+        return view
     }
 
     static func finish(_ record: inout PaymentContextRecord, status: String, error: JSONValue?) {

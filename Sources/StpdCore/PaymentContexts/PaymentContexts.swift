@@ -144,15 +144,16 @@ public final class PaymentContexts: Sendable {
         }
     }
 
-    /// Mutates a record under the lock and commits it with the event `mutate` returns (nil: nothing changed).
+    /// Mutates a record under the lock and commits it with the event `mutate` returns. Nil: nothing a
+    /// client sees changed, so the record changes in memory only (the next event stores it).
     @discardableResult
     func update(_ id: String, _ mutate: (inout PaymentContextRecord) throws -> String?) async throws -> PaymentContextView {
         let (view, pending) = try records.withLock { all -> (PaymentContextView, OrderedWriter.Pending?) in
             guard var record = all[id] else { throw StpdErrors.notFound("no payment context \(id)", data: ["context": .string(id)]) }
-            guard let event = try mutate(&record) else { return (record.view, nil) }
-            record.updatedAt = now()
+            let event = try mutate(&record)
+            if event != nil { record.updatedAt = now() }
             all[id] = record
-            return (record.view, writer.enqueue([try record.change(event)]))
+            return (record.view, try event.map { writer.enqueue([try record.change($0)]) })
         }
         try await pending?.value.get()
         return view
