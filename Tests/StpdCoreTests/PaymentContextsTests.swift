@@ -57,6 +57,30 @@ struct PaymentContextsTests {
 
     struct NoMatchingEvent: Error {}
 
+    /// Resumes its continuation once, with whichever result comes first.
+    final class Once: Sendable {
+        private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+        init(_ continuation: CheckedContinuation<Bool, Never>) { self.continuation.withLock { $0 = continuation } }
+        func resume(_ result: Bool) { continuation.withLock { $0.take() }?.resume(returning: result) }
+    }
+
+    /// Runs a wait that cannot be cancelled (a fake's or the manual clock's cue) in its own task and
+    /// gives up after `limit` of real time, so a missing cue fails the test instead of hanging the run.
+    static func within(_ what: String, limit: Duration = .seconds(10), _ wait: @escaping @Sendable () async -> Void) async {
+        let arrived = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let once = Once(continuation)
+            Task {
+                await wait()
+                once.resume(true)
+            }
+            Task {
+                try? await ContinuousClock().sleep(for: limit)
+                once.resume(false)
+            }
+        }
+        if !arrived { Issue.record("gave up waiting for \(what)") }
+    }
+
     final class World: Sendable {
         let api: FakePaymentsAPI
         let customer: FakeContextCustomer
@@ -295,7 +319,7 @@ struct PaymentContextsTests {
         let gate = customer.hold(.listPaymentMethods)
         let world = try await World(customer: customer)
         let created = try await world.contexts.create(owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
-        await customer.called(.listPaymentMethods)
+        await Self.within("listPaymentMethods") { [c = customer] in await c.called(.listPaymentMethods) }
 
         let waiting = try await world.requestPayment(created.id)
         #expect(waiting.loading)
@@ -321,7 +345,7 @@ struct PaymentContextsTests {
         customer.fail(.retrieveCustomer, with: StpdErrors.backendError("no customer"))
         let world = try await World(customer: customer)
         let created = try await world.contexts.create(owner: 1000, .init(session: "cs_1"))
-        await customer.called(.retrieveCustomer)
+        await Self.within("retrieveCustomer") { [c = customer] in await c.called(.retrieveCustomer) }
         #expect(try await world.requestPayment(created.id).loading)
 
         let since = try await world.mark()
@@ -446,7 +470,7 @@ struct PaymentContextsTests {
         #expect(accepted.shippingMethods == nil)
         #expect(accepted.selectedShippingMethod == nil)
 
-        await customer.called(.updateShipping)
+        await Self.within("updateShipping") { [c = customer] in await c.called(.updateShipping) }
         let saved = try #require(customer.shippingUpdates.first)
         #expect(saved.name == "Ada Lovelace")
         #expect(saved.phone == "415-555-0100")
@@ -519,7 +543,7 @@ struct PaymentContextsTests {
         #expect(!accepted.shippingAddressNeedsVerification)
         #expect(accepted.shippingMethods == Self.methods)
         #expect(accepted.selectedShippingMethod == expected)
-        await customer.called(.updateShipping)
+        await Self.within("updateShipping") { [c = customer] in await c.called(.updateShipping) }
         #expect(customer.shippingUpdates.map(\.line1) == ["1 Market St"])
     }
 
@@ -607,7 +631,7 @@ struct PaymentContextsTests {
         #expect(accepted.pendingAction == nil)
         #expect(accepted.shippingAddress == Self.home)
         #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
-        await customer.called(.updateShipping)
+        await Self.within("updateShipping") { [c = customer] in await c.called(.updateShipping) }
     }
 
     // MARK: requestPayment (§4.4, §4.5)
@@ -846,6 +870,27 @@ struct PaymentContextsTests {
         #expect(try await world.types(other.id, since: mark).isEmpty)
     }
 
+    /// The SDK ignores requestPayment while its shipping screen shows (state != none); here that
+    /// screen is an address the app is validating.
+    @Test func requestPaymentWhileTheAppValidatesAnAddressIsIgnored() async throws {
+        let world = try await World(customer: Self.cards())
+        let view = try await world.create(.init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
+        let validation = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let since = try await world.mark()
+        let ignored = try await world.requestPayment(view.id)
+        #expect(ignored.pendingAction == validation)
+        #expect(ignored.requestState == "none")
+        #expect(try await world.types(view.id, since: since).isEmpty)
+
+        let accepted = try await world.answer(validation.id, "valid", methods: Self.methods)
+        #expect(accepted.selectedShippingMethod == "std")
+        #expect(accepted.pendingAction == nil)
+        let paying = try await world.requestPayment(view.id)
+        #expect(paying.pendingAction?.kind == "didCreatePaymentResult")
+        _ = try await world.answer(paying.pendingAction?.id, "success")
+        #expect(await world.jobs.idle())
+    }
+
     @Test func cancellingWhileInputIsNeededIsUserCancellation() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
@@ -875,7 +920,7 @@ struct PaymentContextsTests {
             defaultPaymentMethod: "pm_visa"))
         #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
         let pending = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
-        await world.clock.sleepersArrived(1)
+        await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
 
         let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
         #expect(cancelled.lastResult?["status"] == "userCancellation")
@@ -908,7 +953,7 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa", pendingActionTimeout: 30))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         #expect(pending.deadline == t0.addingTimeInterval(30).formatted(.iso8601))
-        await world.clock.sleepersArrived(1)
+        await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
 
         let since = try await world.mark()
         world.clock.advance(by: .seconds(29))
@@ -934,7 +979,7 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let pending = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
         #expect(pending.deadline == t0.addingTimeInterval(45).formatted(.iso8601))
-        await world.clock.sleepersArrived(1)
+        await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
         let since = try await world.mark()
         world.clock.advance(by: .seconds(45))
         let invalid = try await world.until(view.id, since: since, types: ["paymentContext.shippingInvalid"])
@@ -950,7 +995,7 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards(), timeout: 30)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        await world.clock.sleepersArrived(1)
+        await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
         _ = try await world.answer(pending.id, "userCancellation")
         #expect(await world.jobs.idle())
         let since = try await world.mark()
@@ -966,7 +1011,7 @@ struct PaymentContextsTests {
         let before = try await World(customer: customer, store: store, clock: clock, timeout: 60)
         let view = try await before.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await before.requestPayment(view.id).pendingAction)
-        await clock.sleepersArrived(1)
+        await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
         await before.shutdown()
         #expect(clock.sleeperCount == 0)
         clock.advance(by: .seconds(30))
@@ -981,7 +1026,7 @@ struct PaymentContextsTests {
         #expect(!restored.loading)
         // Loading is not redone: it had finished.
         #expect(customer.calls(.clearCache).count == 1)
-        await clock.sleepersArrived(1)
+        await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
 
         let since = try await after.mark()
         let done = try await after.answer(pending.id, "success")
@@ -996,13 +1041,13 @@ struct PaymentContextsTests {
         let before = try await World(customer: Self.cards(), store: store, clock: clock, timeout: 60)
         let view = try await before.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await before.requestPayment(view.id).pendingAction)
-        await clock.sleepersArrived(1)
+        await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
         await before.shutdown()
         clock.advance(by: .seconds(40))
 
         let after = try await World(customer: Self.cards(), store: store, clock: clock, timeout: 60)
         try await after.contexts.restore()
-        await clock.sleepersArrived(1)
+        await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
         let since = try await after.mark()
         // 20 s were left, not another 60.
         clock.advance(by: .seconds(19))
@@ -1018,7 +1063,7 @@ struct PaymentContextsTests {
         let gate = held.hold(.listPaymentMethods)
         let before = try await World(customer: held, store: store)
         let created = try await before.contexts.create(owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
-        await held.called(.listPaymentMethods)
+        await Self.within("listPaymentMethods") { [c = held] in await c.called(.listPaymentMethods) }
         #expect(try await before.requestPayment(created.id).loading)
         // The "process" ends with the load held: it never finishes there.
         before.runner.cancel()

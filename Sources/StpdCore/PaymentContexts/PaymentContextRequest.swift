@@ -11,10 +11,12 @@ extension PaymentContexts {
     ) async throws -> PaymentContextView {
         let record = try record(id, viewer, open: true)
         let managed = paymentIntent.map { PaymentContextRecord.ManagedIntent(clientSecret: $0.clientSecret, returnURL: $0.returnURL) }
-        guard record.requestState == .none else { return record.view }  // the SDK ignores it
+        // The SDK ignores it while a request runs or a screen shows (state != none): an address the
+        // app is validating is the shipping screen showing.
+        guard record.requestState == .none, record.pending == nil else { return record.view }
         // The SDK waits for its loading promise; the request runs when loading ends.
         let waits = try await update(id) { record in
-            guard record.requestState == .none else { return nil }
+            guard record.requestState == .none, record.pending == nil else { return nil }
             // Kept in memory; the event proceedWithRequest writes next stores it.
             record.managed = managed
             guard record.loading else { return nil }
@@ -36,7 +38,9 @@ extension PaymentContexts {
                 Self.finish(&record, status: "error", error: error)
                 return "paymentContext.didFinish"
             }
-            guard record.requestState == .none, record.status == "open" else { return waited ? "paymentContext.didChange" : nil }
+            guard record.requestState == .none, record.pending == nil, record.status == "open" else {
+                return waited ? "paymentContext.didChange" : nil
+            }
             record.requestState = .requestingPayment
             if record.selected == nil {
                 record.needs = "paymentOption"

@@ -148,13 +148,17 @@ public final class PaymentContexts: Sendable {
     /// client sees changed, so the record changes in memory only (the next event stores it).
     @discardableResult
     func update(_ id: String, _ mutate: (inout PaymentContextRecord) throws -> String?) async throws -> PaymentContextView {
-        let (view, pending) = try records.withLock { all -> (PaymentContextView, OrderedWriter.Pending?) in
+        let (view, pending, dropped) = try records.withLock { all -> (PaymentContextView, OrderedWriter.Pending?, String?) in
             guard var record = all[id] else { throw StpdErrors.notFound("no payment context \(id)", data: ["context": .string(id)]) }
+            let before = record.pending?.id
             let event = try mutate(&record)
             if event != nil { record.updatedAt = now() }
             all[id] = record
-            return (record.view, try event.map { writer.enqueue([try record.change($0)]) })
+            // A pending action that ended any way (answered, finished, closed) needs no deadline.
+            let dropped = before != nil && record.pending?.id != before ? before : nil
+            return (record.view, try event.map { writer.enqueue([try record.change($0)]) }, dropped)
         }
+        if let dropped { endTimer(dropped) }
         try await pending?.value.get()
         return view
     }
