@@ -31,6 +31,7 @@ from typing import Any, Callable
 import pytest
 
 from rpc import Client, RpcError
+from flows import run_as
 from stripe_servers import TEST_CALL_PREFIX, StripeTestServer, http_request
 
 NOT_FOUND = 1001
@@ -426,33 +427,6 @@ def test_stripe_session_is_invisible_to_another_uid(start_stpd, tmp_path, stripe
         assert {sid, theirs} <= {s["id"] for s in client.call("customer.list")["sessions"]}
     finally:
         shutil.rmtree(socket_dir, ignore_errors=True)
-
-
-_OTHER_UID_CLIENT = r"""
-import json, socket, sys
-path, calls = sys.argv[1], json.loads(sys.argv[2])
-sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-sock.settimeout(30)
-sock.connect(path)
-reader = sock.makefile("rb")
-replies = []
-for number, (method, params) in enumerate(calls, 1):
-    sock.sendall(json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params}).encode() + b"\n")
-    while True:
-        message = json.loads(reader.readline())
-        if message.get("id") == number:
-            replies.append(message)
-            break
-print(json.dumps(replies))
-"""
-
-
-def run_as(python: str, uid: int, socket_path: Path, calls: list) -> list[dict]:
-    done = subprocess.run([python, "-I", "-c", _OTHER_UID_CLIENT, str(socket_path), json.dumps(calls)],
-                          user=uid, group=uid, extra_groups=[], cwd="/", capture_output=True, text=True,
-                          timeout=60, env={"PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, f"client as uid {uid} failed ({done.returncode}): {done.stderr}"
-    return json.loads(done.stdout)
 
 
 # -- 2. backend adapter ------------------------------------------------------------------------
