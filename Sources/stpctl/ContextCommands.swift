@@ -194,9 +194,10 @@ struct ContextAnswerCommand: AsyncParsableCommand, ClientCommand {
 
             Examples:
               stpctl context answer pact_456 --status success
-              stpctl context answer pact_456 --status error --error "Your card was declined" --error-code card_declined
-              stpctl context answer pact_789 --status valid --shipping-method 'ups:UPS Ground:599' \\
-                --shipping-method fedex:FedEx:1299 --selected-shipping-method ups
+              stpctl context answer pact_456 --status error --error "Card declined"
+              stpctl context answer pact_789 --status valid \\
+                --shipping-method 'ups:UPS Ground:599' --shipping-method fedex:FedEx:1299 \\
+                --selected-shipping-method ups
             """)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @Argument(help: ArgumentHelp("The pending action id (pact_...).", valueName: "action"))
