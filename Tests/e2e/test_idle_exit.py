@@ -121,3 +121,36 @@ def test_an_open_connection_keeps_it_running(activated, stpd_bin, checker):
     inactive_at = wait_until_inactive(manager)
     assert inactive_at - left >= IDLE_TIMEOUT - 0.1, f"exited {inactive_at - left:.2f} s after the close"
     assert manager.show("stpd.service", "Result")["Result"] == "success"
+
+
+def test_a_running_poll_keeps_it_running_and_a_restart_keeps_its_result(user_manager, stpd_bin, checker,
+                                                                       stripe_test_server, tmp_path):
+    """A Source poll is work that needs the process (design.md section 5): with no client left,
+    the socket-activated stpd stays up until the poll ends, then exits on idle; the result is
+    there for the next client."""
+    from flows import create_source, sofort
+
+    config = tmp_path / "stpd.conf"
+    config.write_text(f"STPD_STRIPE_KEY={stripe_test_server.publishable_key}\n")
+    config.chmod(0o600)
+    install_user_units(user_manager, stpd_bin, "--idle-timeout", str(IDLE_TIMEOUT), "--config", str(config),
+                       "--stripe-api-base", stripe_test_server.base_url)
+    user_manager.systemctl("start", "stpd.socket")
+    socket_path = user_manager.runtime / "stpd.sock"
+    poll_seconds = 3 * IDLE_TIMEOUT
+    with Client(str(socket_path), timeout=TIMEOUT, checker=checker) as client:
+        pid = client.call("daemon.status")["pid"]
+        source, _ = create_source(client, sofort("myshop://stripe-redirect"))
+        polled = client.call("source.poll", {"id": source["id"], "timeout": poll_seconds})
+        assert polled["poll"]["status"] == "polling"
+    # Proving that something does NOT happen needs a bounded wait: past the idle timeout, well
+    # before the poll's end (the source stays pending, so only the timeout ends it).
+    time.sleep(IDLE_TIMEOUT + 1.5)
+    assert is_active(user_manager) == "active", f"stpd exited with a poll running\n{user_manager.status_dump()}"
+    assert user_manager.show("stpd.service", "MainPID")["MainPID"] == str(pid)
+
+    wait_until_inactive(user_manager, timeout=poll_seconds + 30)
+    assert user_manager.show("stpd.service", "Result")["Result"] == "success"
+    with Client(str(socket_path), timeout=TIMEOUT, checker=checker) as client:
+        poll = client.call("source.get", {"id": source["id"]})["poll"]
+        assert poll["status"] == "finished" and poll["sourceStatus"] == "pending" and poll.get("error") is None, poll
