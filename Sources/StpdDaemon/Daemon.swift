@@ -117,7 +117,8 @@ public enum Daemon {
             into: &router, log: parts.log, subscriptions: parts.subscriptions, debugMethods: configuration.debugMethods)
         CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
         SourceHandlers.register(
-            into: &router, sources: parts.sources, redirects: parts.redirects, api: parts.payments,
+            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,
+            api: parts.payments,
             merchantName: configuration.merchantName)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         return router

@@ -8,7 +8,7 @@ import StripeAPI
 enum SourceHandlers {
     static func register(
         into router: inout MethodRouter<CallContext>, sources: SourceService, redirects: RedirectSessions,
-        api: any PaymentsAPI, merchantName: String?
+        customers: CustomerSessions, api: any PaymentsAPI, merchantName: String?
     ) {
         router.register(SourceCreate.self) { params, context in
             let form = try params.params.sourceParams(at: "params").formParams(merchantName: params.merchantName ?? merchantName)
@@ -56,6 +56,7 @@ enum SourceHandlers {
             return .init(handled: session != nil, session: session)
         }
         router.register(AppForeground.self) { _, context in
+            await customers.foreground(viewer: context.viewer)
             // Polls first: a redirect completed here starts its own follow-up poll.
             let polls = try await sources.resumeAll(viewer: context.viewer)
             return .init(completedRedirects: try await redirects.foreground(viewer: context.viewer), polls: polls)

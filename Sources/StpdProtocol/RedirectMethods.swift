@@ -170,7 +170,7 @@ public enum AppForeground: RPCMethod {
     public typealias Params = NoParams
     public typealias Result = AppLifecycleResult
     public static let name = "app.foreground"
-    public static let summary = "The app became active: resumes the caller's paused polls (each polls at once) and completes its inProgress automatic/browser redirect sessions."
+    public static let summary = "The app became active: resumes the caller's paused polls (each polls at once), completes its inProgress automatic/browser redirect sessions, and refreshes expired ephemeral keys of its customer sessions."
     public static let paramsSchema = JSONSchema.empty
     public static let resultSchema = AppLifecycleResult.schema
 }

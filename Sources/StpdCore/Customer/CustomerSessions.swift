@@ -124,6 +124,15 @@ public final class CustomerSessions: Sendable {
         try await log.store.object(id: Self.preferenceID(customer, owner))?.state["paymentMethod"]?.stringValue
     }
 
+    /// app.foreground: as the SDK's key manager on becoming active, sessions whose ephemeral key
+    /// has expired fetch a new one now (at most once an hour), so the next call does not wait.
+    public func foreground(viewer: UInt32?) async {
+        for session in (try? await list(viewer: viewer)) ?? [] where session.status == "open" {
+            let backend = backends.withLock { $0[session.id] }
+            ((backend as? StripeCustomerContext)?.keys as? EphemeralKeyManager)?.refreshEagerly()
+        }
+    }
+
     public func clearCache(id: String, viewer: UInt32?) async throws -> CustomerSessionView {
         var record = try await record(id, viewer, open: true)
         try backend(for: record).clearCache()

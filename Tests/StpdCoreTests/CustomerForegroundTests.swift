@@ -1,0 +1,42 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+import StripeAPI
+import Testing
+
+@testable import StpdCore
+
+/// app.foreground reaches customer sessions as the SDK's key manager hears the app become active.
+struct CustomerForegroundTests {
+    struct OneBackend: CustomerBackendFactory {
+        let backend: any CustomerBackend
+        func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend { backend }
+    }
+
+    struct NoStripe: StripeAPIClient {
+        struct Unused: Error {}
+        func send<T: Decodable>(_ request: StripeRequest, as type: T.Type) async throws -> T { throw Unused() }
+    }
+
+    @Test func foregroundRefreshesAnExpiredKeyOfTheCallersOpenSessionsOnly() async throws {
+        let provider = ScriptedKeyProvider([.key(ephemeralKeyJSON(1, expiresIn: 600))])
+        let keys = EphemeralKeyManager(provider: provider, now: NowBox().clock)
+        let context = StripeCustomerContext(keys: keys, stripe: NoStripe())
+        let log = try await EventLog(store: InMemoryStateStore())
+        let sessions = CustomerSessions(log: log, factory: OneBackend(backend: context), background: BackgroundWork())
+        let adapter = CustomerAdapter(kind: .stripe, keyProvider: .init(kind: .app))
+        let session = try await sessions.open(owner: 1000, adapter: adapter, prefetch: false)
+
+        await sessions.foreground(viewer: 2000)
+        #expect(keys.providerCalls == 0, "another user's app says nothing about this session")
+        await sessions.foreground(viewer: 1000)
+        #expect(keys.providerCalls == 1, "no key yet: fetched at once")
+        #expect(try await keys.key().id == "ephkey_1")
+        await sessions.foreground(viewer: 1000)
+        #expect(keys.providerCalls == 1, "the key is unexpired")
+
+        _ = try await sessions.close(id: session.id, viewer: 1000)
+        await sessions.foreground(viewer: nil)
+        #expect(keys.providerCalls == 1)
+    }
+}
