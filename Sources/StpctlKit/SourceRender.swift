@@ -38,7 +38,7 @@ public enum SourceRender {
             if let redirect = poll["redirect"]?.stringValue { rows.append(("poll follows", redirect)) }
         }
         if let clientSecret {
-            rows.append(("client secret", showSecret ? clientSecret : "[hidden: --show-secret or --json shows it]"))
+            rows.append(("client secret", showSecret ? clientSecret : "[REDACTED] (--show-secrets shows it)"))
         }
         rows.append(("created", time(source["createdAt"], timeZone)))
         rows.append(("updated", time(source["updatedAt"], timeZone)))

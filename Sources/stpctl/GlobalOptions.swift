@@ -14,6 +14,9 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Print JSON even on a terminal (pretty there, one compact line per result otherwise).")
     var json = false
 
+    @Flag(help: "Print client secrets and credentials instead of [REDACTED] (they are redacted by default, JSON included).")
+    var showSecrets = false
+
     @Option(help: ArgumentHelp(
         "Seconds to wait for the daemon, connecting included (default 30); 0 waits forever. Bounds the whole wait of `wait` commands (default: no bound).",
         valueName: "seconds"))
@@ -26,7 +29,7 @@ struct GlobalOptions: ParsableArguments {
         if let timeout, !timeout.isFinite || timeout < 0 { throw ValidationError("--timeout must be 0 or more seconds") }
     }
 
-    var output: Output { Output(forceJSON: json) }
+    var output: Output { Output(forceJSON: json, showSecrets: showSecrets) }
 
     /// Resolved when a command runs, not when parsing, so `help` and completions never need a socket.
     func connection() throws -> Connection {

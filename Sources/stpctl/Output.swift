@@ -7,8 +7,11 @@ struct Output: Sendable {
     enum Format: Sendable { case human, json, prettyJSON }
 
     let format: Format
+    /// Print client secrets and credentials as they are (`--show-secrets`).
+    let showSecrets: Bool
 
-    init(forceJSON: Bool, stdoutIsTerminal: Bool = isatty(STDOUT_FILENO) == 1) {
+    init(forceJSON: Bool, showSecrets: Bool = false, stdoutIsTerminal: Bool = isatty(STDOUT_FILENO) == 1) {
+        self.showSecrets = showSecrets
         switch (forceJSON, stdoutIsTerminal) {
         case (false, true): format = .human
         case (true, true): format = .prettyJSON
@@ -16,13 +19,12 @@ struct Output: Sendable {
         }
     }
 
-    /// Prints one result: `human(value)` for people, the value itself as JSON for programs.
+    /// Prints one result: `human(value)` for people, the value itself as JSON for programs, with
+    /// secrets redacted unless asked for (`Secrets`).
     func result<T: Encodable>(_ value: T, human: (T) -> String) {
-        switch format {
-        case .human: Self.write(human(value), to: .standardOutput)
-        case .json: Self.write(Render.json(value, pretty: false), to: .standardOutput)
-        case .prettyJSON: Self.write(Render.json(value, pretty: true), to: .standardOutput)
-        }
+        guard format != .human else { return Self.write(human(value), to: .standardOutput) }
+        let json = (try? JSONCoding.value(of: value)).map { showSecrets ? $0 : Secrets.redacted($0) } ?? .null
+        Self.write(Render.json(json, pretty: format == .prettyJSON), to: .standardOutput)
     }
 
     /// A daemon error reply; in JSON mode the error object, on one line.

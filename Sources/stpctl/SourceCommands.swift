@@ -46,15 +46,12 @@ struct SourceCreateOptions: ParsableArguments {
         "Appended to the return URL as redirect_merchant_name (default: stpd's STPD_MERCHANT_NAME).", valueName: "name"))
     var merchantName: String?
 
-    @Flag(help: "Show the client secret on a terminal too (JSON output always carries it, for the caller).")
-    var showSecret = false
-
     func create(_ constructor: SourceConstructor, _ global: GlobalOptions) async throws {
         let output = global.output
         let params = SourceCreate.Params(params: constructor, merchantName: merchantName)
         let result = try await global.connection().run { try await $0.call(SourceCreate.self, params) }
         output.result(result) {
-            SourceRender.source(asJSON($0.source), clientSecret: $0.clientSecret, showSecret: showSecret)
+            SourceRender.source(asJSON($0.source), clientSecret: $0.clientSecret, showSecret: output.showSecrets)
         }
     }
 }
@@ -68,8 +65,8 @@ struct SourceCreateCommand: AsyncParsableCommand, ClientCommand {
             currency's minor unit (1099 = 10.99). For anything else, --raw takes Stripe's own \
             POST /v1/sources fields as one JSON object with a type (- reads it from stdin).
 
-            The reply carries the Source's client secret. JSON output includes it (the caller \
-            needs it to hand on); on a terminal it is hidden unless --show-secret. Options given \
+            The reply carries the Source's client secret; it prints as [REDACTED] (JSON included) \
+            unless --show-secrets. stpd keeps it, so later commands need not be given it. Options given \
             on a command line are visible to other local users (ps): keep real card numbers and \
             IBANs out of them, or pass them with --raw -.
             """,
@@ -378,13 +375,14 @@ struct SourceRetrieveCommand: AsyncParsableCommand, ClientCommand {
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var target: SourceIDArgument
     @Option(help: ArgumentHelp("The Source's client secret.", valueName: "secret")) var clientSecret: String
-    @Flag(help: "Show the client secret on a terminal too.") var showSecret = false
 
     func run() async throws {
         let output = global.output
         let params = SourceRetrieve.Params(id: target.id, clientSecret: clientSecret)
         let result = try await global.connection().run { try await $0.call(SourceRetrieve.self, params) }
-        output.result(result) { SourceRender.source(asJSON($0.source), clientSecret: $0.clientSecret, showSecret: showSecret) }
+        output.result(result) {
+            SourceRender.source(asJSON($0.source), clientSecret: $0.clientSecret, showSecret: output.showSecrets)
+        }
     }
 }
 

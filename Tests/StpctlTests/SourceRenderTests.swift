@@ -34,7 +34,7 @@ import Testing
             amount:        10.99 EUR
             redirect:      pending https://hooks.stripe.com/r/src_1
             return URL:    myshop://done
-            client secret: [hidden: --show-secret or --json shows it]
+            client secret: [REDACTED] (--show-secrets shows it)
             created:       2025-01-02 03:04:05
             updated:       2025-01-02 03:04:06
             """)

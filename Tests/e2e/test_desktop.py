@@ -188,7 +188,7 @@ def test_handle_url_completes_a_redirect(bin_dir, start_stpd, tmp_path, stripe_t
     created = ok("source", "create", "sofort", "--amount", "1099", "--country", "DE",
                  "--return-url", "myshop://stripe-redirect?order=7")
     source = created["source"]
-    assert created["clientSecret"].startswith("src_client_secret_")  # JSON output carries it
+    assert created["clientSecret"] == "[REDACTED]"  # stpd keeps it; stpctl never prints it unasked
     session = ok("redirect", "create", "--source", source["id"])
     open_url = stpctl("redirect", "start", session["id"], "--url")
     assert open_url.returncode == 0 and open_url.stdout.strip() == source["redirect"]["url"], open_url

@@ -45,7 +45,9 @@ def test_typed_and_raw_constructors(stpctl):
     source = created["source"]
     assert (source["type"], source["amount"], source["currency"]) == ("sofort", 1099, "eur")
     assert source["redirect"]["returnURL"] == "myshop://back?redirect_merchant_name=Shop"
-    assert created["clientSecret"].startswith("src_client_secret_")
+    assert created["clientSecret"] == "[REDACTED]"  # stpctl output never shows it unless asked
+    shown = ok(stpctl(*SOFORT, "--show-secrets"))
+    assert shown["clientSecret"].startswith("src_client_secret_")
 
     card = ok(stpctl("source", "create", "card", "--number", "4242424242424242", "--exp-month", "12",
                      "--exp-year", "2030", "--cvc", "123"))["source"]
@@ -59,13 +61,13 @@ def test_typed_and_raw_constructors(stpctl):
     from_stdin = ok(stpctl("source", "create", "--raw", "-", input=json.dumps(raw)))["source"]
     assert (from_stdin["type"], from_stdin["amount"]) == ("sofort", 700)
     assert [s["id"] for s in ok(stpctl("source", "list"))["sources"]] == [
-        source["id"], card["id"], secure["id"], from_stdin["id"]]
+        source["id"], shown["source"]["id"], card["id"], secure["id"], from_stdin["id"]]
 
     # A TYPE and --raw together, or neither: usage errors, nothing created.
     assert stpctl("source", "create", "card", "--raw", "{}", "--number", "4242424242424242", "--exp-month", "1",
                   "--exp-year", "2030").returncode == 2
     assert stpctl("source", "create").returncode == 2
-    assert len(ok(stpctl("source", "list"))["sources"]) == 4
+    assert len(ok(stpctl("source", "list"))["sources"]) == 5
 
 
 def test_poll_wait_finishes_at_its_timeout(stpctl):
