@@ -11,14 +11,14 @@ extension RedirectSessions: PollFollower {
         guard record.status == .notStarted else { return record.view }
         let mode = mode ?? .automatic
         let opener = opener ?? .app
-        if opener == .daemon, !openerConfigured {
+        if opener == .daemon, self.opener == nil {
             throw StpdErrors.disabled("set STPD_URL_OPENER to let stpd open URLs", data: ["setting": "STPD_URL_OPENER"])
         }
         var url = mode == .automatic ? record.nativeURL ?? record.redirectURL : record.redirectURL
         guard let first = url else {
             throw StpdErrors.redirectUnavailable("the session has no web URL; start it in automatic mode", data: ["reason": "mode"])
         }
-        if opener == .daemon, let urlOpener {
+        if opener == .daemon, let urlOpener = self.opener {
             do {
                 try await urlOpener.open(first)
             } catch {
@@ -51,7 +51,7 @@ extension RedirectSessions: PollFollower {
         let error = RPCError.json(StpdErrors.redirectOpenFailed(detail, data: ["reason": "appRedirectError"]))
         return try await transition(id) { record, _ in
             record.status = .completed
-            record.completion = .init(trigger: "error", url: nil, error: error, at: clockNow.formatted(.iso8601))
+            record.completion = .init(trigger: "error", url: nil, error: error, at: now().formatted(.iso8601))
             return "redirect.completed"
         }.view
     }
@@ -106,7 +106,7 @@ extension RedirectSessions: PollFollower {
         guard record.status == .inProgress else { return nil }
         state.index.unregister(session: record.id)
         record.status = .completed
-        record.completion = .init(trigger: trigger, url: url.map(Redaction.redact), error: nil, at: clockNow.formatted(.iso8601))
+        record.completion = .init(trigger: trigger, url: url.map(Redaction.redact), error: nil, at: now().formatted(.iso8601))
         return "redirect.completed"
     }
 
@@ -116,7 +116,7 @@ extension RedirectSessions: PollFollower {
         let (view, event, pending) = try state.withLock { s -> (RedirectSessionView?, String?, OrderedWriter.Pending?) in
             guard let id = find(&s), var record = s.records[id] else { return (nil, nil, nil) }
             guard let event = mutate(&record, &s) else { return (record.view, nil, nil) }
-            record.updatedAt = clockNow
+            record.updatedAt = now()
             s.records[id] = record
             return (record.view, event, writer.enqueue([try record.change(event)]))
         }

@@ -16,16 +16,16 @@ extension RedirectSessions {
 
     func startFollowUp(_ view: RedirectSessionView) {
         guard let record = try? record(view.id, nil), record.awaitsOutcome else { return }
-        work.start { [self] in await followUp(record) }
+        background.start { [self] in await followUp(record) }
     }
 
     /// After a restart: a Source's follow-up poll resumes by itself unless the crash came first.
     func resumeFollowUp(_ record: RedirectRecord) async {
-        if record.kind == .source, let id = record.sourceId, let poll = try? sourceService.get(id: id, viewer: nil).poll,
+        if record.kind == .source, let id = record.sourceId, let poll = try? sources.get(id: id, viewer: nil).poll,
             poll.redirect == record.id
         {
             if poll.status == "finished" {
-                let source = try? sourceService.get(id: id, viewer: nil).source
+                let source = try? sources.get(id: id, viewer: nil).source
                 await pollFinished(redirect: record.id, source: source, error: poll.error)
             }
             return
@@ -38,14 +38,14 @@ extension RedirectSessions {
         case .source:
             guard let id = record.sourceId else { return }
             do {
-                _ = try await sourceService.startPoll(
+                _ = try await sources.startPoll(
                     id: id, viewer: nil, clientSecret: record.clientSecret, timeout: record.followUpTimeout, redirect: record.id)
             } catch {
                 await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
             }
         case .paymentIntent:
             do {
-                let intent = try await paymentsAPI.retrievePaymentIntent(clientSecret: record.clientSecret)
+                let intent = try await api.retrievePaymentIntent(clientSecret: record.clientSecret)
                 await settle(record.id, result: intent.status.rawValue, error: nil, object: SourceRecord.public(intent.allResponseFields))
             } catch {
                 await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
@@ -61,7 +61,7 @@ extension RedirectSessions {
     private func settle(_ id: String, result: String, error: JSONValue?, object: JSONValue?) async {
         let settled = try? await transition(id) { record, _ in
             guard record.awaitsOutcome else { return nil }
-            record.outcome = .init(result: result, error: error, object: object, at: clockNow.formatted(.iso8601))
+            record.outcome = .init(result: result, error: error, object: object, at: now().formatted(.iso8601))
             return "redirect.outcome"
         }
         if settled?.event != nil, let outcome = settled?.view.outcome {

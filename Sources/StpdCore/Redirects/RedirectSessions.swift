@@ -17,14 +17,15 @@ public final class RedirectSessions: Sendable {
         var nextOrder: Int64 = 1
     }
 
-    private let api: any PaymentsAPI
-    private let sources: SourceService
-    private let opener: (any URLOpener)?
+    // Internal, not private: the flow and follow-up extensions in this folder use them.
+    let api: any PaymentsAPI
+    let sources: SourceService
+    let opener: (any URLOpener)?
     let writer: OrderedWriter
-    private let store: any StateStore
-    private let background: BackgroundWork
-    private let now: @Sendable () -> Date
-    private let defaultFollowUpTimeout: Double
+    let store: any StateStore
+    let background: BackgroundWork
+    let now: @Sendable () -> Date
+    let defaultFollowUpTimeout: Double
     let state = Mutex(State())
     let outcomeFollowers = Mutex<[any RedirectOutcomeFollower]>([])
 
@@ -162,11 +163,4 @@ public final class RedirectSessions: Sendable {
         guard let text = record.returnURL, let url = ReturnURL(text), let order = record.order else { return }
         index.register(session: record.id, owner: record.owner, order: order, url: url)
     }
-
-    var openerConfigured: Bool { opener != nil }
-    var urlOpener: (any URLOpener)? { opener }
-    var sourceService: SourceService { sources }
-    var paymentsAPI: any PaymentsAPI { api }
-    var work: BackgroundWork { background }
-    var clockNow: Date { now() }
 }
