@@ -99,3 +99,10 @@ public struct EventRetention: Sendable, Hashable {
         self.maxCount = maxCount
     }
 }
+
+/// Ids of the daemon's objects: a kind prefix and 24 random lower-case hex digits (`cses_3f…`).
+public enum ObjectID {
+    public static func make(_ prefix: String) -> String {
+        prefix + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(24)
+    }
+}

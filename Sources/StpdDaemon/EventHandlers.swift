@@ -9,7 +9,7 @@ enum EventHandlers {
         debugMethods: Bool
     ) {
         router.register(EventsSubscribe.self) { params, context in
-            let id = "sub_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let id = ObjectID.make("sub_")
             let sink = ConnectionEventSink(connection: context.connection, registry: subscriptions)
             let subscription = try await mapCursorErrors {
                 try await log.subscribe(id: id, since: params.since, filter: filter(params.filter, context), sink: sink)

@@ -34,7 +34,7 @@ public final class CustomerSessions: Sendable {
     }
 
     public func open(owner: UInt32, adapter: CustomerAdapter, prefetch: Bool = true) async throws -> CustomerSessionView {
-        let id = "cses_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(24)
+        let id = ObjectID.make("cses_")
         let backend = try factory.makeBackend(session: id, owner: owner, adapter: adapter)
         backends.withLock { $0[id] = backend }
         let stamp = now()

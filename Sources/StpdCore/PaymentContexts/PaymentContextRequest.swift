@@ -30,7 +30,7 @@ extension PaymentContexts {
     /// The SDK's requestPayment once loading has resolved.
     @discardableResult
     func proceedWithRequest(_ id: String) async throws -> PaymentContextView {
-        let actionID = "pact_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(24)
+        let actionID = ObjectID.make("pact_")
         let view = try await update(id) { record in
             let waited = record.requestWaitsForLoad
             record.requestWaitsForLoad = false
@@ -53,7 +53,7 @@ extension PaymentContexts {
             if record.managed != nil { return "paymentContext.didChange" }
             let option = record.options.first { $0.id == record.selected }
             record.pending = .init(
-                id: String(actionID), kind: "didCreatePaymentResult",
+                id: actionID, kind: "didCreatePaymentResult",
                 deadline: now().addingTimeInterval(record.pendingActionTimeout),
                 payload: ["paymentMethod": option?.paymentMethod ?? .null])
             return "paymentContext.pendingAction"
@@ -88,17 +88,17 @@ extension PaymentContexts {
     /// Opens a pending action for the app (didUpdateShippingAddress here; didCreatePaymentResult in
     /// proceedWithRequest).
     func ask(_ id: String, kind: String, payload: JSONValue) async throws -> PaymentContextView {
-        let actionID = "pact_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(24)
+        let actionID = ObjectID.make("pact_")
         var deadline = now()
         let view = try await update(id) { record in
             if let pending = record.pending {
                 throw StpdErrors.invalidState("a \(pending.kind) pending action is waiting", data: ["state": .string(pending.kind)])
             }
             deadline = now().addingTimeInterval(record.pendingActionTimeout)
-            record.pending = .init(id: String(actionID), kind: kind, deadline: deadline, payload: payload)
+            record.pending = .init(id: actionID, kind: kind, deadline: deadline, payload: payload)
             return "paymentContext.pendingAction"
         }
-        startTimer(context: id, action: String(actionID), deadline: deadline)
+        startTimer(context: id, action: actionID, deadline: deadline)
         return view
     }
 

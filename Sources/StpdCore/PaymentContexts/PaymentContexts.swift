@@ -56,7 +56,7 @@ public final class PaymentContexts: Sendable {
     }
 
     public func create(owner: UInt32, _ params: PaymentContextCreate.Params) async throws -> PaymentContextView {
-        let id = "pctx_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(24)
+        let id = ObjectID.make("pctx_")
         var configuration = params.configuration ?? PaymentConfiguration()
         if configuration.companyName == nil { configuration.companyName = defaultCompanyName ?? "" }
         let stamp = now()

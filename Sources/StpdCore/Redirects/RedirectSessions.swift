@@ -109,7 +109,7 @@ public final class RedirectSessions: Sendable {
     }
 
     private func newRecord(owner: UInt32, kind: RedirectRecord.Kind, secret: String, followUpTimeout: Double?) -> RedirectRecord {
-        let id = "rdr_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(24)
+        let id = ObjectID.make("rdr_")
         let stamp = now()
         return RedirectRecord(
             id: id, owner: owner, kind: kind, clientSecret: secret, followUpTimeout: followUpTimeout ?? defaultFollowUpTimeout,
