@@ -20,6 +20,7 @@ public enum Contract {
             ],
         ]
         root["x-notifications"] = .array(Notifications.all.map(describe))
+        root["x-event-types"] = .array(EventTypes.all.map(describe))
         return .object(root)
     }
 
@@ -36,7 +37,8 @@ public enum Contract {
         specification. Params are passed by name. Application errors use the codes listed under \
         components/errors: 1xxx requests against the daemon's objects, 2xxx events and \
         subscriptions, 3xxx Stripe API errors, 4xxx sources, polls and redirects, 5xxx payment \
-        contexts. Server-to-client notifications are listed under x-notifications.
+        contexts. Server-to-client notifications are listed under x-notifications; the event types \
+        their `event` carries, each with the schema of its object, under x-event-types.
         """
 
     static func describe(_ method: any RPCMethod.Type) -> JSONValue {
@@ -71,6 +73,10 @@ public enum Contract {
 
     static func describe(_ error: ErrorDeclaration) -> JSONValue {
         ["code": .int(Int64(error.code)), "message": .string(error.message), "data": ["description": .string(error.description)]]
+    }
+
+    static func describe(_ event: EventTypeDeclaration) -> JSONValue {
+        ["name": .string(event.type), "summary": .string(event.summary), "object": event.object.json]
     }
 
     static func describe(_ notification: NotificationDeclaration) -> JSONValue {

@@ -134,6 +134,18 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
             #expect(notification.paramsSchema.json["type"] == "object", "\(notification.method)")
         }
     }
+
+    /// Event types are listed once each, named `kind.event`, and each says what its object is.
+    @Test func eventTypesAreUniqueAndDescribeTheirObject() {
+        let types = EventTypes.all.map(\.type)
+        #expect(Set(types).count == types.count)
+        for event in EventTypes.all {
+            #expect(event.type.split(separator: ".").count == 2, "\(event.type)")
+            #expect(event.object.json["type"] == "object" || event.object.json["$ref"] != nil, "\(event.type)")
+        }
+        let listed = Contract.document["x-event-types"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
+        #expect(listed == types)
+    }
 }
 
 @Suite struct DaemonRouterTests {

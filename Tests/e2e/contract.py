@@ -35,6 +35,7 @@ class ContractChecker:
         self.registry = Registry().with_resource(CONTRACT_URI, resource)
         self.methods = {m["name"]: i for i, m in enumerate(document.get("methods", []))}
         self.notifications = {n["name"]: i for i, n in enumerate(document.get("x-notifications", []))}
+        self.event_types = {e["name"]: i for i, e in enumerate(document.get("x-event-types", []))}
         self.error_codes = {
             e["code"] for e in document.get("components", {}).get("errors", {}).values() if "code" in e
         }
@@ -67,6 +68,9 @@ class ContractChecker:
             raise ContractViolation(f"a result arrived for {method!r}, which the contract does not list")
         self._validate(f"/methods/{self.methods[method]}/result/schema", result, f"result of {method}")
         self.seen.append(("result", method))
+        if method == "events.wait":
+            for event in result.get("events", []):
+                self.check_event(event)
 
     def check_notification(self, message: dict) -> None:
         name = message.get("method")
@@ -75,6 +79,16 @@ class ContractChecker:
         self._validate(f"/x-notifications/{self.notifications[name]}/params", message.get("params"),
                        f"params of notification {name}")
         self.seen.append(("notification", name))
+        if name == "event":
+            self.check_event(message["params"])
+
+    def check_event(self, event: dict) -> None:
+        """An event's type must be listed under x-event-types, and its object match that type's schema."""
+        kind = event.get("type")
+        if kind not in self.event_types:
+            raise ContractViolation(f"event type {kind!r} is not listed under x-event-types")
+        self._validate(f"/x-event-types/{self.event_types[kind]}/object", event.get("object"), f"object of event {kind}")
+        self.seen.append(("event", kind))
 
     def check_error(self, method: str | None, error: Any) -> None:
         if not isinstance(error, dict) or not isinstance(error.get("code"), int) \
