@@ -34,6 +34,7 @@ public enum Daemon {
         try await parts.sources.restore()
         try await parts.redirects.restore()
         try await parts.contexts.restore()
+        try await EventLogMaintenance.sweep(parts.sweepable, olderThan: configuration.eventRetention.maxAge, logger: logger)
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
 
@@ -51,7 +52,7 @@ public enum Daemon {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: stripe),
             .init(service: server),
-            .init(service: EventLogMaintenance(log: log, logger: logger)),
+            .init(service: EventLogMaintenance(log: log, sweepable: parts.sweepable, logger: logger)),
             .init(service: BackgroundService(work: background)),
         ]
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
@@ -82,6 +83,8 @@ public enum Daemon {
         var sources: SourceService
         var redirects: RedirectSessions
         var contexts: PaymentContexts
+        /// What holds finished objects that the retention sweep removes.
+        var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] }
 
         init(
             configuration: DaemonConfiguration, log: EventLog, store: SQLiteStateStore, stripe: StripeSetup,
@@ -190,9 +193,11 @@ struct BackgroundService: Service {
     }
 }
 
-/// Applies the event retention hourly (the daemon prunes once before it starts serving).
+/// Applies the retention hourly: prunes the event log and removes objects finished longer ago
+/// than events are kept (the daemon does both once before it starts serving).
 struct EventLogMaintenance: Service {
     let log: EventLog
+    let sweepable: [any Sweepable]
     let logger: Logger
 
     func run() async throws {
@@ -202,10 +207,18 @@ struct EventLogMaintenance: Service {
                 do {
                     let dropped = try await log.prune()
                     if dropped > 0 { logger.info("pruned \(dropped) events past retention") }
+                    try await Self.sweep(sweepable, olderThan: log.retention.maxAge, logger: logger)
                 } catch {
-                    logger.error("pruning the event log failed: \(error)")
+                    logger.error("applying the retention failed: \(error)")
                 }
             }
         }
+    }
+
+    static func sweep(_ sweepable: [any Sweepable], olderThan age: Duration, logger: Logger) async throws {
+        let cutoff = Date().addingTimeInterval(-age.seconds)
+        var removed = 0
+        for service in sweepable { removed += try await service.sweep(before: cutoff) }
+        if removed > 0 { logger.info("removed \(removed) objects finished before \(cutoff.formatted(.iso8601))") }
     }
 }

@@ -26,6 +26,7 @@ public enum EventTypes {
         ("customer.cacheCleared", "The cached customer and payment methods were dropped"),
         ("customer.failed", "An operation failed (lastError says which)"),
         ("customer.closed", "The session was closed"),
+        ("customer.removed", "Closed longer than the retention age: removed (its last state)"),
     ]) + [
         EventTypeDeclaration(
             type: "customer.preferenceChanged", summary: "The last selected PaymentMethod of a customer changed (any session of the uid)",
@@ -50,6 +51,7 @@ public enum EventTypes {
             ("appRequest.timedOut", "Nobody answered before the deadline"),
             ("appRequest.cancelled", "The asker stopped waiting"),
             ("appRequest.abandoned", "Left pending by an earlier daemon process"),
+            ("appRequest.removed", "Finished longer than the retention age: removed (its last state)"),
         ])
 
     static let source = declare(.ref("Source"), [
@@ -62,6 +64,7 @@ public enum EventTypes {
         ("source.pollResumed", "app.foreground resumed the poll"),
         ("source.pollFinished", "The poll ended (once): poll.sourceStatus and poll.error"),
         ("source.pollStopped", "source.stopPolling stopped the poll; it never reports"),
+        ("source.removed", "Not polled for longer than the retention age: forgotten (its last state)"),
     ])
 
     static let redirect = declare(.ref("RedirectSession"), [
@@ -70,6 +73,7 @@ public enum EventTypes {
         ("redirect.completed", "Its return URL arrived, the app came to the foreground, or opening failed"),
         ("redirect.cancelled", "It was cancelled; it never completes"),
         ("redirect.outcome", "The follow-up found the Source's or PaymentIntent's status"),
+        ("redirect.removed", "Finished (or never started) longer than the retention age: removed (its last state)"),
     ])
 
     static let paymentContext = declare(.ref("PaymentContext"), [
@@ -82,6 +86,7 @@ public enum EventTypes {
         ("paymentContext.shippingSaveFailed", "Saving the accepted address to the customer failed (shippingSaveError)"),
         ("paymentContext.didFinish", "didFinishWithStatus: lastResult"),
         ("paymentContext.closed", "The context was closed"),
+        ("paymentContext.removed", "Closed or idle longer than the retention age: removed (its last state)"),
     ])
 
     static let debug = EventTypeDeclaration(

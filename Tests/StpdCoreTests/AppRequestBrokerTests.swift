@@ -58,6 +58,16 @@ struct AppRequestBrokerTests {
         #expect(fx.clock.sleeperCount == 0)
     }
 
+    @Test func theSweepRemovesFinishedRequestsOnly() async throws {
+        let (task, pending) = try await asking("attachPaymentMethod", params: ["paymentMethod": "pm_1"])
+        #expect(try await fx.broker.sweep(before: .distantFuture) == 0, "a pending request stays")
+        try await fx.broker.answer(id: pending.objectId, by: 1000, result: .null, error: nil)
+        _ = try await task.value
+        #expect(try await fx.broker.sweep(before: .distantPast) == 0)
+        #expect(try await fx.broker.sweep(before: .distantFuture) == 1)
+        #expect(try await fx.store.object(id: pending.objectId) == nil)
+    }
+
     @Test func anAnswerWithoutResultIsNull() async throws {
         let (task, pending) = try await asking("detachPaymentMethod")
         try await fx.broker.answer(id: pending.objectId, by: 1000, result: nil, error: nil)

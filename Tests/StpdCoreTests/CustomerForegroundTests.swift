@@ -35,8 +35,13 @@ struct CustomerForegroundTests {
         await sessions.foreground(viewer: 1000)
         #expect(keys.providerCalls == 1, "the key is unexpired")
 
+        #expect(try await sessions.sweep(before: .distantFuture) == 0, "an open session stays")
         _ = try await sessions.close(id: session.id, viewer: 1000)
         await sessions.foreground(viewer: nil)
         #expect(keys.providerCalls == 1)
+        // Closed: removed once the retention age has passed.
+        #expect(try await sessions.sweep(before: .distantPast) == 0)
+        #expect(try await sessions.sweep(before: .distantFuture) == 1)
+        await #expect(throws: RPCError.self) { try await sessions.get(id: session.id, viewer: 1000) }
     }
 }

@@ -247,13 +247,14 @@ private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransp
     let clock = ContinuousClock()
     let start = clock.now
     do {
-        _ = try await stripeClient(server, transport, timeout: .seconds(10)).send(StripeRequest(.get, "/v1/x"))
+        _ = try await stripeClient(server, transport, timeout: .seconds(60)).send(StripeRequest(.get, "/v1/x"))
         Issue.record("no error")
     } catch let error as StripeError {
         #expect(error.kind == .connection)
         #expect(error.message.contains("3 attempt(s)"))
     }
-    // Each attempt fails at the refused connect, not at its 10 s timeout.
-    #expect(clock.now - start < .seconds(5))
+    // The attempts fail at the refused connect (AsyncHTTPClient may retry a connect for a moment),
+    // not at their 60 s timeout: all three end well within one timeout. A loose bound on purpose.
+    #expect(clock.now - start < .seconds(60))
     try await transport.shutdown()
 }

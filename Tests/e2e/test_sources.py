@@ -823,3 +823,33 @@ def test_url_opener_runs_a_command(start_stpd, tmp_path, stripe_test_server):
     lines = len(opened.read_text().splitlines())
     assert client.call("redirect.start", {"session": second["id"]})["opener"] == "app"
     assert len(opened.read_text().splitlines()) == lines
+
+
+def test_finished_objects_are_removed_after_the_retention_age(start_stpd, tmp_path, stripe_test_server):
+    """A Source nobody polls and a redirect session never started are finished; once older than
+    STPD_EVENT_MAX_AGE (1 s here) the next start removes them, with a `.removed` event each. A
+    running poll's Source is kept whatever its age."""
+    import time
+
+    server = stripe_test_server
+    directory = tmp_path / "stpd"
+    daemon = stpd_for(start_stpd, directory, server, "--event-max-age", "1")
+    client = daemon.client()
+    idle, _ = create_source(client, sofort(RETURN_URL))
+    session = client.call("redirect.create", {"source": {"id": idle["id"]}})
+    polled, _ = create_source(client, sofort(RETURN_URL))
+    client.call("source.poll", {"id": polled["id"], "timeout": 120})
+    assert daemon.terminate() == 0
+    time.sleep(1.5)  # past the retention age: nothing else can make an object old
+
+    restarted = stpd_for(start_stpd, directory, server, "--event-max-age", "1")
+    client = restarted.client()
+    assert rpc_error(client, "source.get", {"id": idle["id"]}).code == NOT_FOUND
+    assert rpc_error(client, "redirect.get", {"session": session["id"]}).code == NOT_FOUND
+    assert client.call("source.get", {"id": polled["id"]})["poll"]["status"] == "polling"
+    since = client.call("daemon.status")["store"]["oldestSeq"] - 1  # the rest was pruned at start
+    removed = client.call("events.wait", {"since": since, "timeout": 0,
+                                          "filter": {"types": ["source.removed", "redirect.removed"]}})
+    assert {(e["type"], e["objectId"]) for e in removed["events"]} == {
+        ("source.removed", idle["id"]), ("redirect.removed", session["id"])}
+    client.call("source.stopPolling", {"id": polled["id"]})

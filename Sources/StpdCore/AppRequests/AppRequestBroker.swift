@@ -310,3 +310,15 @@ public final class AppRequestBroker: Sendable {
         return "areq_" + hex.joined()
     }
 }
+
+extension AppRequestBroker: Sweepable {
+    /// A request is finished once answered, timed out, cancelled or abandoned.
+    public func sweep(before cutoff: Date) async throws -> Int {
+        let changes = try await log.store.objects(kind: Self.kind).compactMap { stored -> StateChange? in
+            guard stored.updatedAt < cutoff, stored.state["state"]?.stringValue != AppRequestState.pending.rawValue else { return nil }
+            return StateChange(object: stored, eventType: "\(Self.kind).removed", removesObject: true)
+        }
+        if !changes.isEmpty { try await log.apply(changes) }
+        return changes.count
+    }
+}

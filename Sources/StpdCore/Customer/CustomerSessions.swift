@@ -259,3 +259,15 @@ public final class CustomerSessions: Sendable {
         }
     }
 }
+
+extension CustomerSessions: Sweepable {
+    /// A session is finished once closed.
+    public func sweep(before cutoff: Date) async throws -> Int {
+        let changes = try await log.store.objects(kind: Self.kind).compactMap { stored -> StateChange? in
+            guard stored.updatedAt < cutoff, let record = try? Record.decode(stored), record.status == "closed" else { return nil }
+            return StateChange(object: stored, eventType: "customer.removed", removesObject: true, publicState: try JSONCoding.value(of: record.view))
+        }
+        if !changes.isEmpty { try await log.apply(changes) }
+        return changes.count
+    }
+}

@@ -173,3 +173,22 @@ public final class PaymentContexts: Sendable {
         return record
     }
 }
+
+extension PaymentContexts: Sweepable {
+    /// A context is finished when closed, or idle: loaded, no request running, nothing pending.
+    public func sweep(before cutoff: Date) async throws -> Int {
+        let pending = try records.withLock { all -> [OrderedWriter.Pending] in
+            let done = all.values.filter { record in
+                record.updatedAt < cutoff
+                    && (record.status == "closed"
+                        || (!record.loading && record.requestState == .none && record.pending == nil && !record.requestWaitsForLoad))
+            }
+            return try done.map { record in
+                all[record.id] = nil
+                return writer.enqueue([try record.change("paymentContext.removed").removing()])
+            }
+        }
+        for write in pending { try await write.value.get() }
+        return pending.count
+    }
+}

@@ -164,3 +164,21 @@ public final class RedirectSessions: Sendable {
         index.register(session: record.id, owner: record.owner, order: order, url: url)
     }
 }
+
+extension RedirectSessions: Sweepable {
+    /// A session is finished when cancelled, completed with its outcome (or an error), or never
+    /// started: only one in progress, or awaiting its follow-up, is kept whatever its age.
+    public func sweep(before cutoff: Date) async throws -> Int {
+        let pending = try state.withLock { s -> [OrderedWriter.Pending] in
+            let done = s.records.values.filter { record in
+                record.updatedAt < cutoff && record.status != .inProgress && !record.awaitsOutcome
+            }
+            return try done.map { record in
+                s.records[record.id] = nil
+                return writer.enqueue([try record.change("redirect.removed").removing()])
+            }
+        }
+        for write in pending { try await write.value.get() }
+        return pending.count
+    }
+}

@@ -222,3 +222,20 @@ public final class SourceService: Sendable {
 
     static func visible(_ record: SourceRecord, to viewer: UInt32?) -> Bool { viewer == nil || record.owner == viewer }
 }
+
+extension SourceService: Sweepable {
+    /// A Source is finished when no poll runs or waits for it.
+    public func sweep(before cutoff: Date) async throws -> Int {
+        let pending = try records.withLock { all -> [OrderedWriter.Pending] in
+            let done = all.values.filter { record in
+                record.updatedAt < cutoff && (record.poll == nil || record.poll?.status == .finished || record.poll?.status == .stopped)
+            }
+            return try done.map { record in
+                all[record.id] = nil
+                return writer.enqueue([try record.change("source.removed").removing()])
+            }
+        }
+        for write in pending { try await write.value.get() }
+        return pending.count
+    }
+}
