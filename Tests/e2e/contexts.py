@@ -38,6 +38,15 @@ def stpd_with_secret_key(start_stpd, directory: Path, server, *args: str, env: d
                       env={"STPD_STRIPE_KEY": server.secret_key, **(env or {})})
 
 
+def connected(start_stpd, directory: Path, server, customer: str, *args: str, types: list[str] | None = None):
+    """What most tests start from: stpd on the server's secret key, a ContextEvents subscription,
+    a client, and a server-key customer session for `customer`; returns (daemon, events, client, session)."""
+    daemon = stpd_with_secret_key(start_stpd, directory, server, *args)
+    events = ContextEvents(daemon.client(), types) if types else ContextEvents(daemon.client())
+    client = daemon.client()
+    return daemon, events, client, open_session(client, customer)
+
+
 def card_input(number: str, cvc: str = "123") -> dict:
     """paymentContext.addCard's `card`."""
     return {"number": number, "expMonth": 12, "expYear": EXP_YEAR, "cvc": cvc}
