@@ -72,6 +72,16 @@ def started_session(client: Client, source_id: str, mode: str | None = None, **c
 
 # -- 1. Sofort, from creation to outcome ----------------------------------------------------------
 
+def with_pending_source(start_stpd, directory: Path, server):
+    """stpd on the test server, a client, a `source.*` subscription and a pending Sofort Source:
+    where the poll tests start. Returns (daemon, client, events, source)."""
+    daemon = stpd_for(start_stpd, directory, server)
+    client = daemon.client()
+    events = Events(daemon.client(), ["source.*"])
+    source, _ = create_source(client, sofort(RETURN_URL))
+    return daemon, client, events, source
+
+
 def test_sofort_redirect_to_chargeable(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
     daemon = stpd_for(start_stpd, tmp_path / "stpd", server, "--merchant-name", "Config Shop")
@@ -338,10 +348,7 @@ def test_poll_finishes_chargeable(start_stpd, tmp_path, stripe_test_server):
 
 def test_poll_ends_with_a_4xx(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
-    daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
-    client = daemon.client()
-    events = Events(daemon.client(), ["source.*"])
-    source, _ = create_source(client, sofort(RETURN_URL))
+    daemon, client, events, source = with_pending_source(start_stpd, tmp_path / "stpd", server)
     sid = source["id"]
     server.add_fault(method="GET", path=f"/v1/sources/{sid}", status=404, times=1, body={"error": {
         "type": "invalid_request_error", "code": "resource_missing", "param": "id",
@@ -361,10 +368,7 @@ def test_poll_ends_with_a_4xx(start_stpd, tmp_path, stripe_test_server):
 
 def test_stopped_poll_never_reports(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
-    daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
-    client = daemon.client()
-    events = Events(daemon.client(), ["source.*"])
-    source, _ = create_source(client, sofort(RETURN_URL))
+    daemon, client, events, source = with_pending_source(start_stpd, tmp_path / "stpd", server)
     sid = source["id"]
     client.call("source.poll", {"id": sid, "timeout": 60})
     events.wait("source.polled", sid)  # its first request is answered; the next is 1.5 s away
@@ -387,10 +391,7 @@ def test_stopped_poll_never_reports(start_stpd, tmp_path, stripe_test_server):
 
 def test_a_new_poll_replaces_the_running_one(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
-    daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
-    client = daemon.client()
-    events = Events(daemon.client(), ["source.*"])
-    source, _ = create_source(client, sofort(RETURN_URL))
+    daemon, client, events, source = with_pending_source(start_stpd, tmp_path / "stpd", server)
     sid = source["id"]
     first = client.call("source.poll", {"id": sid, "timeout": 300})["poll"]
     events.wait("source.polled", sid)
@@ -617,10 +618,7 @@ def test_payment_intent_ideal_redirect_fails(start_stpd, tmp_path, stripe_test_s
 
 def test_background_pauses_and_foreground_resumes_a_poll(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
-    daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
-    client = daemon.client()
-    events = Events(daemon.client(), ["source.*"])
-    source, _ = create_source(client, sofort(RETURN_URL))
+    daemon, client, events, source = with_pending_source(start_stpd, tmp_path / "stpd", server)
     sid = source["id"]
     poll = client.call("source.poll", {"id": sid, "timeout": 60})["poll"]
     events.wait("source.polled", sid)
