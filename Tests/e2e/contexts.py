@@ -13,6 +13,8 @@ Every wait is on a reply or an event; nothing sleeps.
 
 from __future__ import annotations
 
+from codes import (INVALID_PARAMS, INVALID_STATE, NOT_FOUND, PAYMENT_FAILED, PENDING_ACTION_GONE,
+                   PENDING_ACTION_TIMED_OUT, STRIPE_CARD_ERROR, STRIPE_INVALID_REQUEST)  # noqa: F401 (re-exported)
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -20,15 +22,6 @@ from typing import Any, Callable
 from flows import Events
 from rpc import Client
 
-# Error codes of the contract (proto/stpd.openrpc.json, components/errors).
-NOT_FOUND = 1001
-INVALID_STATE = 1003
-STRIPE_CARD_ERROR = 3001
-STRIPE_INVALID_REQUEST = 3002
-PENDING_ACTION_GONE = 5001
-PENDING_ACTION_TIMED_OUT = 5002
-PAYMENT_FAILED = 5003
-INVALID_PARAMS = -32602
 
 EXP_YEAR = time.gmtime().tm_year + 3
 

@@ -12,6 +12,7 @@ Every wait is on a reply or an event; nothing sleeps.
 
 from __future__ import annotations
 
+from codes import DISABLED, INVALID_PARAMS, NOT_FOUND, REDIRECT_UNAVAILABLE, STRIPE_INVALID_REQUEST  # noqa: F401 (re-exported)
 import http.client
 import json
 import subprocess
@@ -27,12 +28,6 @@ from stripe_servers import StripeTestServer
 
 READ_TIMEOUT = 30.0
 
-# Error codes of the contract (proto/stpd.openrpc.json, components/errors).
-NOT_FOUND = 1001
-DISABLED = 1005
-STRIPE_INVALID_REQUEST = 3002
-REDIRECT_UNAVAILABLE = 4001
-INVALID_PARAMS = -32602
 
 
 def rpc_error(client: Client, method: str, params: Any) -> RpcError:

@@ -16,6 +16,8 @@ notification is checked against the contract by the conftest's checker.
 
 from __future__ import annotations
 
+from codes import (APP_ANSWER_INVALID, APP_REQUEST_FAILED, APP_REQUEST_TIMED_OUT, BACKEND_ERROR,
+                   INVALID_STATE, NOT_FOUND, STRIPE_CARD_ERROR)
 import json
 import os
 import shutil
@@ -34,13 +36,6 @@ from rpc import Client, RpcError
 from flows import run_as
 from stripe_servers import TEST_CALL_PREFIX, StripeTestServer, http_request
 
-NOT_FOUND = 1001
-INVALID_STATE = 1003
-BACKEND_ERROR = 1006
-APP_REQUEST_FAILED = 1007
-APP_REQUEST_TIMED_OUT = 1008
-APP_ANSWER_INVALID = 1009
-STRIPE_CARD_ERROR = 3001
 
 READ_TIMEOUT = 30.0
 KEY_AUTHORIZATION = "Bearer t0ken"

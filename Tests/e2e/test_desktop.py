@@ -8,6 +8,7 @@ scripts/bootstrap installs). Without it the validation test is skipped, except u
 
 from __future__ import annotations
 
+from codes import INVALID_PARAMS
 import json
 import os
 import shutil
@@ -23,7 +24,6 @@ INSTALL = DESKTOP / "install-url-handler"
 TEMPLATE = DESKTOP / "stpd-url-handler.desktop.in"
 EXIT_TIMEOUT = 30.0
 NO_SESSION_MATCHED = 5
-INVALID_PARAMS = -32602
 # What the install script runs, besides /bin/sh's builtins.
 SCRIPT_TOOLS = ["dirname", "tr", "sed", "mkdir", "mv"]
 

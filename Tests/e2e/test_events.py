@@ -13,6 +13,7 @@ so "nothing arrived before X" is a statement about the line stream.
 
 from __future__ import annotations
 
+from codes import CURSOR_AHEAD, CURSOR_EXPIRED, DISABLED, SUBSCRIPTION_NOT_FOUND
 import json
 import os
 import sqlite3
@@ -26,10 +27,6 @@ import pytest
 
 from rpc import Client, RpcError, encode
 
-CURSOR_EXPIRED = 2001
-SUBSCRIPTION_NOT_FOUND = 2002
-CURSOR_AHEAD = 2003
-DISABLED = 1005
 
 READ_TIMEOUT = 30.0
 

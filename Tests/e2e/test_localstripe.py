@@ -17,6 +17,7 @@ What localstripe does differently from Stripe, and what these tests expect becau
 
 from __future__ import annotations
 
+from codes import INVALID_STATE, STRIPE_INVALID_REQUEST
 import socket
 import time
 from typing import Any
@@ -26,8 +27,6 @@ import pytest
 from rpc import Client, RpcError
 from stripe_servers import TEST_SECRET_KEY
 
-INVALID_STATE = 1003
-STRIPE_INVALID_REQUEST = 3002
 READ_TIMEOUT = 30.0
 
 

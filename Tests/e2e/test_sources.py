@@ -28,6 +28,7 @@ checker.
 
 from __future__ import annotations
 
+from codes import PERMISSION_DENIED, REDIRECT_OPEN_FAILED
 import json
 import os
 import shutil
@@ -42,8 +43,6 @@ from flows import (DISABLED, INVALID_PARAMS, NOT_FOUND, REDIRECT_UNAVAILABLE, ST
                    stpd_for, stpd_source_gets)
 from rpc import Client
 
-PERMISSION_DENIED = 1002
-REDIRECT_OPEN_FAILED = 4002
 
 RETURN_URL = "myapp://stripe-redirect/done?order=7"
 REDIRECT_EVENTS = ["redirect.created", "redirect.started", "redirect.completed", "redirect.outcome"]
@@ -443,10 +442,7 @@ def test_redirect_survives_kill_9(start_stpd, tmp_path, stripe_test_server):
 def test_poll_survives_kill_9_with_its_deadline(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
     directory = tmp_path / "stpd"
-    daemon = stpd_for(start_stpd, directory, server)
-    client = daemon.client()
-    events = Events(daemon.client(), ["source.*"])
-    source, _ = create_source(client, sofort(RETURN_URL))
+    daemon, client, events, source = with_pending_source(start_stpd, directory, server)
     sid = source["id"]
     poll = client.call("source.poll", {"id": sid, "timeout": 60})["poll"]
     events.wait("source.polled", sid)
@@ -510,10 +506,7 @@ def test_poll_survives_a_clean_restart(start_stpd, tmp_path, stripe_test_server)
     its deadline (shutting down is not the app giving up on it)."""
     server = stripe_test_server
     directory = tmp_path / "stpd"
-    daemon = stpd_for(start_stpd, directory, server)
-    client = daemon.client()
-    events = Events(daemon.client(), ["source.*"])
-    source, _ = create_source(client, sofort(RETURN_URL))
+    daemon, client, events, source = with_pending_source(start_stpd, directory, server)
     sid = source["id"]
     poll = client.call("source.poll", {"id": sid, "timeout": 120})["poll"]
     events.wait("source.polled", sid)

@@ -10,6 +10,7 @@ human table.
 
 from __future__ import annotations
 
+from codes import INVALID_PARAMS, NOT_FOUND
 import json
 import os
 import pty
@@ -23,8 +24,6 @@ import pytest
 from conftest import clean_environment
 
 EXIT_TIMEOUT = 30.0
-NOT_FOUND = 1001
-INVALID_PARAMS = -32602
 SECRET = "Bearer s3cretT0ken"
 
 

@@ -6,6 +6,7 @@ The redirect flow through `handle-url` is in test_desktop.py.
 
 from __future__ import annotations
 
+from codes import STRIPE_INVALID_REQUEST
 import json
 import subprocess
 from pathlib import Path
@@ -16,7 +17,6 @@ from conftest import clean_environment
 from flows import stpd_for
 from test_stpctl_customer import EXIT_TIMEOUT, run_on_terminal
 
-STRIPE_INVALID_REQUEST = 3002
 SOFORT = ["source", "create", "sofort", "--amount", "1099", "--country", "DE", "--return-url", "myshop://back"]
 
 
