@@ -1,7 +1,7 @@
 # The two commands of the README's quick start:
 #   make run    build stpd and run it on its embedded defaults (SQLite state, a local socket)
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
-.PHONY: run test build swift-test py-test contract
+.PHONY: run test build swift-test py-test contract format lint
 
 run:
 	scripts/bootstrap
@@ -21,3 +21,12 @@ test: build
 contract:
 	swift build --product stpd
 	$$(swift build --show-bin-path)/stpd --print-contract > proto/stpd.openrpc.json
+
+# swift format with the checked-in .swift-format (line length 120); CI fails on a lint finding.
+SWIFT_FORMAT_PATHS = Package.swift Sources Tests
+
+format:
+	swift format format --in-place --recursive --parallel $(SWIFT_FORMAT_PATHS)
+
+lint:
+	swift format lint --strict --recursive --parallel $(SWIFT_FORMAT_PATHS)

@@ -36,7 +36,9 @@ public struct JSONSchema: Sendable, Hashable {
     }
 
     public static func enumeration(_ values: [String], _ description: String) -> JSONSchema {
-        JSONSchema(["type": "string", "enum": .array(values.map(JSONValue.string)), "description": .string(description)])
+        JSONSchema([
+            "type": "string", "enum": .array(values.map(JSONValue.string)), "description": .string(description),
+        ])
     }
 
     public static func array(of items: JSONSchema, _ description: String? = nil) -> JSONSchema {

@@ -96,7 +96,8 @@ extension JSONValue {
 public enum JSONCoding {
     public static func encoder(pretty: Bool = false) -> JSONEncoder {
         let e = JSONEncoder()
-        e.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
+        e.outputFormatting =
+            pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
         return e
     }
 

@@ -33,7 +33,8 @@ public struct SchemaValidator: Sendable {
         if let types = s["type"] {
             let allowed = types.arrayValue?.compactMap(\.stringValue) ?? [types.stringValue].compactMap { $0 }
             if !allowed.contains(where: { Self.matches(value, type: $0) }) {
-                throw Failure(path: path, reason: "expected \(allowed.joined(separator: " or ")), got \(value.typeName)")
+                throw Failure(
+                    path: path, reason: "expected \(allowed.joined(separator: " or ")), got \(value.typeName)")
             }
         }
         if let options = s["enum"]?.arrayValue, !options.contains(value) {
@@ -71,7 +72,8 @@ public struct SchemaValidator: Sendable {
                 throw Failure(path: path, reason: "must match \(pattern)")
             }
         case .int, .double:
-            let number: Double = if case .int(let i) = value { Double(i) } else if case .double(let d) = value { d } else { 0 }
+            let number: Double =
+                if case .int(let i) = value { Double(i) } else if case .double(let d) = value { d } else { 0 }
             if let min = s["minimum"].flatMap(Self.double), number < min {
                 throw Failure(path: path, reason: "must be at least \(Self.show(min))")
             }
@@ -101,7 +103,8 @@ public struct SchemaValidator: Sendable {
 
     static func matches(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
-        case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object): return true
+        case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object):
+            return true
         case ("integer", .int), ("number", .int), ("number", .double): return true
         case ("integer", .double(let d)): return d.rounded() == d
         default: return false

@@ -78,7 +78,8 @@ public final class Outbox: Sendable {
     /// The next frame to write, or nil once finished and drained. Only one writer may call it.
     public func next() async -> ByteBuffer? {
         await withCheckedContinuation { (c: CheckedContinuation<ByteBuffer?, Never>) in
-            let (frame, done, waiters): (ByteBuffer?, Bool, [CheckedContinuation<Bool, Never>]) = state.withLockedValue { s in
+            let (frame, done, waiters): (ByteBuffer?, Bool, [CheckedContinuation<Bool, Never>]) = state.withLockedValue
+            { s in
                 if let frame = s.queue.popFirst() {
                     s.queuedBytes -= frame.readableBytes
                     let waiters = s.spaceWaiters

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Who is on the other end of a connection, from the kernel (SO_PEERCRED), not from the client.
 public struct PeerCredentials: Sendable, Hashable, Codable {

@@ -67,7 +67,12 @@ final class ReplyHooks: Sendable {
     private let actions = NIOLockedValueBox<[@Sendable () async -> Void]>([])
 
     func add(_ action: @escaping @Sendable () async -> Void) { actions.withLockedValue { $0.append(action) } }
-    func take() -> [@Sendable () async -> Void] { actions.withLockedValue { a in defer { a = [] }; return a } }
+    func take() -> [@Sendable () async -> Void] {
+        actions.withLockedValue { a in
+            defer { a = [] }
+            return a
+        }
+    }
 }
 
 enum Framing {

@@ -86,10 +86,14 @@ public final class RPCServer: Service, Sendable {
             defer { next += 1 }
             return next
         }
-        let connection = RPCConnection(id: id, peer: peer, outbox: Outbox(limit: configuration.maxOutboundBytes), channel: channel)
+        let connection = RPCConnection(
+            id: id, peer: peer, outbox: Outbox(limit: configuration.maxOutboundBytes), channel: channel)
         var logger = self.logger
         logger[metadataKey: "connection"] = "\(id)"
-        if let peer { logger[metadataKey: "peer_uid"] = "\(peer.uid)"; logger[metadataKey: "peer_pid"] = "\(peer.pid)" }
+        if let peer {
+            logger[metadataKey: "peer_uid"] = "\(peer.uid)"
+            logger[metadataKey: "peer_pid"] = "\(peer.pid)"
+        }
         logger.debug("connection opened")
         service.connectionOpened(connection)
         defer {

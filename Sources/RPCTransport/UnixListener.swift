@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Foundation
 import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A listening Unix stream socket, either passed in by systemd or bound here.
 public struct ListeningSocket: Sendable {
@@ -29,9 +30,11 @@ public enum UnixListenerError: Error, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .pathTooLong(let path, let limit):
-            return "socket path is \(path.utf8.count) bytes, longer than the \(limit) a Unix socket address holds: \(path)"
+            return
+                "socket path is \(path.utf8.count) bytes, longer than the \(limit) a Unix socket address holds: \(path)"
         case .alreadyServing(let path):
-            return "another daemon is already serving on \(path) (it accepted a connection); stop it or choose another --socket"
+            return
+                "another daemon is already serving on \(path) (it accepted a connection); stop it or choose another --socket"
         case .notASocket(let path):
             return "\(path) exists and is not a socket; refusing to replace it"
         case .system(let call, let path, let code):
@@ -57,7 +60,9 @@ public enum UnixListener {
             let previousMask = umask(~mode & 0o777)
             defer { umask(previousMask) }
             let rc = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
             return (rc, errno)
         }
@@ -120,7 +125,9 @@ public enum UnixListener {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         return rc == 0
     }

@@ -47,7 +47,9 @@ public enum CallParams {
         guard text.wholeMatch(of: jsonNumber) != nil else { return .string(text) }
         let isInteger = !text.contains(where: { ".eE".contains($0) })
         if isInteger, let int = Int64(text) { return .int(int) }
-        guard let double = Double(text), double.isFinite else { throw ParseError("the value of '\(key)' is out of range: \(text)") }
+        guard let double = Double(text), double.isFinite else {
+            throw ParseError("the value of '\(key)' is out of range: \(text)")
+        }
         return .double(double)
     }
 

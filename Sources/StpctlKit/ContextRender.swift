@@ -34,7 +34,9 @@ public enum ContextRender {
         }
         let loading = context["loading"] == .bool(true)
         rows.append(("loading", loading ? "yes" : "no"))
-        if let error = context["loadError"], error != .null { rows.append(("load error", SourceRender.errorLine(error))) }
+        if let error = context["loadError"], error != .null {
+            rows.append(("load error", SourceRender.errorLine(error)))
+        }
         rows.append(("options", options(context)))
         rows.append(("ready to pay", context["isReadyForPayment"] == .bool(true) ? "yes" : "no"))
         rows += shipping(context)
@@ -99,7 +101,8 @@ public enum ContextRender {
         let cityLine = [field(address?["city"]), field(address?["state"]), field(address?["postalCode"])]
             .compactMap { $0 }.joined(separator: " ")
         let parts = [
-            field(shipping["name"]), field(address?["line1"]), field(address?["line2"]), cityLine.isEmpty ? nil : cityLine,
+            field(shipping["name"]), field(address?["line1"]), field(address?["line2"]),
+            cityLine.isEmpty ? nil : cityLine,
             field(address?["country"]), field(shipping["phone"]), field(shipping["email"]),
         ]
         let line = parts.compactMap { $0 }.joined(separator: ", ")
@@ -111,21 +114,26 @@ public enum ContextRender {
     /// Each item's label and its decimal amount: `UPS Ground    5.00 USD`. The total's label is
     /// the company name, which may be empty.
     static func summaryItems(_ items: [JSONValue], currency: String) -> String {
-        CustomerRender.grid(items.map { item in
-            let label = item["label"]?.stringValue ?? ""
-            let decimal = item["decimal"]?.stringValue ?? money(item["amount"], "")
-            return [label.isEmpty ? "(total)" : label, [decimal, currency.uppercased()].filter { !$0.isEmpty }.joined(separator: " ")]
-        })
+        CustomerRender.grid(
+            items.map { item in
+                let label = item["label"]?.stringValue ?? ""
+                let decimal = item["decimal"]?.stringValue ?? money(item["amount"], "")
+                return [
+                    label.isEmpty ? "(total)" : label,
+                    [decimal, currency.uppercased()].filter { !$0.isEmpty }.joined(separator: " "),
+                ]
+            })
     }
 
     /// One option a line, `* ` before the selected one: `* pm_2  Visa 4242`.
     static func options(_ context: JSONValue) -> String {
         let options = context["paymentOptions"]?.arrayValue ?? []
         let selected = context["selectedPaymentMethod"]?.stringValue
-        var lines = CustomerRender.grid(options.map { option in
-            let id = option["id"]?.stringValue
-            return [(id != nil && id == selected ? "* " : "  ") + text(option["id"]), text(option["label"])]
-        })
+        var lines = CustomerRender.grid(
+            options.map { option in
+                let id = option["id"]?.stringValue
+                return [(id != nil && id == selected ? "* " : "  ") + text(option["id"]), text(option["label"])]
+            })
         if options.isEmpty { lines = context["loading"] == .bool(true) ? "none yet (loading)" : "none" }
         if let selected, !options.contains(where: { $0["id"]?.stringValue == selected }) {
             lines += "\nselected: \(selected)"
@@ -146,8 +154,9 @@ public enum ContextRender {
         let error = object("shippingError")
         let saveError = object("shippingSaveError")
         let required = !(context["configuration"]?["requiredShippingAddressFields"]?.arrayValue ?? []).isEmpty
-        guard address != nil || methods != nil || error != nil || saveError != nil || required
-            || context["validatesShipping"] == .bool(true)
+        guard
+            address != nil || methods != nil || error != nil || saveError != nil || required
+                || context["validatesShipping"] == .bool(true)
         else { return [] }
         var rows: [(String, String)] = []
         if let address {
@@ -159,15 +168,16 @@ public enum ContextRender {
         if let methods {
             let currency = context["currency"]?.stringValue ?? ""
             let selected = context["selectedShippingMethod"]?.stringValue
-            let lines = CustomerRender.grid(methods.map { method in
-                let id = method["identifier"]?.stringValue
-                var row = [
-                    (id != nil && id == selected ? "* " : "  ") + text(method["identifier"]), text(method["label"]),
-                    money(method["amount"], currency),
-                ]
-                if let detail = method["detail"]?.stringValue, !detail.isEmpty { row.append(detail) }
-                return row
-            })
+            let lines = CustomerRender.grid(
+                methods.map { method in
+                    let id = method["identifier"]?.stringValue
+                    var row = [
+                        (id != nil && id == selected ? "* " : "  ") + text(method["identifier"]), text(method["label"]),
+                        money(method["amount"], currency),
+                    ]
+                    if let detail = method["detail"]?.stringValue, !detail.isEmpty { row.append(detail) }
+                    return row
+                })
             rows.append(("shipping methods", methods.isEmpty ? "none" : lines))
         }
         if let error { rows.append(("shipping refused", SourceRender.errorLine(error))) }
@@ -191,9 +201,10 @@ public enum ContextRender {
     static func table(_ rows: [(String, String)]) -> String {
         let width = rows.map(\.0.count).max() ?? 0
         let indent = String(repeating: " ", count: width + 2)
-        return Render.table(rows.map { key, value in
-            (key, value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent))
-        })
+        return Render.table(
+            rows.map { key, value in
+                (key, value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent))
+            })
     }
 
     static func text(_ value: JSONValue?) -> String { CustomerRender.text(value) }
@@ -214,10 +225,13 @@ public struct ShippingMethodArgument: ExpressibleByArgument, Equatable, Sendable
     }
 
     public init?(argument: String) {
-        guard let first = argument.firstIndex(of: ":"), let last = argument.lastIndex(of: ":"), first < last else { return nil }
+        guard let first = argument.firstIndex(of: ":"), let last = argument.lastIndex(of: ":"), first < last else {
+            return nil
+        }
         let identifier = String(argument[..<first])
         let label = String(argument[argument.index(after: first)..<last])
-        guard !identifier.isEmpty, !label.isEmpty, let amount = Int(argument[argument.index(after: last)...]), amount >= 0
+        guard !identifier.isEmpty, !label.isEmpty, let amount = Int(argument[argument.index(after: last)...]),
+            amount >= 0
         else { return nil }
         self.init(identifier: identifier, label: label, amount: amount)
     }

@@ -29,7 +29,8 @@ public struct CustomerAdapterOptions: ParsableArguments {
             "Stripe with the customer's ephemeral keys, which this merchant endpoint creates.", valueName: "url"))
     public var stripeKeyURL: String?
 
-    @Flag(name: .customLong("stripe-app-keys"), help: "Stripe with ephemeral keys the app creates (appRequest.pending).")
+    @Flag(
+        name: .customLong("stripe-app-keys"), help: "Stripe with ephemeral keys the app creates (appRequest.pending).")
     public var stripeAppKeys = false
 
     @Option(
@@ -37,7 +38,8 @@ public struct CustomerAdapterOptions: ParsableArguments {
         help: ArgumentHelp("Stripe with stpd's own secret or restricted key, for this customer.", valueName: "cus_id"))
     public var stripeServerCustomer: String?
 
-    @Option(help: ArgumentHelp("The merchant's backend serving stpd's customer routes at this base URL.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp("The merchant's backend serving stpd's customer routes at this base URL.", valueName: "url"))
     public var backend: String?
 
     @Flag(help: "The app answers each operation (appRequest.pending events).")
@@ -82,7 +84,8 @@ public struct CustomerAdapterOptions: ParsableArguments {
         let given = adapterFlags
         guard !given.isEmpty else {
             throw ValidationError(
-                "give one adapter: --stripe-key-url URL, --stripe-app-keys, --stripe-server-customer cus_..., --backend URL or --app")
+                "give one adapter: --stripe-key-url URL, --stripe-app-keys, --stripe-server-customer cus_..., --backend URL or --app"
+            )
         }
         guard given.count == 1 else {
             throw ValidationError("\(given[0]) and \(given[1]) cannot be used together: give one adapter")
@@ -92,7 +95,9 @@ public struct CustomerAdapterOptions: ParsableArguments {
         }
         if stripeKeyURL == nil, backend == nil {
             if authorization != nil { throw ValidationError("--authorization goes with --stripe-key-url or --backend") }
-            if authorizationFile != nil { throw ValidationError("--authorization-file goes with --stripe-key-url or --backend") }
+            if authorizationFile != nil {
+                throw ValidationError("--authorization-file goes with --stripe-key-url or --backend")
+            }
         }
         if let url = stripeKeyURL ?? backend, url.isEmpty { throw ValidationError("\(given[0]) needs a URL") }
         if let customer = stripeServerCustomer, !Self.isCustomerID(customer) {
@@ -117,7 +122,8 @@ public struct CustomerAdapterOptions: ParsableArguments {
         readFile: (String) throws -> String = { try String(contentsOfFile: $0, encoding: .utf8) }
     ) throws -> CustomerAdapterChoice {
         if let url = stripeKeyURL {
-            return .stripeKeyURL(url, authorization: try resolvedAuthorization(environment: environment, readFile: readFile))
+            return .stripeKeyURL(
+                url, authorization: try resolvedAuthorization(environment: environment, readFile: readFile))
         }
         if let url = backend {
             return .backend(url, authorization: try resolvedAuthorization(environment: environment, readFile: readFile))
@@ -133,7 +139,8 @@ public struct CustomerAdapterOptions: ParsableArguments {
             do { contents = try readFile(path) } catch {
                 throw StpctlFailure.usage("cannot read --authorization-file \(path): \(Self.reason(error))")
             }
-            let value = contents.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first
+            let value =
+                contents.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first
                 .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
             guard !value.isEmpty else { throw StpctlFailure.usage("--authorization-file \(path) is empty") }
             return value

@@ -34,8 +34,16 @@ public enum CustomerRender {
             ("adapter", adapterDescription(session["adapter"])),
             ("customer", session["customerId"]?.stringValue ?? "not known yet"),
             ("last selected", session["lastSelectedPaymentMethod"]?.stringValue ?? "none"),
-            ("customer fetched", session["customerFetchedAt"]?.stringValue.map { EventRender.localTime($0, timeZone: timeZone) } ?? "not cached"),
-            ("methods fetched", session["paymentMethodsFetchedAt"]?.stringValue.map { EventRender.localTime($0, timeZone: timeZone) } ?? "not cached"),
+            (
+                "customer fetched",
+                session["customerFetchedAt"]?.stringValue.map { EventRender.localTime($0, timeZone: timeZone) }
+                    ?? "not cached"
+            ),
+            (
+                "methods fetched",
+                session["paymentMethodsFetchedAt"]?.stringValue.map { EventRender.localTime($0, timeZone: timeZone) }
+                    ?? "not cached"
+            ),
         ]
         if let error = session["lastError"], error != .null {
             rows.append(("last error", lastError(error)))
@@ -55,7 +63,9 @@ public enum CustomerRender {
             switch provider?["kind"]?.stringValue {
             case "backend":
                 text = "stripe, ephemeral keys from \(provider?["url"]?.stringValue ?? "?")"
-                if provider?["authorization"] != nil, provider?["authorization"] != .null { text += " (authorization set)" }
+                if provider?["authorization"] != nil, provider?["authorization"] != .null {
+                    text += " (authorization set)"
+                }
             case "app": text = "stripe, ephemeral keys from the app"
             case "server": text = "stripe, stpd's own key for \(provider?["customer"]?.stringValue ?? "?")"
             default: text = "stripe"

@@ -91,7 +91,8 @@ public enum StpctlFailure: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .usage(let message): message
-        case .timeout(let seconds, let socket): "no reply from stpd at \(socket) within \(Render.seconds(seconds)) (--timeout)"
+        case .timeout(let seconds, let socket):
+            "no reply from stpd at \(socket) within \(Render.seconds(seconds)) (--timeout)"
         case .noSessionMatched(let message): message
         case .connectionEnded(let message): message
         case .ended(let message): message

@@ -30,9 +30,14 @@ public enum RedirectRender {
         }
         if let open = session["openURL"]?.stringValue {
             // In progress, the URL to open is what the reader acts on: first.
-            if session["status"]?.stringValue == "inProgress" { rows.insert(("open", open), at: 0) } else { rows.append(("open", open)) }
+            if session["status"]?.stringValue == "inProgress" {
+                rows.insert(("open", open), at: 0)
+            } else {
+                rows.append(("open", open))
+            }
         }
-        for (label, key) in [("redirect URL", "redirectURL"), ("native URL", "nativeURL"), ("return URL", "returnURL")] {
+        for (label, key) in [("redirect URL", "redirectURL"), ("native URL", "nativeURL"), ("return URL", "returnURL")]
+        {
             if let url = session[key]?.stringValue { rows.append((label, url)) }
         }
         if session["kind"]?.stringValue == "source", let seconds = session["followUpTimeout"] {
@@ -82,7 +87,8 @@ public enum RedirectRender {
             case "completed": "waiting for the outcome"
             default: nil
             }
-        return [text(session["id"]), status ?? "?", phase, Waiting.elapsed(seconds)].compactMap { $0 }.joined(separator: "  ")
+        return [text(session["id"]), status ?? "?", phase, Waiting.elapsed(seconds)].compactMap { $0 }.joined(
+            separator: "  ")
     }
 
     /// Whether a wait on the session is over: an outcome arrived, it completed with an error (no
@@ -105,7 +111,9 @@ public enum RedirectRender {
             let ids = (result[key]?.arrayValue ?? []).compactMap(\.stringValue)
             return ids.isEmpty ? "none" : ids.joined(separator: ", ")
         }
-        return Render.table([("redirects completed", list("completedRedirects")), ("polls \(pollsVerb)", list("polls"))])
+        return Render.table([
+            ("redirects completed", list("completedRedirects")), ("polls \(pollsVerb)", list("polls")),
+        ])
     }
 
     static func object(_ session: JSONValue) -> String {

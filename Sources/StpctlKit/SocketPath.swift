@@ -13,6 +13,7 @@ public enum SocketPath {
         if uid == 0 { return systemPath }
         if let runtime = given(environment["XDG_RUNTIME_DIR"]) { return "\(runtime)/stpd.sock" }
         throw StpctlFailure.usage(
-            "cannot tell where stpd's socket is: XDG_RUNTIME_DIR is not set; pass --socket PATH or set \(environmentVariable)")
+            "cannot tell where stpd's socket is: XDG_RUNTIME_DIR is not set; pass --socket PATH or set \(environmentVariable)"
+        )
     }
 }

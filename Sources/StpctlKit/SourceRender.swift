@@ -116,10 +116,13 @@ public enum SourceRender {
 
     public static func money(_ minor: Int64, currency: String) -> String {
         let code = currency.uppercased()
-        guard !zeroDecimal.contains(currency.lowercased()) else { return "\(minor) \(code)".trimmingCharacters(in: .whitespaces) }
+        guard !zeroDecimal.contains(currency.lowercased()) else {
+            return "\(minor) \(code)".trimmingCharacters(in: .whitespaces)
+        }
         let sign = minor < 0 ? "-" : ""
         let units = abs(minor)
-        return "\(sign)\(units / 100).\(String(format: "%02d", Int(units % 100))) \(code)".trimmingCharacters(in: .whitespaces)
+        return "\(sign)\(units / 100).\(String(format: "%02d", Int(units % 100))) \(code)".trimmingCharacters(
+            in: .whitespaces)
     }
 
     /// `error 3003: message`.
@@ -129,5 +132,7 @@ public enum SourceRender {
 
     static func text(_ value: JSONValue?) -> String { CustomerRender.text(value) }
 
-    static func time(_ value: JSONValue?, _ timeZone: TimeZone) -> String { CustomerRender.time(value, timeZone: timeZone) }
+    static func time(_ value: JSONValue?, _ timeZone: TimeZone) -> String {
+        CustomerRender.time(value, timeZone: timeZone)
+    }
 }

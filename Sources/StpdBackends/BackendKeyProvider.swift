@@ -34,9 +34,11 @@ public final class BackendKeyProvider: EphemeralKeyProvider, CustomStringConvert
         url: String, authorization: String? = nil, timeout: Duration = MerchantBackend.defaultTimeout,
         transport: any StripeHTTPTransport, userAgent: String = "stpd"
     ) throws(BackendConfigurationError) {
-        self.url = try BackendURL.validate(url, setting: "ephemeral key URL", allowQuery: true, stripTrailingSlash: false)
+        self.url = try BackendURL.validate(
+            url, setting: "ephemeral key URL", allowQuery: true, stripTrailingSlash: false)
         route = BackendURL.path(of: self.url)
-        http = try BackendHTTP(transport: transport, authorization: authorization, timeout: timeout, userAgent: userAgent)
+        http = try BackendHTTP(
+            transport: transport, authorization: authorization, timeout: timeout, userAgent: userAgent)
     }
 
     /// Never prints the Authorization value.

@@ -73,7 +73,8 @@ public final class MerchantBackend: CustomerBackend, CustomStringConvertible {
         self.baseURL = try BackendURL.validate(
             baseURL, setting: "merchant backend URL", allowQuery: false, stripTrailingSlash: true)
         self.includeApplePay = includeApplePay
-        http = try BackendHTTP(transport: transport, authorization: authorization, timeout: timeout, userAgent: userAgent)
+        http = try BackendHTTP(
+            transport: transport, authorization: authorization, timeout: timeout, userAgent: userAgent)
     }
 
     /// Never prints the Authorization value.

@@ -16,7 +16,10 @@ public final class EventLog: Sendable {
     public let retention: EventRetention
     private let now: @Sendable () -> Date
 
-    public init(store: any StateStore, retention: EventRetention = EventRetention(), now: @escaping @Sendable () -> Date = Date.init)
+    public init(
+        store: any StateStore, retention: EventRetention = EventRetention(),
+        now: @escaping @Sendable () -> Date = Date.init
+    )
         async throws
     {
         self.store = store

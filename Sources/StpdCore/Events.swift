@@ -52,7 +52,9 @@ public struct Event: Sendable, Hashable, Codable {
     public var ownerUID: UInt32
     public var object: JSONValue
 
-    public init(seq: Int64, time: Date, type: String, objectId: String, objectKind: String, ownerUID: UInt32, object: JSONValue) {
+    public init(
+        seq: Int64, time: Date, type: String, objectId: String, objectKind: String, ownerUID: UInt32, object: JSONValue
+    ) {
         self.seq = seq
         self.time = time
         self.type = type

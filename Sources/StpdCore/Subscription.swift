@@ -11,7 +11,10 @@ public final class Subscription: EventListener, Sendable {
     /// Live events held while history is replayed; past this many the subscriber is dropped.
     private let holdLimit: Int
 
-    private enum Mode { case holding([Event]), live, closed }
+    private enum Mode {
+        case holding([Event])
+        case live, closed
+    }
     private struct State {
         var mode: Mode = .holding([])
         var lastDelivered: Int64

@@ -62,22 +62,46 @@ public struct DaemonConfiguration: Sendable {
         ("STPD_STATE_DIR", "--state-dir", "directory for durable state"),
         ("STPD_LOG_LEVEL", "--log-level", "trace, debug, info, notice, warning, error or critical"),
         ("STPD_MAX_FRAME_BYTES", "--max-frame-bytes", "largest request line accepted (default 1048576)"),
-        ("STPD_MAX_OUTBOUND_BYTES", "--max-outbound-bytes", "bytes queued per connection before notifications are refused (default 4194304)"),
+        (
+            "STPD_MAX_OUTBOUND_BYTES", "--max-outbound-bytes",
+            "bytes queued per connection before notifications are refused (default 4194304)"
+        ),
         ("STPD_LISTEN_FD_NAME", "--listen-fd-name", "FileDescriptorName= of the systemd socket to use (default stpd)"),
         ("STPD_SHUTDOWN_GRACE", "--shutdown-grace", "seconds in-flight requests may finish after SIGTERM (default 10)"),
-        ("STPD_IDLE_TIMEOUT", "--idle-timeout", "seconds idle before a socket-activated stpd exits; 0 never (default 30)"),
+        (
+            "STPD_IDLE_TIMEOUT", "--idle-timeout",
+            "seconds idle before a socket-activated stpd exits; 0 never (default 30)"
+        ),
         ("STPD_EVENT_MAX_AGE", "--event-max-age", "seconds events are kept in the log (default 604800, 7 days)"),
         ("STPD_EVENT_MAX_COUNT", "--event-max-count", "most events kept in the log (default 100000)"),
         ("STPD_DEBUG_METHODS", "--debug-methods", "1 enables debug.emit, a test event source for client authors"),
-        ("STPD_STRIPE_API_BASE", "--stripe-api-base", "Stripe API origin (default https://api.stripe.com; http only for loopback)"),
-        ("STPD_STRIPE_KEY_FILE", "--stripe-key-file", "file holding the Stripe key (after $CREDENTIALS_DIRECTORY/stripe-key)"),
+        (
+            "STPD_STRIPE_API_BASE", "--stripe-api-base",
+            "Stripe API origin (default https://api.stripe.com; http only for loopback)"
+        ),
+        (
+            "STPD_STRIPE_KEY_FILE", "--stripe-key-file",
+            "file holding the Stripe key (after $CREDENTIALS_DIRECTORY/stripe-key)"
+        ),
         ("STPD_STRIPE_KEY", "", "the Stripe key itself: environment or config file only, never a flag"),
         ("STPD_STRIPE_ACCOUNT", "--stripe-account", "connected account (acct_...) sent as Stripe-Account"),
         ("STPD_STRIPE_TIMEOUT", "--stripe-timeout", "seconds per attempt of a Stripe call (default 30)"),
-        ("STPD_MERCHANT_NAME", "--merchant-name", "redirect_merchant_name added to Sources' return URLs (default none)"),
-        ("STPD_URL_OPENER", "--url-opener", "command run with a URL for redirect.start opener daemon, e.g. xdg-open (default off)"),
-        ("STPD_REDIRECT_POLL_TIMEOUT", "--redirect-poll-timeout", "seconds a Source is polled after its redirect completes (default 10)"),
-        ("STPD_PENDING_ACTION_TIMEOUT", "--pending-action-timeout", "seconds a payment context's pending action waits for its answer (default 600)"),
+        (
+            "STPD_MERCHANT_NAME", "--merchant-name",
+            "redirect_merchant_name added to Sources' return URLs (default none)"
+        ),
+        (
+            "STPD_URL_OPENER", "--url-opener",
+            "command run with a URL for redirect.start opener daemon, e.g. xdg-open (default off)"
+        ),
+        (
+            "STPD_REDIRECT_POLL_TIMEOUT", "--redirect-poll-timeout",
+            "seconds a Source is polled after its redirect completes (default 10)"
+        ),
+        (
+            "STPD_PENDING_ACTION_TIMEOUT", "--pending-action-timeout",
+            "seconds a payment context's pending action waits for its answer (default 600)"
+        ),
     ]
 
     public init(stateDirectory: String) {
@@ -99,22 +123,33 @@ public struct DaemonConfiguration: Sendable {
         var c = DaemonConfiguration(stateDirectory: value("STPD_STATE_DIR") ?? defaultStateDirectory(environment))
         c.socketPath = value("STPD_SOCKET")
         if let raw = value("STPD_SOCKET_MODE") {
-            guard let mode = mode_t(raw, radix: 8), mode <= 0o777 else { throw ConfigurationError.invalid("STPD_SOCKET_MODE", raw, "an octal mode such as 0660") }
+            guard let mode = mode_t(raw, radix: 8), mode <= 0o777 else {
+                throw ConfigurationError.invalid("STPD_SOCKET_MODE", raw, "an octal mode such as 0660")
+            }
             c.socketMode = mode
         }
         if let raw = value("STPD_LOG_LEVEL") {
             guard let level = Logger.Level(rawValue: raw.lowercased()) else {
-                throw ConfigurationError.invalid("STPD_LOG_LEVEL", raw, "trace, debug, info, notice, warning, error or critical")
+                throw ConfigurationError.invalid(
+                    "STPD_LOG_LEVEL", raw, "trace, debug, info, notice, warning, error or critical")
             }
             c.logLevel = level
         }
         c.maxFrameBytes = try positive("STPD_MAX_FRAME_BYTES", value("STPD_MAX_FRAME_BYTES")) ?? c.maxFrameBytes
-        c.maxOutboundBytes = try positive("STPD_MAX_OUTBOUND_BYTES", value("STPD_MAX_OUTBOUND_BYTES")) ?? c.maxOutboundBytes
+        c.maxOutboundBytes =
+            try positive("STPD_MAX_OUTBOUND_BYTES", value("STPD_MAX_OUTBOUND_BYTES")) ?? c.maxOutboundBytes
         c.listenFDName = value("STPD_LISTEN_FD_NAME") ?? c.listenFDName
-        if let grace = try positive("STPD_SHUTDOWN_GRACE", value("STPD_SHUTDOWN_GRACE")) { c.shutdownGracePeriod = .seconds(grace) }
-        if let idle = try whole("STPD_IDLE_TIMEOUT", value("STPD_IDLE_TIMEOUT")) { c.idleTimeout = idle == 0 ? nil : .seconds(idle) }
-        if let age = try positive("STPD_EVENT_MAX_AGE", value("STPD_EVENT_MAX_AGE")) { c.eventRetention.maxAge = .seconds(age) }
-        c.eventRetention.maxCount = try positive("STPD_EVENT_MAX_COUNT", value("STPD_EVENT_MAX_COUNT")) ?? c.eventRetention.maxCount
+        if let grace = try positive("STPD_SHUTDOWN_GRACE", value("STPD_SHUTDOWN_GRACE")) {
+            c.shutdownGracePeriod = .seconds(grace)
+        }
+        if let idle = try whole("STPD_IDLE_TIMEOUT", value("STPD_IDLE_TIMEOUT")) {
+            c.idleTimeout = idle == 0 ? nil : .seconds(idle)
+        }
+        if let age = try positive("STPD_EVENT_MAX_AGE", value("STPD_EVENT_MAX_AGE")) {
+            c.eventRetention.maxAge = .seconds(age)
+        }
+        c.eventRetention.maxCount =
+            try positive("STPD_EVENT_MAX_COUNT", value("STPD_EVENT_MAX_COUNT")) ?? c.eventRetention.maxCount
         if let raw = value("STPD_DEBUG_METHODS") {
             switch raw.lowercased() {
             case "1", "true", "yes", "on": c.debugMethods = true
@@ -124,14 +159,21 @@ public struct DaemonConfiguration: Sendable {
         }
         if let raw = value("STPD_STRIPE_API_BASE") { c.stripeAPIBase = try validateStripeAPIBase(raw) }
         if let raw = value("STPD_STRIPE_ACCOUNT"), !raw.isEmpty {
-            guard raw.hasPrefix("acct_"), raw.count > 5, raw.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
-                throw ConfigurationError.invalid("STPD_STRIPE_ACCOUNT", raw, "a connected account id such as acct_1032D82eZvKYlo2C")
+            guard raw.hasPrefix("acct_"), raw.count > 5,
+                raw.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+            else {
+                throw ConfigurationError.invalid(
+                    "STPD_STRIPE_ACCOUNT", raw, "a connected account id such as acct_1032D82eZvKYlo2C")
             }
             c.stripeAccount = raw
         }
-        if let seconds = try positive("STPD_STRIPE_TIMEOUT", value("STPD_STRIPE_TIMEOUT")) { c.stripeTimeout = .seconds(seconds) }
+        if let seconds = try positive("STPD_STRIPE_TIMEOUT", value("STPD_STRIPE_TIMEOUT")) {
+            c.stripeTimeout = .seconds(seconds)
+        }
         c.merchantName = value("STPD_MERCHANT_NAME").flatMap { $0.isEmpty ? nil : $0 }
-        c.urlOpener = value("STPD_URL_OPENER").map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
+        c.urlOpener = value("STPD_URL_OPENER").map { $0.split(separator: " ").map(String.init) }.flatMap {
+            $0.isEmpty ? nil : $0
+        }
         if let seconds = try positive("STPD_REDIRECT_POLL_TIMEOUT", value("STPD_REDIRECT_POLL_TIMEOUT")) {
             c.redirectPollTimeout = Double(min(seconds, 300))
         }
@@ -142,9 +184,11 @@ public struct DaemonConfiguration: Sendable {
         // The key itself is never taken from `flags`: a command line is visible to every local user
         // (/proc/PID/cmdline, ps), while the environment and the config file are not.
         let setting: (text: String, source: StripeKeySource)? =
-            if let text = environment["STPD_STRIPE_KEY"] { (text, .environment) }
-            else if let text = file["STPD_STRIPE_KEY"] { (text, .configFile(path: loadedConfigPath ?? "config file")) }
-            else { nil }
+            if let text = environment["STPD_STRIPE_KEY"] {
+                (text, .environment)
+            } else if let text = file["STPD_STRIPE_KEY"] {
+                (text, .configFile(path: loadedConfigPath ?? "config file"))
+            } else { nil }
         try c.resolveStripeKey(credentialsDirectory: environment["CREDENTIALS_DIRECTORY"], setting: setting)
         return c
     }
@@ -157,7 +201,9 @@ public struct DaemonConfiguration: Sendable {
 
     static func whole(_ key: String, _ raw: String?) throws -> Int? {
         guard let raw else { return nil }
-        guard let n = Int(raw), n >= 0 else { throw ConfigurationError.invalid(key, raw, "a whole number of seconds (0 disables)") }
+        guard let n = Int(raw), n >= 0 else {
+            throw ConfigurationError.invalid(key, raw, "a whole number of seconds (0 disables)")
+        }
         return n
     }
 
@@ -197,7 +243,8 @@ public enum ConfigurationError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         // Redacted in case a secret was put under the wrong key (STPD_STRIPE_ACCOUNT=sk_live_...).
-        case .invalid(let key, let raw, let expected): return "\(key)=\(Redaction.redact(raw)) is not valid: expected \(expected)"
+        case .invalid(let key, let raw, let expected):
+            return "\(key)=\(Redaction.redact(raw)) is not valid: expected \(expected)"
         case .stripeKey(let source, let reason): return "Stripe key from \(source): \(reason)"
         case .unreadable(let path, let reason): return "cannot read config file \(path): \(reason)"
         case .malformedLine(let path, let line): return "\(path):\(line): expected KEY=VALUE"
@@ -219,7 +266,9 @@ enum ConfigFile {
         do { data = try handle.readToEnd() ?? Data() } catch {
             throw ConfigurationError.unreadable(path, error.localizedDescription)
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw ConfigurationError.unreadable(path, "not UTF-8 text") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError.unreadable(path, "not UTF-8 text")
+        }
         var values: [String: String] = [:]
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
@@ -229,7 +278,9 @@ enum ConfigFile {
             }
             let key = line[..<eq].trimmingCharacters(in: .whitespaces)
             var value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             values[key] = value
         }
         return values
@@ -303,15 +354,17 @@ extension DaemonConfiguration {
         guard !trimmed.isEmpty else { throw ConfigurationError.stripeKey(source, "it is empty") }
         guard let key = StripeKey(trimmed) else {
             throw ConfigurationError.stripeKey(
-                source, "\(StripeKey.redact(trimmed)) is not a Stripe key: expected one starting pk_, sk_ or rk_, on one line")
+                source,
+                "\(StripeKey.redact(trimmed)) is not a Stripe key: expected one starting pk_, sk_ or rk_, on one line")
         }
         guard key.kind != .ephemeral else {
             throw ConfigurationError.stripeKey(
-                source, """
-                    \(key) is an ephemeral key, which cannot be stpd's key: ephemeral keys are short-lived, \
-                    scoped to one customer, and fetched from the app's backend for each customer session. \
-                    Configure a publishable (pk_), secret (sk_) or restricted (rk_) key
-                    """)
+                source,
+                """
+                \(key) is an ephemeral key, which cannot be stpd's key: ephemeral keys are short-lived, \
+                scoped to one customer, and fetched from the app's backend for each customer session. \
+                Configure a publishable (pk_), secret (sk_) or restricted (rk_) key
+                """)
         }
         return key
     }
@@ -329,9 +382,12 @@ extension DaemonConfiguration {
             throw ConfigurationError.stripeKey(source, "cannot read it: \(error.localizedDescription)")
         }
         guard data.count <= maxKeyFileBytes else {
-            throw ConfigurationError.stripeKey(source, "it is larger than \(maxKeyFileBytes) bytes, too large for a key")
+            throw ConfigurationError.stripeKey(
+                source, "it is larger than \(maxKeyFileBytes) bytes, too large for a key")
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw ConfigurationError.stripeKey(source, "it is not UTF-8 text") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError.stripeKey(source, "it is not UTF-8 text")
+        }
         return text
     }
 
@@ -341,7 +397,8 @@ extension DaemonConfiguration {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & 0o077 != 0 else { return nil }
         let mode = String(info.st_mode & 0o777, radix: 8)
-        return "\(path) holds the Stripe key but its mode 0\(mode) lets group or others access it: chmod 600 it, or pass the key as a systemd credential"
+        return
+            "\(path) holds the Stripe key but its mode 0\(mode) lets group or others access it: chmod 600 it, or pass the key as a systemd credential"
     }
 
     /// Accepts `http(s)://host[:port]` with no path but `/`, no query, fragment or user info.
@@ -359,10 +416,14 @@ extension DaemonConfiguration {
             components.user == nil, components.password == nil, components.query == nil, components.fragment == nil,
             components.path.isEmpty || components.path == "/"
         else { throw ConfigurationError.invalid(key, raw, expected) }
-        if let port = components.port, !(1...65535).contains(port) { throw ConfigurationError.invalid(key, raw, expected) }
+        if let port = components.port, !(1...65535).contains(port) {
+            throw ConfigurationError.invalid(key, raw, expected)
+        }
         if scheme == "http", !isLoopback(host) {
             throw ConfigurationError.invalid(
-                key, raw, "https: plain http is allowed only for a loopback host (127.0.0.0/8, ::1, localhost), since every request carries the API key")
+                key, raw,
+                "https: plain http is allowed only for a loopback host (127.0.0.0/8, ::1, localhost), since every request carries the API key"
+            )
         }
         return raw.hasSuffix("/") ? String(raw.dropLast()) : raw
     }
@@ -407,7 +468,8 @@ extension DaemonConfiguration: CustomStringConvertible {
             ("STPD_REDIRECT_POLL_TIMEOUT", "\(redirectPollTimeout)"),
             ("STPD_PENDING_ACTION_TIMEOUT", "\(pendingActionTimeout)"),
         ]
-        lines.append(("stripe key", stripeKey.map { "\($0) from \(stripeKeySource.map { "\($0)" } ?? "?")" } ?? "(none)"))
+        lines.append(
+            ("stripe key", stripeKey.map { "\($0) from \(stripeKeySource.map { "\($0)" } ?? "?")" } ?? "(none)"))
         return lines.map { "\($0)=\($1)" }.joined(separator: "\n")
     }
 }

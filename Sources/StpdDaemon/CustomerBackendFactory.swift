@@ -34,7 +34,8 @@ struct DaemonBackendFactory: CustomerBackendFactory {
             case .app, .server:
                 provider = AppKeyProvider(broker: broker, ownerUID: owner, session: session, timeout: timeout)
             }
-            return StripeCustomerContext(keys: EphemeralKeyManager(provider: provider), stripe: client, includeApplePay: applePay)
+            return StripeCustomerContext(
+                keys: EphemeralKeyManager(provider: provider), stripe: client, includeApplePay: applePay)
         case .backend:
             return try configured("adapter.url") {
                 try MerchantBackend(
@@ -42,7 +43,8 @@ struct DaemonBackendFactory: CustomerBackendFactory {
                     includeApplePay: applePay, transport: stripe.transport)
             }
         case .app:
-            return AppCustomerBackend(broker: broker, ownerUID: owner, session: session, includeApplePay: applePay, timeout: timeout)
+            return AppCustomerBackend(
+                broker: broker, ownerUID: owner, session: session, includeApplePay: applePay, timeout: timeout)
         }
     }
 
@@ -52,9 +54,9 @@ struct DaemonBackendFactory: CustomerBackendFactory {
         do { return try make() } catch let error as BackendConfigurationError {
             let parent = parameter.split(separator: ".").dropLast().joined(separator: ".")
             let member =
-                if error.setting.hasPrefix("Authorization") { "\(parent).authorization" }
-                else if error.setting.hasSuffix("timeout") { "adapter.timeout" }
-                else { parameter }
+                if error.setting.hasPrefix("Authorization") {
+                    "\(parent).authorization"
+                } else if error.setting.hasSuffix("timeout") { "adapter.timeout" } else { parameter }
             throw RPCError.invalidParams(String(describing: error), parameter: member)
         }
     }

@@ -5,7 +5,9 @@ import StpdProtocol
 import StripeAPI
 
 enum CustomerHandlers {
-    static func register(into router: inout MethodRouter<CallContext>, sessions: CustomerSessions, broker: AppRequestBroker) {
+    static func register(
+        into router: inout MethodRouter<CallContext>, sessions: CustomerSessions, broker: AppRequestBroker
+    ) {
         router.register(AppRequestAnswer.self) { params, context in
             if params.result != nil, params.error != nil {
                 throw RPCError.invalidParams("give result or error, not both", parameter: "error")
@@ -17,7 +19,8 @@ enum CustomerHandlers {
         }
         router.register(CustomerOpen.self) { params, context in
             try validate(params.adapter)
-            return try await sessions.open(owner: context.uid, adapter: params.adapter, prefetch: params.prefetch ?? true)
+            return try await sessions.open(
+                owner: context.uid, adapter: params.adapter, prefetch: params.prefetch ?? true)
         }
         router.register(CustomerGet.self) { params, context in
             try await sessions.get(id: params.session, viewer: context.viewer)
@@ -26,11 +29,14 @@ enum CustomerHandlers {
             .init(sessions: try await sessions.list(viewer: context.viewer))
         }
         router.register(CustomerRetrieve.self) { params, context in
-            .init(customer: try await sessions.retrieveCustomer(id: params.session, viewer: context.viewer).allResponseFields)
+            .init(
+                customer: try await sessions.retrieveCustomer(id: params.session, viewer: context.viewer)
+                    .allResponseFields)
         }
         router.register(CustomerListPaymentMethods.self) { params, context in
-            .init(paymentMethods: try await sessions.listPaymentMethods(id: params.session, viewer: context.viewer)
-                .map(\.allResponseFields))
+            .init(
+                paymentMethods: try await sessions.listPaymentMethods(id: params.session, viewer: context.viewer)
+                    .map(\.allResponseFields))
         }
         router.register(CustomerAttachPaymentMethod.self) { params, context in
             try await sessions.attach(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
@@ -39,7 +45,8 @@ enum CustomerHandlers {
             try await sessions.detach(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
         }
         router.register(CustomerUpdateShipping.self) { params, context in
-            try await sessions.updateShipping(id: params.session, shipping: params.shipping.stripeAddress, viewer: context.viewer)
+            try await sessions.updateShipping(
+                id: params.session, shipping: params.shipping.stripeAddress, viewer: context.viewer)
         }
         router.register(CustomerSelectPaymentMethod.self) { params, context in
             try await sessions.select(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
@@ -68,7 +75,8 @@ enum CustomerHandlers {
                     "only a backend key provider takes url and authorization", parameter: "adapter.keyProvider.url")
             }
             if provider.kind != .server, provider.customer != nil {
-                throw RPCError.invalidParams("only a server key provider takes customer", parameter: "adapter.keyProvider.customer")
+                throw RPCError.invalidParams(
+                    "only a server key provider takes customer", parameter: "adapter.keyProvider.customer")
             }
         }
         switch adapter.kind {
@@ -77,13 +85,17 @@ enum CustomerHandlers {
                 throw RPCError.invalidParams("stripe sessions need a keyProvider", parameter: "adapter.keyProvider")
             }
             if provider.kind == .backend, provider.url == nil {
-                throw RPCError.invalidParams("a backend key provider needs its url", parameter: "adapter.keyProvider.url")
+                throw RPCError.invalidParams(
+                    "a backend key provider needs its url", parameter: "adapter.keyProvider.url")
             }
             if provider.kind == .server, provider.customer == nil {
-                throw RPCError.invalidParams("a server key provider needs the customer id", parameter: "adapter.keyProvider.customer")
+                throw RPCError.invalidParams(
+                    "a server key provider needs the customer id", parameter: "adapter.keyProvider.customer")
             }
         case .backend:
-            guard adapter.url != nil else { throw RPCError.invalidParams("backend sessions need url", parameter: "adapter.url") }
+            guard adapter.url != nil else {
+                throw RPCError.invalidParams("backend sessions need url", parameter: "adapter.url")
+            }
         case .app:
             break
         }

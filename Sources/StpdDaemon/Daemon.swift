@@ -22,29 +22,38 @@ public enum Daemon {
         let listener = try Listener.acquire(configuration)
 
         let facts = ProcessFacts(
-            activation: listener.activation, socketPath: listener.socket.path, stateDirectory: configuration.stateDirectory)
+            activation: listener.activation, socketPath: listener.socket.path,
+            stateDirectory: configuration.stateDirectory)
         // Created last before the group runs: its HTTP client must be shut down, which the group does.
         let stripe = StripeSetup(configuration: configuration, logger: logger)
         let activity = Activity()
         let background = BackgroundWork(began: activity.hold, ended: activity.release)
-        let parts = Parts(configuration: configuration, log: log, store: store, stripe: stripe, activity: activity, background: background)
+        let parts = Parts(
+            configuration: configuration, log: log, store: store, stripe: stripe, activity: activity,
+            background: background)
         // Requests the app never answered before a restart have nobody waiting for them now.
         try await parts.broker.abandonLeftovers()
         // Polls resume (holding off idle exit) and started redirect sessions take URLs again.
         try await parts.sources.restore()
         try await parts.redirects.restore()
         try await parts.contexts.restore()
-        try await EventLogMaintenance.sweep(parts.sweepable, olderThan: configuration.eventRetention.maxAge, logger: logger)
+        try await EventLogMaintenance.sweep(
+            parts.sweepable, olderThan: configuration.eventRetention.maxAge, logger: logger)
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
-        let service = StpdService(router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
+        let service = StpdService(
+            router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
 
         var serverConfiguration = RPCServerConfiguration()
         serverConfiguration.maxFrameBytes = configuration.maxFrameBytes
         serverConfiguration.maxOutboundBytes = configuration.maxOutboundBytes
-        let server = RPCServer(socket: listener.socket, configuration: serverConfiguration, service: service, logger: logger) {
-            logger.notice("stpd \(StpdAPI.version) ready", metadata: [
-                "socket": "\(listener.socket.path)", "activation": "\(listener.activation.rawValue)",
-            ])
+        let server = RPCServer(
+            socket: listener.socket, configuration: serverConfiguration, service: service, logger: logger
+        ) {
+            logger.notice(
+                "stpd \(StpdAPI.version) ready",
+                metadata: [
+                    "socket": "\(listener.socket.path)", "activation": "\(listener.activation.rawValue)",
+                ])
             Systemd.notify("READY=1\nSTATUS=Serving on \(listener.socket.path)")
         }
 
@@ -56,9 +65,10 @@ public enum Daemon {
             .init(service: BackgroundService(work: background)),
         ]
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
-            services.append(.init(
-                service: IdleExit(activity: parts.activity, timeout: timeout, logger: logger),
-                successTerminationBehavior: .gracefullyShutdownGroup))
+            services.append(
+                .init(
+                    service: IdleExit(activity: parts.activity, timeout: timeout, logger: logger),
+                    successTerminationBehavior: .gracefullyShutdownGroup))
         }
         // Shutdown runs in reverse order: systemd hears STOPPING=1 first, then the server drains.
         services.append(.init(service: SystemdWatchdog(logger: logger)))
@@ -106,14 +116,17 @@ public enum Daemon {
                 log: log, writer: writer, background: background, followUpTimeout: configuration.redirectPollTimeout)
             sources.follow(with: redirects)
             contexts = PaymentContexts(
-                customers: customers, api: payments, redirects: redirects, log: log, writer: writer, background: background,
+                customers: customers, api: payments, redirects: redirects, log: log, writer: writer,
+                background: background,
                 pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName)
             redirects.follow(with: contexts)
         }
     }
 
     /// Every method's handler; a test checks it covers exactly `StpdAPI.methods`.
-    static func makeRouter(facts: ProcessFacts, parts: Parts, configuration: DaemonConfiguration) -> MethodRouter<CallContext> {
+    static func makeRouter(facts: ProcessFacts, parts: Parts, configuration: DaemonConfiguration) -> MethodRouter<
+        CallContext
+    > {
         var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
         EventHandlers.register(
@@ -130,7 +143,8 @@ public enum Daemon {
     static func makeLogger(level: Logger.Level) -> Logger {
         let toJournal = Systemd.stderrIsJournal()
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler = toJournal
+            var handler: any LogHandler =
+                toJournal
                 ? JournalLogHandler(logLevel: level, label: label)
                 : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -144,7 +158,8 @@ public enum Daemon {
         let manager = FileManager.default
         do {
             if !manager.fileExists(atPath: path) {
-                try manager.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                try manager.createDirectory(
+                    atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } else {
                 try manager.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
             }
@@ -152,7 +167,8 @@ public enum Daemon {
         } catch let error as StateDirectoryError {
             throw error
         } catch {
-            throw StateDirectoryError(path: path, reason: (error as NSError).localizedFailureReason ?? "cannot create or secure it")
+            throw StateDirectoryError(
+                path: path, reason: (error as NSError).localizedFailureReason ?? "cannot create or secure it")
         }
     }
 }

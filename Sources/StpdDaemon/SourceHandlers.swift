@@ -11,7 +11,8 @@ enum SourceHandlers {
         customers: CustomerSessions, api: any PaymentsAPI, merchantName: String?
     ) {
         router.register(SourceCreate.self) { params, context in
-            let form = try params.params.sourceParams(at: "params").formParams(merchantName: params.merchantName ?? merchantName)
+            let form = try params.params.sourceParams(at: "params").formParams(
+                merchantName: params.merchantName ?? merchantName)
             let (view, secret) = try await sources.create(owner: context.uid, params: form)
             return SourceResult(source: view, clientSecret: secret)
         }
@@ -38,15 +39,19 @@ enum SourceHandlers {
                     followUpTimeout: params.followUpTimeout)
             case (nil, let intent?):
                 return try await redirects.create(
-                    owner: context.uid, paymentIntentSecret: intent.clientSecret, followUpTimeout: params.followUpTimeout)
+                    owner: context.uid, paymentIntentSecret: intent.clientSecret,
+                    followUpTimeout: params.followUpTimeout)
             default:
                 throw RPCError.invalidParams("give exactly one of source and paymentIntent", parameter: "source")
             }
         }
         router.register(RedirectStart.self) { params, context in
-            try await redirects.start(id: params.session, viewer: context.viewer, mode: params.mode, opener: params.opener)
+            try await redirects.start(
+                id: params.session, viewer: context.viewer, mode: params.mode, opener: params.opener)
         }
-        router.register(RedirectGet.self) { params, context in try redirects.get(id: params.session, viewer: context.viewer) }
+        router.register(RedirectGet.self) { params, context in
+            try redirects.get(id: params.session, viewer: context.viewer)
+        }
         router.register(RedirectList.self) { _, context in .init(sessions: redirects.list(viewer: context.viewer)) }
         router.register(RedirectCancel.self) { params, context in
             try await redirects.cancel(id: params.session, viewer: context.viewer)
@@ -78,7 +83,8 @@ enum SourceHandlers {
                 session = try await redirects.create(
                     owner: context.uid, paymentIntent: intent, clientSecret: params.clientSecret, followUpTimeout: nil)
                 if let start = params.start, let id = session?.id {
-                    session = try await redirects.start(id: id, viewer: context.viewer, mode: start.mode, opener: start.opener)
+                    session = try await redirects.start(
+                        id: id, viewer: context.viewer, mode: start.mode, opener: start.opener)
                 }
             }
             return .init(paymentIntent: Self.public(intent.allResponseFields), redirect: session)

@@ -43,7 +43,8 @@ struct StripePaymentsAPI: PaymentsAPI {
         } catch let error as StripeError {
             return .connectivity(error)
         } catch {
-            return .transportFailure(StripeError(kind: .connection, message: Redaction.redact(String(describing: error))))
+            return .transportFailure(
+                StripeError(kind: .connection, message: Redaction.redact(String(describing: error))))
         }
     }
 
@@ -56,7 +57,8 @@ struct StripePaymentsAPI: PaymentsAPI {
 
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
         try await client().send(
-            StripeRequest(.post, "/v1/payment_methods", params: PaymentMethodData.card(card).createParams()), as: PaymentMethod.self)
+            StripeRequest(.post, "/v1/payment_methods", params: PaymentMethodData.card(card).createParams()),
+            as: PaymentMethod.self)
     }
 
     func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
@@ -84,7 +86,8 @@ struct CommandURLOpener: URLOpener {
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do { try process.run() } catch {
                 process.terminationHandler = nil
-                continuation.resume(throwing: Failed(description: "cannot run \(command[0]): \(error.localizedDescription)"))
+                continuation.resume(
+                    throwing: Failed(description: "cannot run \(command[0]): \(error.localizedDescription)"))
             }
         }
         guard status == 0 else { throw Failed(description: "\(command[0]) exited with status \(status)") }

@@ -20,7 +20,8 @@ struct ConnectionEventSink: EventSink {
 
     func dropped(subscription: String, resumeSince: Int64, reason: DropReason) {
         registry.forget(subscription)
-        let params = Notifications.DroppedParams(subscription: subscription, reason: reason.rawValue, resumeSince: resumeSince)
+        let params = Notifications.DroppedParams(
+            subscription: subscription, reason: reason.rawValue, resumeSince: resumeSince)
         let final = Request(id: nil, method: Notifications.dropped.method, params: try? JSONCoding.value(of: params))
         connection.close(after: final, grace: .seconds(30))
     }

@@ -72,7 +72,10 @@ public enum Contract {
     }
 
     static func describe(_ error: ErrorDeclaration) -> JSONValue {
-        ["code": .int(Int64(error.code)), "message": .string(error.message), "data": ["description": .string(error.description)]]
+        [
+            "code": .int(Int64(error.code)), "message": .string(error.message),
+            "data": ["description": .string(error.description)],
+        ]
     }
 
     static func describe(_ event: EventTypeDeclaration) -> JSONValue {

@@ -69,12 +69,15 @@ public struct CustomerAdapter: Codable, Sendable, Hashable {
 
     static let schema = JSONSchema.object(
         [
-            "kind": .enumeration(["stripe", "backend", "app"], "stripe: Stripe with ephemeral keys; backend: the merchant's routes; app: the app answers"),
+            "kind": .enumeration(
+                ["stripe", "backend", "app"],
+                "stripe: Stripe with ephemeral keys; backend: the merchant's routes; app: the app answers"),
             "keyProvider": .object(
                 [
                     "kind": .enumeration(
                         ["backend", "app", "server"],
-                        "backend/app: where ephemeral keys come from; server: the daemon's secret or restricted key, no ephemeral keys"),
+                        "backend/app: where ephemeral keys come from; server: the daemon's secret or restricted key, no ephemeral keys"
+                    ),
                     "url": .string("backend: the merchant's ephemeral-key endpoint", format: "uri"),
                     "authorization": .string("backend: Authorization header value for it (never shown back)"),
                     "customer": .string("server: the Stripe customer id", pattern: "^cus_[A-Za-z0-9]+$"),
@@ -82,7 +85,10 @@ public struct CustomerAdapter: Codable, Sendable, Hashable {
             "url": .string("backend sessions: base URL of the merchant's customer routes", format: "uri"),
             "authorization": .string("backend sessions: Authorization header value (never shown back)"),
             "includeApplePayPaymentMethods": .boolean("Show Apple Pay cards (hidden by default, as in the SDK)"),
-            "timeout": JSONSchema(["type": "number", "minimum": 1, "maximum": 300, "description": "Seconds to wait for the backend or the app (default 30)"]),
+            "timeout": JSONSchema([
+                "type": "number", "minimum": 1, "maximum": 300,
+                "description": "Seconds to wait for the backend or the app (default 30)",
+            ]),
         ], required: ["kind"])
 }
 
@@ -129,8 +135,11 @@ public struct CustomerSessionView: Codable, Sendable, Hashable {
             "customerId": .nullable(.string("The Stripe customer, once known")),
             "lastSelectedPaymentMethod": .nullable(.string("Remembered per customer, as the SDK does")),
             "customerFetchedAt": .nullable(.string("When the cached customer was fetched", format: "date-time")),
-            "paymentMethodsFetchedAt": .nullable(.string("When the cached payment methods were fetched", format: "date-time")),
-            "lastError": .nullable(JSONSchema(["type": "object", "description": "{operation, code, message} of the last failed operation"])),
+            "paymentMethodsFetchedAt": .nullable(
+                .string("When the cached payment methods were fetched", format: "date-time")),
+            "lastError": .nullable(
+                JSONSchema(["type": "object", "description": "{operation, code, message} of the last failed operation"])
+            ),
             "createdAt": .string("RFC 3339", format: "date-time"),
             "updatedAt": .string("RFC 3339", format: "date-time"),
         ], required: ["id", "object", "status", "adapter", "createdAt", "updatedAt"])
@@ -159,7 +168,8 @@ public struct ShippingAddressParams: Codable, Sendable, Hashable {
         public var postalCode: String?
         public var country: String?
         public init(
-            line1: String? = nil, line2: String? = nil, city: String? = nil, state: String? = nil, postalCode: String? = nil,
+            line1: String? = nil, line2: String? = nil, city: String? = nil, state: String? = nil,
+            postalCode: String? = nil,
             country: String? = nil
         ) {
             self.line1 = line1
@@ -183,9 +193,11 @@ public struct ShippingAddressParams: Codable, Sendable, Hashable {
 
     static let schema = JSONSchema.object(
         [
-            "name": .string("Recipient"), "phone": .string("Phone number"), "email": .string("Contact email (payment contexts)"),
+            "name": .string("Recipient"), "phone": .string("Phone number"),
+            "email": .string("Contact email (payment contexts)"),
             "address": .object([
-                "line1": .string("Street"), "line2": .string("More"), "city": .string("City"), "state": .string("State"),
+                "line1": .string("Street"), "line2": .string("More"), "city": .string("City"),
+                "state": .string("State"),
                 "postalCode": .string("Postal code"), "country": .string("ISO country code"),
             ]),
         ], required: ["address"])
@@ -193,9 +205,11 @@ public struct ShippingAddressParams: Codable, Sendable, Hashable {
 
 let sessionID = JSONSchema.string("The customer session id", pattern: "^cses_[A-Za-z0-9]+$")
 let paymentMethodID = JSONSchema.string("A PaymentMethod id", pattern: "^[A-Za-z0-9_]+$")
-let customerErrors = ["NotFound", "InvalidState", "StripeCardError", "StripeInvalidRequest", "StripeAPIError",
-                      "StripeAuthentication", "StripeRateLimited", "StripeConnection", "EphemeralKeyInvalid",
-                      "StripeNotConfigured", "BackendError", "AppRequestFailed", "AppRequestTimedOut", "AppAnswerInvalid"]
+let customerErrors = [
+    "NotFound", "InvalidState", "StripeCardError", "StripeInvalidRequest", "StripeAPIError",
+    "StripeAuthentication", "StripeRateLimited", "StripeConnection", "EphemeralKeyInvalid",
+    "StripeNotConfigured", "BackendError", "AppRequestFailed", "AppRequestTimedOut", "AppAnswerInvalid",
+]
 
 /// `customer.*`: customer sessions (the SDK's customer context and backend adapters).
 public enum CustomerOpen: RPCMethod {
@@ -209,14 +223,18 @@ public enum CustomerOpen: RPCMethod {
     }
     public typealias Result = CustomerSessionView
     public static let name = "customer.open"
-    public static let summary = "Opens a customer session with one of the three adapters; it is durable and owned by the caller's uid."
+    public static let summary =
+        "Opens a customer session with one of the three adapters; it is durable and owned by the caller's uid."
     public static let description: String? = """
         stripe sessions fetch the customer and its card payment methods at once (prefetch: false to skip), \
         as STPCustomerContext does; the results are cached for 60 s. backend sessions call the merchant's \
         routes (see the README); app sessions emit appRequest.pending events the app answers with appRequest.answer.
         """
     public static let paramsSchema = JSONSchema.object(
-        ["adapter": CustomerAdapter.schema, "prefetch": .boolean("Fetch customer and payment methods now (default true)")],
+        [
+            "adapter": CustomerAdapter.schema,
+            "prefetch": .boolean("Fetch customer and payment methods now (default true)"),
+        ],
         required: ["adapter"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
     public static let errors = ["StripeNotConfigured"]
@@ -241,7 +259,8 @@ public enum CustomerList: RPCMethod {
     public static let name = "customer.list"
     public static let summary = "The caller's customer sessions (root: everyone's), oldest first."
     public static let paramsSchema = JSONSchema.empty
-    public static let resultSchema = JSONSchema.object(["sessions": .array(of: .ref("CustomerSession"))], required: ["sessions"])
+    public static let resultSchema = JSONSchema.object(
+        ["sessions": .array(of: .ref("CustomerSession"))], required: ["sessions"])
 }
 
 public enum CustomerRetrieve: RPCMethod {
@@ -254,7 +273,8 @@ public enum CustomerRetrieve: RPCMethod {
     public static let summary = "The Stripe customer (cached for 60 s in stripe sessions)."
     public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
     public static let resultSchema = JSONSchema.object(
-        ["customer": JSONSchema(["type": "object", "description": "The Stripe customer object"])], required: ["customer"])
+        ["customer": JSONSchema(["type": "object", "description": "The Stripe customer object"])],
+        required: ["customer"])
     public static let errors = customerErrors
 }
 
@@ -265,10 +285,12 @@ public enum CustomerListPaymentMethods: RPCMethod {
         public init(paymentMethods: [JSONValue]) { self.paymentMethods = paymentMethods }
     }
     public static let name = "customer.listPaymentMethods"
-    public static let summary = "The customer's card payment methods (Apple Pay cards hidden unless the adapter asks for them)."
+    public static let summary =
+        "The customer's card payment methods (Apple Pay cards hidden unless the adapter asks for them)."
     public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
     public static let resultSchema = JSONSchema.object(
-        ["paymentMethods": .array(of: JSONSchema(["type": "object"]), "Stripe PaymentMethod objects")], required: ["paymentMethods"])
+        ["paymentMethods": .array(of: JSONSchema(["type": "object"]), "Stripe PaymentMethod objects")],
+        required: ["paymentMethods"])
     public static let errors = customerErrors
 }
 
@@ -276,8 +298,10 @@ public enum CustomerAttachPaymentMethod: RPCMethod {
     public typealias Params = PaymentMethodParams
     public typealias Result = CustomerSessionView
     public static let name = "customer.attachPaymentMethod"
-    public static let summary = "Attaches a PaymentMethod to the customer (the payment-method cache is cleared either way)."
-    public static let paramsSchema = JSONSchema.object(["session": sessionID, "paymentMethod": paymentMethodID], required: ["session", "paymentMethod"])
+    public static let summary =
+        "Attaches a PaymentMethod to the customer (the payment-method cache is cleared either way)."
+    public static let paramsSchema = JSONSchema.object(
+        ["session": sessionID, "paymentMethod": paymentMethodID], required: ["session", "paymentMethod"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
     public static let errors = customerErrors
 }
@@ -286,8 +310,10 @@ public enum CustomerDetachPaymentMethod: RPCMethod {
     public typealias Params = PaymentMethodParams
     public typealias Result = CustomerSessionView
     public static let name = "customer.detachPaymentMethod"
-    public static let summary = "Detaches a PaymentMethod from the customer (the payment-method cache is cleared either way)."
-    public static let paramsSchema = JSONSchema.object(["session": sessionID, "paymentMethod": paymentMethodID], required: ["session", "paymentMethod"])
+    public static let summary =
+        "Detaches a PaymentMethod from the customer (the payment-method cache is cleared either way)."
+    public static let paramsSchema = JSONSchema.object(
+        ["session": sessionID, "paymentMethod": paymentMethodID], required: ["session", "paymentMethod"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
     public static let errors = customerErrors
 }
@@ -304,7 +330,8 @@ public enum CustomerUpdateShipping: RPCMethod {
     public typealias Result = CustomerSessionView
     public static let name = "customer.updateShipping"
     public static let summary = "Sets the customer's shipping address."
-    public static let paramsSchema = JSONSchema.object(["session": sessionID, "shipping": ShippingAddressParams.schema], required: ["session", "shipping"])
+    public static let paramsSchema = JSONSchema.object(
+        ["session": sessionID, "shipping": ShippingAddressParams.schema], required: ["session", "shipping"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
     public static let errors = customerErrors
 }
@@ -320,8 +347,10 @@ public enum CustomerSelectPaymentMethod: RPCMethod {
     }
     public typealias Result = CustomerSessionView
     public static let name = "customer.selectPaymentMethod"
-    public static let summary = "Remembers the customer's last selected PaymentMethod (null forgets it), kept per customer as the SDK does."
-    public static let paramsSchema = JSONSchema.object(["session": sessionID, "paymentMethod": .nullable(paymentMethodID)], required: ["session"])
+    public static let summary =
+        "Remembers the customer's last selected PaymentMethod (null forgets it), kept per customer as the SDK does."
+    public static let paramsSchema = JSONSchema.object(
+        ["session": sessionID, "paymentMethod": .nullable(paymentMethodID)], required: ["session"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
     public static let errors = customerErrors
 }
@@ -378,6 +407,7 @@ public enum AppRequestAnswer: RPCMethod {
                 ["message": .string("Why the app could not do it"), "code": .string("The app's own code")],
                 required: ["message"]),
         ], required: ["request"])
-    public static let resultSchema = JSONSchema.object(["answered": JSONSchema(["const": true])], required: ["answered"])
+    public static let resultSchema = JSONSchema.object(
+        ["answered": JSONSchema(["const": true])], required: ["answered"])
     public static let errors = ["NotFound", "PermissionDenied", "InvalidState"]
 }

@@ -35,7 +35,8 @@ public enum DaemonStatusMethod: RPCMethod {
     public typealias Params = NoParams
     public typealias Result = DaemonStatus
     public static let name = "daemon.status"
-    public static let summary = "Reports the daemon's version, process, uptime, how it was started, its socket and its store."
+    public static let summary =
+        "Reports the daemon's version, process, uptime, how it was started, its socket and its store."
     public static let paramsSchema = JSONSchema.empty
     public static let resultSchema = JSONSchema.ref("DaemonStatus")
 }
@@ -94,7 +95,8 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
             "pid": .integer("Process id"),
             "startedAt": .string("When this process started (RFC 3339)", format: "date-time"),
             "uptimeSeconds": .number("Seconds since this process started", minimum: 0),
-            "activation": .enumeration(["socket", "bound"], "`socket`: systemd passed the listening socket; `bound`: stpd bound it itself"),
+            "activation": .enumeration(
+                ["socket", "bound"], "`socket`: systemd passed the listening socket; `bound`: stpd bound it itself"),
             "socketPath": .string("Path of the listening socket"),
             "stateDirectory": .string("Where durable state is kept"),
             "connections": .integer("Open client connections, this one included", minimum: 0),

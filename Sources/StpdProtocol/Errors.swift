@@ -35,47 +35,69 @@ public enum StpdErrors {
         description: "The method exists but the daemon's configuration turns it off (`data.setting` names the switch).")
     public static let backendError = ErrorDeclaration(
         name: "BackendError", code: 1006, message: "The merchant's backend answered with an error",
-        description: "A backend adapter route answered non-2xx without a Stripe error; `data.status` and a redacted `data.body` excerpt say what it sent.")
+        description:
+            "A backend adapter route answered non-2xx without a Stripe error; `data.status` and a redacted `data.body` excerpt say what it sent."
+    )
     public static let appRequestFailed = ErrorDeclaration(
         name: "AppRequestFailed", code: 1007, message: "The app answered the request with an error",
-        description: "An app adapter's answer was an error; `data.operation`, `data.message` and `data.code` are the app's.")
+        description:
+            "An app adapter's answer was an error; `data.operation`, `data.message` and `data.code` are the app's.")
     public static let appRequestTimedOut = ErrorDeclaration(
         name: "AppRequestTimedOut", code: 1008, message: "Nobody answered the app request in time",
-        description: "An appRequest.pending event got no appRequest.answer before its deadline; `data.operation` and `data.timeoutSeconds` say which.")
+        description:
+            "An appRequest.pending event got no appRequest.answer before its deadline; `data.operation` and `data.timeoutSeconds` say which."
+    )
     public static let appAnswerInvalid = ErrorDeclaration(
         name: "AppAnswerInvalid", code: 1009, message: "The app's answer could not be used",
-        description: "The app's result is not what the operation needs (e.g. not a customer for retrieveCustomer); `data.operation` names it and the message says what is wrong.")
+        description:
+            "The app's result is not what the operation needs (e.g. not a customer for retrieveCustomer); `data.operation` names it and the message says what is wrong."
+    )
     public static let cursorExpired = ErrorDeclaration(
         name: "CursorExpired", code: 2001, message: "Events after `since` are no longer kept",
-        description: "Retention dropped events after the given seq; `data.oldestSeq` is the oldest still kept. Re-read the objects' state, then subscribe without `since` (or from `oldestSeq - 1`).")
+        description:
+            "Retention dropped events after the given seq; `data.oldestSeq` is the oldest still kept. Re-read the objects' state, then subscribe without `since` (or from `oldestSeq - 1`)."
+    )
     public static let subscriptionNotFound = ErrorDeclaration(
         name: "SubscriptionNotFound", code: 2002, message: "No such subscription on this connection",
         description: "The subscription id is unknown, ended, or belongs to another connection.")
     public static let cursorAhead = ErrorDeclaration(
         name: "CursorAhead", code: 2003, message: "`since` is past the last event",
-        description: "No event with a seq after the latest (`data.latestSeq`) exists yet; the client holds a cursor from other state.")
+        description:
+            "No event with a seq after the latest (`data.latestSeq`) exists yet; the client holds a cursor from other state."
+    )
 
     public static let redirectUnavailable = ErrorDeclaration(
         name: "RedirectUnavailable", code: 4001, message: "No redirect is possible for this object",
-        description: "The Source or PaymentIntent needs no redirect now (the SDK's redirect context would be nil): `data.reason` says why, with `data.status`, `data.flow` and `data.type` as Stripe sent them.")
+        description:
+            "The Source or PaymentIntent needs no redirect now (the SDK's redirect context would be nil): `data.reason` says why, with `data.status`, `data.flow` and `data.type` as Stripe sent them."
+    )
     public static let redirectOpenFailed = ErrorDeclaration(
         name: "RedirectOpenFailed", code: 4002, message: "The URL could not be opened",
-        description: "STPD_URL_OPENER failed (`data.exitStatus`, `data.url` redacted of secrets), or a WeChat Pay source has no app URL to open (the SDK's STPRedirectContextErrorDomain error 0: offer WeChat Pay only where WeChat is installed).")
+        description:
+            "STPD_URL_OPENER failed (`data.exitStatus`, `data.url` redacted of secrets), or a WeChat Pay source has no app URL to open (the SDK's STPRedirectContextErrorDomain error 0: offer WeChat Pay only where WeChat is installed)."
+    )
 
     public static let pendingActionGone = ErrorDeclaration(
         name: "PendingActionGone", code: 5001, message: "No such pending action is waiting",
-        description: "The pending action was answered already, timed out, was dropped with its context, or never existed; `data.action` names it and `data.state` says which when known.")
+        description:
+            "The pending action was answered already, timed out, was dropped with its context, or never existed; `data.action` names it and `data.state` says which when known."
+    )
     public static let pendingActionTimedOut = ErrorDeclaration(
         name: "PendingActionTimedOut", code: 5002, message: "Nobody answered the pending action in time",
-        description: "Carried as the error of didFinish (didCreatePaymentResult) or paymentContext.shippingInvalid (didUpdateShippingAddress) when the deadline passed; `data.action` and `data.kind` say which.")
+        description:
+            "Carried as the error of didFinish (didCreatePaymentResult) or paymentContext.shippingInvalid (didUpdateShippingAddress) when the deadline passed; `data.action` and `data.kind` say which."
+    )
     public static let paymentFailed = ErrorDeclaration(
         name: "PaymentFailed", code: 5003, message: "The payment did not succeed",
-        description: "Carried as the error of didFinish: the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's), or a managed PaymentIntent ended unpaid (`data.paymentIntentStatus`, `data.lastPaymentError`).")
+        description:
+            "Carried as the error of didFinish: the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's), or a managed PaymentIntent ended unpaid (`data.paymentIntentStatus`, `data.lastPaymentError`)."
+    )
 
     /// Every declared error, in code order; the contract lists exactly these.
-    public static let all: [ErrorDeclaration] = [
-        notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
-        appRequestTimedOut, appAnswerInvalid,
-        cursorExpired, subscriptionNotFound, cursorAhead,
-    ] + stripe + [redirectUnavailable, redirectOpenFailed, pendingActionGone, pendingActionTimedOut, paymentFailed]
+    public static let all: [ErrorDeclaration] =
+        [
+            notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
+            appRequestTimedOut, appAnswerInvalid,
+            cursorExpired, subscriptionNotFound, cursorAhead,
+        ] + stripe + [redirectUnavailable, redirectOpenFailed, pendingActionGone, pendingActionTimedOut, paymentFailed]
 }

@@ -76,7 +76,8 @@ public enum EventsSubscribe: RPCMethod {
     public static let resultSchema = JSONSchema.object(
         [
             "subscription": .string("Subscription id, named in each `event` notification"),
-            "latestSeq": .integer("The last seq published when the subscription began; every later event reaches it", minimum: 0),
+            "latestSeq": .integer(
+                "The last seq published when the subscription began; every later event reaches it", minimum: 0),
         ], required: ["subscription", "latestSeq"])
     public static let errors = ["CursorExpired", "CursorAhead"]
 }
@@ -94,7 +95,8 @@ public enum EventsUnsubscribe: RPCMethod {
     public static let summary = "Ends a subscription of this connection."
     public static let paramsSchema = JSONSchema.object(
         ["subscription": .string("The id events.subscribe returned")], required: ["subscription"])
-    public static let resultSchema = JSONSchema.object(["unsubscribed": JSONSchema(["const": true])], required: ["unsubscribed"])
+    public static let resultSchema = JSONSchema.object(
+        ["unsubscribed": JSONSchema(["const": true])], required: ["unsubscribed"])
     public static let errors = ["SubscriptionNotFound"]
 }
 
@@ -120,13 +122,18 @@ public enum EventsWait: RPCMethod {
         }
     }
     public static let name = "events.wait"
-    public static let summary = "Long-poll: matching events after `since`, waiting up to `timeout` seconds for the first."
-    public static let description: String? = "For clients that cannot hold a connection open. Pass the returned `next` as `since` on the next call."
+    public static let summary =
+        "Long-poll: matching events after `since`, waiting up to `timeout` seconds for the first."
+    public static let description: String? =
+        "For clients that cannot hold a connection open. Pass the returned `next` as `since` on the next call."
     public static let paramsSchema = JSONSchema.object(
         [
             "since": .integer("Return events after this seq", minimum: 0),
             "filter": EventFilterParams.schema,
-            "timeout": JSONSchema(["type": "number", "minimum": 0, "maximum": 300, "description": "Seconds to wait when nothing matches yet (default 30)"]),
+            "timeout": JSONSchema([
+                "type": "number", "minimum": 0, "maximum": 300,
+                "description": "Seconds to wait when nothing matches yet (default 30)",
+            ]),
             "limit": .integer("Most events returned (default 100)", minimum: 1, maximum: 1000),
         ], required: ["since"])
     public static let resultSchema = JSONSchema.object(
@@ -158,14 +165,18 @@ public enum DebugEmit: RPCMethod {
     }
     public static let name = "debug.emit"
     public static let summary = "Appends `debug.test` events to the log, for testing clients' event handling."
-    public static let description: String? = "Only when the daemon runs with --debug-methods (STPD_DEBUG_METHODS=1); otherwise it answers Disabled."
+    public static let description: String? =
+        "Only when the daemon runs with --debug-methods (STPD_DEBUG_METHODS=1); otherwise it answers Disabled."
     public static let paramsSchema = JSONSchema.object([
         "count": .integer("How many events (default 1)", minimum: 1, maximum: 10_000),
         "objectId": .string("The test object's id (default: a new one)"),
         "payload": JSONSchema(["description": "Any JSON, carried in each event's object as `payload`"]),
     ])
     public static let resultSchema = JSONSchema.object(
-        ["firstSeq": .integer("Seq of the first event", minimum: 1), "lastSeq": .integer("Seq of the last event", minimum: 1)],
+        [
+            "firstSeq": .integer("Seq of the first event", minimum: 1),
+            "lastSeq": .integer("Seq of the last event", minimum: 1),
+        ],
         required: ["firstSeq", "lastSeq"])
     public static let errors = ["Disabled"]
 }

@@ -15,7 +15,8 @@ public enum Notifications {
         method: "event",
         summary: "One event of a subscription: the object's new state after a change, in `seq` order.",
         paramsSchema: .object(
-            EventRecord.properties.merging(["subscription": .string("The subscription id returned by events.subscribe")]) { a, _ in a },
+            EventRecord.properties.merging(["subscription": .string("The subscription id returned by events.subscribe")]
+            ) { a, _ in a },
             required: ["subscription", "seq", "type", "time", "objectId", "object"]))
 
     public static let dropped = NotificationDeclaration(
@@ -26,8 +27,10 @@ public enum Notifications {
                 "subscription": .string("The subscription dropped"),
                 "reason": .enumeration(
                     ["slow-consumer", "retention"],
-                    "`slow-consumer`: it did not read fast enough; `retention`: events it had not been sent yet were pruned (resuming gets CursorExpired)"),
-                "resumeSince": .integer("Every event up to this seq was sent; subscribe again with this as `since`", minimum: 0),
+                    "`slow-consumer`: it did not read fast enough; `retention`: events it had not been sent yet were pruned (resuming gets CursorExpired)"
+                ),
+                "resumeSince": .integer(
+                    "Every event up to this seq was sent; subscribe again with this as `since`", minimum: 0),
             ],
             required: ["subscription", "reason", "resumeSince"]))
 

@@ -42,7 +42,8 @@ public enum PaymentContextCreate: RPCMethod {
     }
     public typealias Result = PaymentContextView
     public static let name = "paymentContext.create"
-    public static let summary = "Creates a payment context over a customer session and starts loading, as STPPaymentContext's initializer."
+    public static let summary =
+        "Creates a payment context over a customer session and starts loading, as STPPaymentContext's initializer."
     public static let description: String? = """
         Loading clears the session's cache, retrieves the customer (its shipping address is copied when the \
         context has none, marked for verification), lists its card PaymentMethods and selects \
@@ -84,7 +85,8 @@ public enum PaymentContextList: RPCMethod {
     public static let name = "paymentContext.list"
     public static let summary = "The caller's payment contexts (root: everyone's), oldest first."
     public static let paramsSchema = JSONSchema.empty
-    public static let resultSchema = JSONSchema.object(["contexts": .array(of: .ref("PaymentContext"))], required: ["contexts"])
+    public static let resultSchema = JSONSchema.object(
+        ["contexts": .array(of: .ref("PaymentContext"))], required: ["contexts"])
 }
 
 public enum PaymentContextRetryLoading: RPCMethod {
@@ -116,7 +118,8 @@ public enum PaymentContextUpdate: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         [
             "context": paymentContextID, "amount": .integer("Minor units", minimum: 0),
-            "currency": .string("ISO currency", pattern: "^[A-Za-z]{3}$"), "country": .string("ISO country", pattern: "^[A-Za-z]{2}$"),
+            "currency": .string("ISO currency", pattern: "^[A-Za-z]{3}$"),
+            "country": .string("ISO country", pattern: "^[A-Za-z]{2}$"),
         ], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = ["NotFound", "InvalidState"]
@@ -133,8 +136,10 @@ public enum PaymentContextSelectPaymentMethod: RPCMethod {
     }
     public typealias Result = PaymentContextView
     public static let name = "paymentContext.selectPaymentMethod"
-    public static let summary = "Selects one of the paymentOptions (remembered as the customer's last selected); continues a requestPayment waiting for it."
-    public static let paramsSchema = JSONSchema.object(["context": paymentContextID, "paymentMethod": paymentMethodID], required: ["context", "paymentMethod"])
+    public static let summary =
+        "Selects one of the paymentOptions (remembered as the customer's last selected); continues a requestPayment waiting for it."
+    public static let paramsSchema = JSONSchema.object(
+        ["context": paymentContextID, "paymentMethod": paymentMethodID], required: ["context", "paymentMethod"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = paymentContextErrors
 }
@@ -150,8 +155,10 @@ public enum PaymentContextAddCard: RPCMethod {
     }
     public typealias Result = PaymentContextView
     public static let name = "paymentContext.addCard"
-    public static let summary = "Creates a card PaymentMethod, attaches it through the adapter, selects it and remembers it as last selected."
-    public static let paramsSchema = JSONSchema.object(["context": paymentContextID, "card": SourceConstructor.cardSchema], required: ["context", "card"])
+    public static let summary =
+        "Creates a card PaymentMethod, attaches it through the adapter, selects it and remembers it as last selected."
+    public static let paramsSchema = JSONSchema.object(
+        ["context": paymentContextID, "card": SourceConstructor.cardSchema], required: ["context", "card"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = paymentContextErrors
 }
@@ -160,8 +167,10 @@ public enum PaymentContextRemovePaymentMethod: RPCMethod {
     public typealias Params = PaymentContextSelectPaymentMethod.Params
     public typealias Result = PaymentContextView
     public static let name = "paymentContext.removePaymentMethod"
-    public static let summary = "Detaches a payment option through the adapter; if it was selected, the first remaining one is selected."
-    public static let paramsSchema = JSONSchema.object(["context": paymentContextID, "paymentMethod": paymentMethodID], required: ["context", "paymentMethod"])
+    public static let summary =
+        "Detaches a payment option through the adapter; if it was selected, the first remaining one is selected."
+    public static let paramsSchema = JSONSchema.object(
+        ["context": paymentContextID, "paymentMethod": paymentMethodID], required: ["context", "paymentMethod"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = paymentContextErrors
 }
@@ -177,7 +186,8 @@ public enum PaymentContextSetShippingAddress: RPCMethod {
     }
     public typealias Result = PaymentContextView
     public static let name = "paymentContext.setShippingAddress"
-    public static let summary = "The customer submitted a shipping address: validated by the app when it said so, else accepted as the SDK does."
+    public static let summary =
+        "The customer submitted a shipping address: validated by the app when it said so, else accepted as the SDK does."
     public static let description: String? = """
         With validatesShipping and shippingType shipping, a didUpdateShippingAddress pending action asks the \
         app (answer valid with shippingMethods and selectedShippingMethod, or invalid with an error: \
@@ -204,7 +214,8 @@ public enum PaymentContextSelectShippingMethod: RPCMethod {
     public static let name = "paymentContext.selectShippingMethod"
     public static let summary = "Selects one of the shippingMethods; the total changes with it."
     public static let paramsSchema = JSONSchema.object(
-        ["context": paymentContextID, "shippingMethod": .string("A shipping method identifier")], required: ["context", "shippingMethod"])
+        ["context": paymentContextID, "shippingMethod": .string("A shipping method identifier")],
+        required: ["context", "shippingMethod"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = ["NotFound", "InvalidState"]
 }
@@ -229,7 +240,8 @@ public enum PaymentContextRequestPayment: RPCMethod {
     }
     public typealias Result = PaymentContextView
     public static let name = "paymentContext.requestPayment"
-    public static let summary = "Runs the SDK's requestPayment: asks for missing input, then didCreatePaymentResult (or confirms a PaymentIntent), then didFinish."
+    public static let summary =
+        "Runs the SDK's requestPayment: asks for missing input, then didCreatePaymentResult (or confirms a PaymentIntent), then didFinish."
     public static let description: String? = """
         After loading: a failed load finishes with error; a request already running is ignored; no \
         selection → needs paymentOption (paymentContext.needsInput); a required or unverified shipping \
@@ -284,9 +296,13 @@ public enum PaymentContextAnswer: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         [
             "action": .string("The pending action id", pattern: "^pact_[A-Za-z0-9]+$"),
-            "status": .enumeration(["success", "error", "userCancellation", "valid", "invalid"], "The completion's status"),
-            "error": .object(["message": .string("Shown to the customer"), "code": .string("The app's own code")], required: ["message"]),
-            "shippingMethods": .array(of: ShippingMethod.schema, "didUpdateShippingAddress valid: the methods for this address"),
+            "status": .enumeration(
+                ["success", "error", "userCancellation", "valid", "invalid"], "The completion's status"),
+            "error": .object(
+                ["message": .string("Shown to the customer"), "code": .string("The app's own code")],
+                required: ["message"]),
+            "shippingMethods": .array(
+                of: ShippingMethod.schema, "didUpdateShippingAddress valid: the methods for this address"),
             "selectedShippingMethod": .string("didUpdateShippingAddress valid: the preselected method"),
         ], required: ["action", "status"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
@@ -297,7 +313,8 @@ public enum PaymentContextCancel: RPCMethod {
     public typealias Params = PaymentContextParams
     public typealias Result = PaymentContextView
     public static let name = "paymentContext.cancel"
-    public static let summary = "The customer cancelled while requestPayment waited for input: didFinish(userCancellation)."
+    public static let summary =
+        "The customer cancelled while requestPayment waited for input: didFinish(userCancellation)."
     public static let paramsSchema = JSONSchema.object(["context": paymentContextID], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = ["NotFound", "InvalidState"]

@@ -29,12 +29,16 @@ public struct PaymentConfiguration: Codable, Sendable, Hashable {
 
     static let schema = JSONSchema.object(
         [
-            "requiredBillingAddressFields": .enumeration(["none", "postalCode", "full", "name"], "Billing fields a new card needs (default postalCode)"),
+            "requiredBillingAddressFields": .enumeration(
+                ["none", "postalCode", "full", "name"], "Billing fields a new card needs (default postalCode)"),
             "requiredShippingAddressFields": .array(
                 of: .enumeration(["postalAddress", "emailAddress", "phoneNumber", "name"], "A shipping contact field"),
                 "Shipping fields required before paying (default none)"),
-            "shippingType": .enumeration(["shipping", "delivery"], "shipping (default) asks the app to validate addresses; delivery accepts them"),
-            "verifyPrefilledShippingAddress": .boolean("Ask for a prefilled or saved address to be confirmed (default true)"),
+            "shippingType": .enumeration(
+                ["shipping", "delivery"], "shipping (default) asks the app to validate addresses; delivery accepts them"
+            ),
+            "verifyPrefilledShippingAddress": .boolean(
+                "Ask for a prefilled or saved address to be confirmed (default true)"),
             "companyName": .string("Label of the total (default STPD_MERCHANT_NAME)"),
             "canDeletePaymentOptions": .boolean("Whether removePaymentMethod is allowed (default true)"),
         ])
@@ -148,7 +152,8 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
         paymentOptions: [Option], selectedPaymentMethod: String?, shippingAddress: ShippingAddressParams?,
         shippingAddressNeedsVerification: Bool, shippingMethods: [ShippingMethod]?, selectedShippingMethod: String?,
         paymentSummaryItems: [SummaryItem], paymentAmount: Int, isReadyForPayment: Bool, requestState: String,
-        needs: String?, pendingAction: PendingAction?, redirect: String?, lastResult: JSONValue?, shippingError: JSONValue?,
+        needs: String?, pendingAction: PendingAction?, redirect: String?, lastResult: JSONValue?,
+        shippingError: JSONValue?,
         shippingSaveError: JSONValue?, createdAt: String, updatedAt: String
     ) {
         self.id = id
@@ -194,43 +199,54 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
             "validatesShipping": .boolean("The app answers didUpdateShippingAddress"),
             "loading": .boolean("Loading the customer and payment methods"),
             "loadError": .nullable(.ref("ErrorObject")),
-            "paymentOptions": .array(of: .object(
-                [
-                    "id": .string("PaymentMethod id"), "label": .string("e.g. Visa 4242"), "type": .string("card"),
-                    "paymentMethod": JSONSchema(["type": "object", "description": "The Stripe PaymentMethod"]),
-                ], required: ["id", "label", "type", "paymentMethod"]), "Card PaymentMethods, sorted by label"),
+            "paymentOptions": .array(
+                of: .object(
+                    [
+                        "id": .string("PaymentMethod id"), "label": .string("e.g. Visa 4242"), "type": .string("card"),
+                        "paymentMethod": JSONSchema(["type": "object", "description": "The Stripe PaymentMethod"]),
+                    ], required: ["id", "label", "type", "paymentMethod"]), "Card PaymentMethods, sorted by label"),
             "selectedPaymentMethod": .nullable(.string("The selected option's id")),
             "shippingAddress": .nullable(ShippingAddressParams.schema),
             "shippingAddressNeedsVerification": .boolean("Prefilled or from the customer, not yet confirmed"),
             "shippingMethods": .nullable(.array(of: ShippingMethod.schema)),
             "selectedShippingMethod": .nullable(.string("A shipping method identifier")),
-            "paymentSummaryItems": .array(of: .object(
-                ["label": .string("Label"), "amount": .integer("Minor units"), "decimal": .string("Major units, e.g. 10.99")],
-                required: ["label", "amount", "decimal"])),
+            "paymentSummaryItems": .array(
+                of: .object(
+                    [
+                        "label": .string("Label"), "amount": .integer("Minor units"),
+                        "decimal": .string("Major units, e.g. 10.99"),
+                    ],
+                    required: ["label", "amount", "decimal"])),
             "paymentAmount": .integer("amount + shipping, minor units"),
             "isReadyForPayment": .boolean("Not loading and a payment method selected"),
-            "requestState": .enumeration(["none", "showingRequestedViewController", "requestingPayment"], "The SDK's internal state"),
-            "needs": .nullable(.enumeration(["paymentOption", "shippingAddress", "redirect"], "The input requestPayment waits for")),
-            "pendingAction": .nullable(.object(
-                [
-                    "id": .string("Answer it with paymentContext.answer"),
-                    "kind": .enumeration(["didCreatePaymentResult", "didUpdateShippingAddress"], "The delegate callback"),
-                    "deadline": .string("RFC 3339; unanswered by then it times out", format: "date-time"),
-                    "payload": JSONSchema(["type": "object", "description": "{paymentMethod} or {address}"]),
-                ], required: ["id", "kind", "deadline", "payload"])),
+            "requestState": .enumeration(
+                ["none", "showingRequestedViewController", "requestingPayment"], "The SDK's internal state"),
+            "needs": .nullable(
+                .enumeration(["paymentOption", "shippingAddress", "redirect"], "The input requestPayment waits for")),
+            "pendingAction": .nullable(
+                .object(
+                    [
+                        "id": .string("Answer it with paymentContext.answer"),
+                        "kind": .enumeration(
+                            ["didCreatePaymentResult", "didUpdateShippingAddress"], "The delegate callback"),
+                        "deadline": .string("RFC 3339; unanswered by then it times out", format: "date-time"),
+                        "payload": JSONSchema(["type": "object", "description": "{paymentMethod} or {address}"]),
+                    ], required: ["id", "kind", "deadline", "payload"])),
             "redirect": .nullable(.string("The redirect session of a managed PaymentIntent")),
-            "lastResult": .nullable(.object(
-                [
-                    "status": .enumeration(["success", "error", "userCancellation"], "STPPaymentStatus"),
-                    "error": .nullable(.ref("ErrorObject")),
-                ], required: ["status"])),
+            "lastResult": .nullable(
+                .object(
+                    [
+                        "status": .enumeration(["success", "error", "userCancellation"], "STPPaymentStatus"),
+                        "error": .nullable(.ref("ErrorObject")),
+                    ], required: ["status"])),
             "shippingError": .nullable(.ref("ErrorObject")),
             "shippingSaveError": .nullable(.ref("ErrorObject")),
             "createdAt": .string("RFC 3339", format: "date-time"),
             "updatedAt": .string("RFC 3339", format: "date-time"),
         ],
         required: [
-            "id", "object", "customerSession", "status", "amount", "currency", "country", "configuration", "validatesShipping",
+            "id", "object", "customerSession", "status", "amount", "currency", "country", "configuration",
+            "validatesShipping",
             "loading", "paymentOptions", "shippingAddressNeedsVerification", "paymentSummaryItems", "paymentAmount",
             "isReadyForPayment", "requestState", "createdAt", "updatedAt",
         ])

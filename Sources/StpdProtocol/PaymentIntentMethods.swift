@@ -15,9 +15,14 @@ public enum PaymentIntentRetrieve: RPCMethod {
     }
     public static let name = "paymentIntent.retrieve"
     public static let summary = "Fetches a PaymentIntent with its client secret."
-    public static let paramsSchema = JSONSchema.object(["clientSecret": paymentIntentSecret], required: ["clientSecret"])
+    public static let paramsSchema = JSONSchema.object(
+        ["clientSecret": paymentIntentSecret], required: ["clientSecret"])
     public static let resultSchema = JSONSchema.object(
-        ["paymentIntent": JSONSchema(["type": "object", "description": "The Stripe PaymentIntent (client_secret removed)"])],
+        [
+            "paymentIntent": JSONSchema([
+                "type": "object", "description": "The Stripe PaymentIntent (client_secret removed)",
+            ])
+        ],
         required: ["paymentIntent"])
     public static let errors = stripeCallErrors
 }
@@ -30,7 +35,8 @@ public enum PaymentIntentConfirm: RPCMethod {
         /// Start the redirect session at once when one is needed (else it waits for redirect.start).
         public var start: RedirectStartOptions?
         public init(
-            clientSecret: String, paymentMethod: PaymentMethodInput, returnURL: String? = nil, start: RedirectStartOptions? = nil
+            clientSecret: String, paymentMethod: PaymentMethodInput, returnURL: String? = nil,
+            start: RedirectStartOptions? = nil
         ) {
             self.clientSecret = clientSecret
             self.paymentMethod = paymentMethod
@@ -48,7 +54,8 @@ public enum PaymentIntentConfirm: RPCMethod {
         }
     }
     public static let name = "paymentIntent.confirm"
-    public static let summary = "Confirms a PaymentIntent with a card or bank-redirect payment method; opens a redirect session when Stripe asks for one."
+    public static let summary =
+        "Confirms a PaymentIntent with a card or bank-redirect payment method; opens a redirect session when Stripe asks for one."
     public static let description: String? = """
         A requires_action PaymentIntent with a redirect_to_url next action gets a redirect session (as \
         redirect.create with the PaymentIntent); when it completes, stpd retrieves the PaymentIntent and \
@@ -58,16 +65,20 @@ public enum PaymentIntentConfirm: RPCMethod {
         [
             "clientSecret": paymentIntentSecret,
             "paymentMethod": PaymentMethodInput.schema,
-            "returnURL": .string("Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)", format: "uri"),
+            "returnURL": .string(
+                "Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)", format: "uri"),
             "start": .object(
                 [
-                    "mode": .enumeration(RedirectMode.allCases.map(\.rawValue), "The SDK's start variant (default automatic)"),
+                    "mode": .enumeration(
+                        RedirectMode.allCases.map(\.rawValue), "The SDK's start variant (default automatic)"),
                     "opener": .enumeration(RedirectOpener.allCases.map(\.rawValue), "Who opens the URL (default app)"),
                 ], description: "Start the redirect session at once, if one is needed"),
         ], required: ["clientSecret", "paymentMethod"])
     public static let resultSchema = JSONSchema.object(
         [
-            "paymentIntent": JSONSchema(["type": "object", "description": "The Stripe PaymentIntent (client_secret removed)"]),
+            "paymentIntent": JSONSchema([
+                "type": "object", "description": "The Stripe PaymentIntent (client_secret removed)",
+            ]),
             "redirect": .nullable(.ref("RedirectSession")),
         ], required: ["paymentIntent"])
     public static let errors = ["Disabled", "RedirectOpenFailed"] + stripeCallErrors

@@ -54,7 +54,8 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         -> PaymentIntentConfirmParams
     {
         guard clientSecret.hasPrefix("pi_"), clientSecret.contains("_secret_") else {
-            throw RPCError.invalidParams("not a PaymentIntent client secret (pi_..._secret_...)", parameter: "clientSecret")
+            throw RPCError.invalidParams(
+                "not a PaymentIntent client secret (pi_..._secret_...)", parameter: "clientSecret")
         }
         let data: [(String, PaymentMethodData?)] = [
             ("card", card.map(PaymentMethodData.card)),
@@ -78,7 +79,8 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
                     "billingDetails goes with a new payment method, not an existing id",
                     parameter: memberPath("billingDetails", path))
             }
-            return PaymentIntentConfirmParams(clientSecret: clientSecret, paymentMethodID: id ?? "", returnURL: returnURL)
+            return PaymentIntentConfirmParams(
+                clientSecret: clientSecret, paymentMethodID: id ?? "", returnURL: returnURL)
         }
         for field in chosen.requiredBillingDetails {
             let value = field == "name" ? billingDetails?.name : billingDetails?.email
@@ -97,7 +99,9 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         }
         return JSONSchema.object(
             [
-                "id": .string("An existing PaymentMethod (pm_…; legacy card_… and src_… ids work too)", pattern: "^[A-Za-z0-9_]+$"),
+                "id": .string(
+                    "An existing PaymentMethod (pm_…; legacy card_… and src_… ids work too)", pattern: "^[A-Za-z0-9_]+$"
+                ),
                 "card": SourceConstructor.cardSchema,
                 "ideal": bank("iDEAL"),
                 "sofort": .object(
@@ -110,6 +114,7 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
                     ["name": .string("The payer's full name"), "email": .string("The payer's email")],
                     description: "With a new payment method: bancontact, giropay and eps need name; p24 needs email"),
             ],
-            description: "Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24)")
+            description:
+                "Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24)")
     }()
 }

@@ -29,7 +29,8 @@ public enum RedirectCreate: RPCMethod {
     }
     public typealias Result = RedirectSessionView
     public static let name = "redirect.create"
-    public static let summary = "Opens a redirect session for a Source or a PaymentIntent (fetched fresh), as STPRedirectContext's initializers."
+    public static let summary =
+        "Opens a redirect session for a Source or a PaymentIntent (fetched fresh), as STPRedirectContext's initializers."
     public static let description: String? = """
         A Source qualifies when its flow is redirect (or it is WeChat Pay) and its status pending or chargeable; \
         a PaymentIntent when its status is requires_action with a redirect_to_url next action whose url and \
@@ -101,14 +102,16 @@ public enum RedirectList: RPCMethod {
     public static let name = "redirect.list"
     public static let summary = "The caller's redirect sessions (root: everyone's), oldest first."
     public static let paramsSchema = JSONSchema.empty
-    public static let resultSchema = JSONSchema.object(["sessions": .array(of: .ref("RedirectSession"))], required: ["sessions"])
+    public static let resultSchema = JSONSchema.object(
+        ["sessions": .array(of: .ref("RedirectSession"))], required: ["sessions"])
 }
 
 public enum RedirectCancel: RPCMethod {
     public typealias Params = RedirectSessionParams
     public typealias Result = RedirectSessionView
     public static let name = "redirect.cancel"
-    public static let summary = "Cancels an inProgress session; it never reports completion (other states are left as they are)."
+    public static let summary =
+        "Cancels an inProgress session; it never reports completion (other states are left as they are)."
     public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
     public static let errors = ["NotFound"]
@@ -135,14 +138,16 @@ public enum HandleURL: RPCMethod {
         }
     }
     public static let name = "handle-url"
-    public static let summary = "Completes the inProgress redirect session whose return URL matches, as StripeAPI.handleURLCallback."
+    public static let summary =
+        "Completes the inProgress redirect session whose return URL matches, as StripeAPI.handleURLCallback."
     public static let description: String? = """
         A session's return URL matches when scheme and host are equal ignoring case, the path is equal \
         exactly, and every query item of the return URL is in the URL with an equal value (extra items are \
         fine). When several sessions match, the earliest started wins (the SDK's Swift short-circuit); only \
         sessions of the caller's uid (root: all) are considered. handled false when none matched.
         """
-    public static let paramsSchema = JSONSchema.object(["url": .string("The URL the desktop handed over")], required: ["url"])
+    public static let paramsSchema = JSONSchema.object(
+        ["url": .string("The URL the desktop handed over")], required: ["url"])
     public static let resultSchema = JSONSchema.object(
         ["handled": .boolean("A session matched and completed"), "session": .nullable(redirectSessionID)],
         required: ["handled", "session"])
@@ -170,7 +175,8 @@ public enum AppForeground: RPCMethod {
     public typealias Params = NoParams
     public typealias Result = AppLifecycleResult
     public static let name = "app.foreground"
-    public static let summary = "The app became active: resumes the caller's paused polls (each polls at once), completes its inProgress automatic/browser redirect sessions, and refreshes expired ephemeral keys of its customer sessions."
+    public static let summary =
+        "The app became active: resumes the caller's paused polls (each polls at once), completes its inProgress automatic/browser redirect sessions, and refreshes expired ephemeral keys of its customer sessions."
     public static let paramsSchema = JSONSchema.empty
     public static let resultSchema = AppLifecycleResult.schema
 }
@@ -179,7 +185,8 @@ public enum AppBackground: RPCMethod {
     public typealias Params = NoParams
     public typealias Result = AppLifecycleResult
     public static let name = "app.background"
-    public static let summary = "The app went to the background: pauses the caller's polls (a request in flight still finishes)."
+    public static let summary =
+        "The app went to the background: pauses the caller's polls (a request in flight still finishes)."
     public static let paramsSchema = JSONSchema.empty
     public static let resultSchema = AppLifecycleResult.schema
 }

@@ -113,7 +113,8 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
         [
             "id": redirectSessionID,
             "object": JSONSchema(["const": "redirect_session"]),
-            "status": .enumeration(["notStarted", "inProgress", "completed", "cancelled"], "The SDK's redirect context states"),
+            "status": .enumeration(
+                ["notStarted", "inProgress", "completed", "cancelled"], "The SDK's redirect context states"),
             "kind": .enumeration(["source", "paymentIntent"], "What is being redirected"),
             "sourceId": .nullable(.string("The Source")),
             "paymentIntentId": .nullable(.string("The PaymentIntent")),
@@ -124,20 +125,23 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
             "opener": .nullable(.enumeration(RedirectOpener.allCases.map(\.rawValue), "Who opens openURL")),
             "openURL": .nullable(.string("The URL to open, once started")),
             "followUpTimeout": .number("Seconds the follow-up poll of a Source runs after completion", minimum: 0),
-            "completion": .nullable(.object(
-                [
-                    "trigger": .enumeration(["url", "foreground", "error"], "What completed it"),
-                    "url": .nullable(.string("The return URL that arrived")),
-                    "error": .nullable(.ref("ErrorObject")),
-                    "at": .string("RFC 3339", format: "date-time"),
-                ], required: ["trigger", "at"])),
-            "outcome": .nullable(.object(
-                [
-                    "result": .string("Source status, PaymentIntent status, or error"),
-                    "error": .nullable(.ref("ErrorObject")),
-                    "object": .nullable(JSONSchema(["type": "object", "description": "The Stripe object fetched"])),
-                    "at": .string("RFC 3339", format: "date-time"),
-                ], required: ["result", "at"])),
+            "completion": .nullable(
+                .object(
+                    [
+                        "trigger": .enumeration(["url", "foreground", "error"], "What completed it"),
+                        "url": .nullable(.string("The return URL that arrived")),
+                        "error": .nullable(.ref("ErrorObject")),
+                        "at": .string("RFC 3339", format: "date-time"),
+                    ], required: ["trigger", "at"])),
+            "outcome": .nullable(
+                .object(
+                    [
+                        "result": .string("Source status, PaymentIntent status, or error"),
+                        "error": .nullable(.ref("ErrorObject")),
+                        "object": .nullable(
+                            JSONSchema(["type": "object", "description": "The Stripe object fetched"])),
+                        "at": .string("RFC 3339", format: "date-time"),
+                    ], required: ["result", "at"])),
             "createdAt": .string("RFC 3339", format: "date-time"),
             "updatedAt": .string("RFC 3339", format: "date-time"),
         ], required: ["id", "object", "status", "kind", "followUpTimeout", "createdAt", "updatedAt"])

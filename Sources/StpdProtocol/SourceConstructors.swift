@@ -24,7 +24,9 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
         public var returnURL: String
         public var statementDescriptor: String?
         public var bank: String?
-        public init(amount: Int, name: String? = nil, returnURL: String, statementDescriptor: String? = nil, bank: String? = nil) {
+        public init(
+            amount: Int, name: String? = nil, returnURL: String, statementDescriptor: String? = nil, bank: String? = nil
+        ) {
             self.amount = amount
             self.name = name
             self.returnURL = returnURL
@@ -115,7 +117,9 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
         /// Both or neither: the app Alipay should return to (the SDK sends its own bundle's).
         public var appBundleId: String?
         public var appVersion: String?
-        public init(amount: Int, currency: String, returnURL: String, appBundleId: String? = nil, appVersion: String? = nil) {
+        public init(
+            amount: Int, currency: String, returnURL: String, appBundleId: String? = nil, appVersion: String? = nil
+        ) {
             self.amount = amount
             self.currency = currency
             self.returnURL = returnURL
@@ -243,24 +247,96 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
     public func sourceParams(at path: String? = nil) throws(RPCError) -> SourceParams {
         let given: [(String, SourceParams?)] = [
             ("card", card.map(SourceParams.card)),
-            ("sofort", sofort.map { .sofort(amount: $0.amount, returnURL: $0.returnURL, country: $0.country, statementDescriptor: $0.statementDescriptor) }),
-            ("ideal", ideal.map { .ideal(amount: $0.amount, name: $0.name, returnURL: $0.returnURL, statementDescriptor: $0.statementDescriptor, bank: $0.bank) }),
-            ("bancontact", bancontact.map { .bancontact(amount: $0.amount, name: $0.name, returnURL: $0.returnURL, statementDescriptor: $0.statementDescriptor) }),
-            ("giropay", giropay.map { .giropay(amount: $0.amount, name: $0.name, returnURL: $0.returnURL, statementDescriptor: $0.statementDescriptor) }),
-            ("eps", eps.map { .eps(amount: $0.amount, name: $0.name, returnURL: $0.returnURL, statementDescriptor: $0.statementDescriptor) }),
-            ("p24", p24.map { .p24(amount: $0.amount, currency: $0.currency, email: $0.email, name: $0.name, returnURL: $0.returnURL) }),
+            (
+                "sofort",
+                sofort.map {
+                    .sofort(
+                        amount: $0.amount, returnURL: $0.returnURL, country: $0.country,
+                        statementDescriptor: $0.statementDescriptor)
+                }
+            ),
+            (
+                "ideal",
+                ideal.map {
+                    .ideal(
+                        amount: $0.amount, name: $0.name, returnURL: $0.returnURL,
+                        statementDescriptor: $0.statementDescriptor, bank: $0.bank)
+                }
+            ),
+            (
+                "bancontact",
+                bancontact.map {
+                    .bancontact(
+                        amount: $0.amount, name: $0.name, returnURL: $0.returnURL,
+                        statementDescriptor: $0.statementDescriptor)
+                }
+            ),
+            (
+                "giropay",
+                giropay.map {
+                    .giropay(
+                        amount: $0.amount, name: $0.name, returnURL: $0.returnURL,
+                        statementDescriptor: $0.statementDescriptor)
+                }
+            ),
+            (
+                "eps",
+                eps.map {
+                    .eps(
+                        amount: $0.amount, name: $0.name, returnURL: $0.returnURL,
+                        statementDescriptor: $0.statementDescriptor)
+                }
+            ),
+            (
+                "p24",
+                p24.map {
+                    .p24(
+                        amount: $0.amount, currency: $0.currency, email: $0.email, name: $0.name,
+                        returnURL: $0.returnURL)
+                }
+            ),
             ("multibanco", multibanco.map { .multibanco(amount: $0.amount, returnURL: $0.returnURL, email: $0.email) }),
-            ("sepaDebit", sepaDebit.map { .sepaDebit(name: $0.name, iban: $0.iban, addressLine1: $0.addressLine1, city: $0.city, postalCode: $0.postalCode, country: $0.country) }),
-            ("threeDSecure", threeDSecure.map { .threeDSecure(amount: $0.amount, currency: $0.currency, returnURL: $0.returnURL, card: $0.card) }),
-            ("alipay", alipay.map { .alipay(amount: $0.amount, currency: $0.currency, returnURL: $0.returnURL, appBundleID: $0.appBundleId, appVersion: $0.appVersion) }),
+            (
+                "sepaDebit",
+                sepaDebit.map {
+                    .sepaDebit(
+                        name: $0.name, iban: $0.iban, addressLine1: $0.addressLine1, city: $0.city,
+                        postalCode: $0.postalCode, country: $0.country)
+                }
+            ),
+            (
+                "threeDSecure",
+                threeDSecure.map {
+                    .threeDSecure(amount: $0.amount, currency: $0.currency, returnURL: $0.returnURL, card: $0.card)
+                }
+            ),
+            (
+                "alipay",
+                alipay.map {
+                    .alipay(
+                        amount: $0.amount, currency: $0.currency, returnURL: $0.returnURL, appBundleID: $0.appBundleId,
+                        appVersion: $0.appVersion)
+                }
+            ),
             ("alipayReusable", alipayReusable.map { .alipayReusable(currency: $0.currency, returnURL: $0.returnURL) }),
-            ("wechatPay", wechatPay.map { .wechatPay(amount: $0.amount, currency: $0.currency, appID: $0.appId, statementDescriptor: $0.statementDescriptor) }),
-            ("klarna", klarna.map {
-                .klarna(
-                    returnURL: $0.returnURL, currency: $0.currency, purchaseCountry: $0.purchaseCountry, items: $0.items,
-                    customPaymentMethods: $0.customPaymentMethods ?? [], billingAddress: $0.billingAddress,
-                    firstName: $0.firstName, lastName: $0.lastName, dateOfBirth: $0.dateOfBirth)
-            }),
+            (
+                "wechatPay",
+                wechatPay.map {
+                    .wechatPay(
+                        amount: $0.amount, currency: $0.currency, appID: $0.appId,
+                        statementDescriptor: $0.statementDescriptor)
+                }
+            ),
+            (
+                "klarna",
+                klarna.map {
+                    .klarna(
+                        returnURL: $0.returnURL, currency: $0.currency, purchaseCountry: $0.purchaseCountry,
+                        items: $0.items,
+                        customPaymentMethods: $0.customPaymentMethods ?? [], billingAddress: $0.billingAddress,
+                        firstName: $0.firstName, lastName: $0.lastName, dateOfBirth: $0.dateOfBirth)
+                }
+            ),
             ("visaCheckout", visaCheckout.map { .visaCheckout(callID: $0.callId) }),
             ("masterpass", masterpass.map { .masterpass(cartID: $0.cartId, transactionID: $0.transactionId) }),
             ("raw", try raw.map { fields throws(RPCError) in try Self.rawParams(fields, at: memberPath("raw", path)) }),
@@ -286,7 +362,11 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
         let redirect = rest.removeValue(forKey: "redirect")
         var params = SourceParams(type: type, additionalAPIParameters: rest)
         if let redirect {
-            if let object = redirect.objectValue { params.redirect = object } else { params.additionalAPIParameters["redirect"] = redirect }
+            if let object = redirect.objectValue {
+                params.redirect = object
+            } else {
+                params.additionalAPIParameters["redirect"] = redirect
+            }
         }
         return params
     }
@@ -302,7 +382,8 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
                 "card": cardSchema,
                 "sofort": .object(
                     [
-                        "amount": amount, "returnURL": returnURL, "country": country("The country of the customer's bank"),
+                        "amount": amount, "returnURL": returnURL,
+                        "country": country("The country of the customer's bank"),
                         "statementDescriptor": statementDescriptor,
                     ], required: ["amount", "returnURL", "country"], description: "SOFORT (EUR)"),
                 "ideal": .object(
@@ -332,7 +413,8 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
                     [
                         "amount": amount, "currency": currency, "returnURL": returnURL,
                         "card": .string("The card Source to authenticate", pattern: "^src_[A-Za-z0-9]+$"),
-                    ], required: ["amount", "currency", "returnURL", "card"], description: "3-D Secure for a card Source"),
+                    ], required: ["amount", "currency", "returnURL", "card"],
+                    description: "3-D Secure for a card Source"),
                 "alipay": .object(
                     [
                         "amount": amount, "currency": currency, "returnURL": returnURL,
@@ -347,7 +429,8 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
                         "amount": amount, "currency": currency,
                         "appId": .string("The WeChat app id (the app's return URL scheme)"),
                         "statementDescriptor": statementDescriptor,
-                    ], required: ["amount", "currency", "appId"], description: "WeChat Pay (returns through the WeChat app)"),
+                    ], required: ["amount", "currency", "appId"],
+                    description: "WeChat Pay (returns through the WeChat app)"),
                 "klarna": klarnaSchema,
                 "visaCheckout": .object(
                     ["callId": .string("The Visa Checkout result's callId")], required: ["callId"],
@@ -382,7 +465,8 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
             "addressLine1": .string("Billing street"), "addressLine2": .string("Billing street, more"),
             "city": .string("Billing city"), "state": .string("Billing state or region"),
             "zip": .string("Billing postal code"), "country": country("Billing country"),
-        ], required: ["number", "expMonth", "expYear"], description: "A card (its number and CVC are redacted from logs and output)")
+        ], required: ["number", "expMonth", "expYear"],
+        description: "A card (its number and CVC are redacted from logs and output)")
 
     static let klarnaSchema = JSONSchema.object(
         [
@@ -405,11 +489,14 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
                     "state": .string("State"), "postalCode": .string("Postal code"),
                     "country": country("Country"), "email": .string("Email"), "phone": .string("Phone"),
                 ],
-                description: "Sent (with the names) only when in purchaseCountry with line1, postalCode, city, email and both names"),
+                description:
+                    "Sent (with the names) only when in purchaseCountry with line1, postalCode, city, email and both names"
+            ),
             "firstName": .string("Customer's first name"), "lastName": .string("Customer's last name"),
             "dateOfBirth": .object(
                 [
-                    "day": .integer("Day", minimum: 1, maximum: 31), "month": .integer("Month", minimum: 1, maximum: 12),
+                    "day": .integer("Day", minimum: 1, maximum: 31),
+                    "month": .integer("Month", minimum: 1, maximum: 12),
                     "year": .integer("Year", minimum: 1900),
                 ], required: ["day", "month", "year"], description: "For Klarna's credit check"),
         ], required: ["returnURL", "currency", "purchaseCountry", "items"], description: "Klarna (flow redirect)")

@@ -2,8 +2,10 @@ import JSONRPC
 
 let sourceID = JSONSchema.string("A Stripe Source id", pattern: "^src_[A-Za-z0-9]+$")
 let clientSecretSchema = JSONSchema.string("The object's client secret (never shown back)")
-let stripeCallErrors = ["StripeCardError", "StripeInvalidRequest", "StripeAPIError", "StripeAuthentication",
-                        "StripeRateLimited", "StripeConnection", "StripeNotConfigured"]
+let stripeCallErrors = [
+    "StripeCardError", "StripeInvalidRequest", "StripeAPIError", "StripeAuthentication",
+    "StripeRateLimited", "StripeConnection", "StripeNotConfigured",
+]
 
 /// `source.create` and `source.retrieve` answer with the record and, to the caller only, the
 /// client secret it needs to hand on. Events and `source.get` leave it out, except where Stripe
@@ -17,7 +19,8 @@ public struct SourceResult: Codable, Sendable {
     }
 
     static let schema = JSONSchema.object(
-        ["source": .ref("Source"), "clientSecret": .nullable(.string("The Source's client secret"))], required: ["source"])
+        ["source": .ref("Source"), "clientSecret": .nullable(.string("The Source's client secret"))],
+        required: ["source"])
 }
 
 /// `source.*`: Sources (STPSourceParams / createSource / retrieveSource) and their polls.
@@ -40,7 +43,10 @@ public enum SourceCreate: RPCMethod {
         (source.get, source.list) and announced as source.created.
         """
     public static let paramsSchema = JSONSchema.object(
-        ["params": SourceConstructor.schema, "merchantName": .string("redirect_merchant_name to append to the return URL")],
+        [
+            "params": SourceConstructor.schema,
+            "merchantName": .string("redirect_merchant_name to append to the return URL"),
+        ],
         required: ["params"])
     public static let resultSchema = SourceResult.schema
     public static let errors = stripeCallErrors
@@ -57,8 +63,10 @@ public enum SourceRetrieve: RPCMethod {
     }
     public typealias Result = SourceResult
     public static let name = "source.retrieve"
-    public static let summary = "Fetches a Source with its client secret and remembers it (source.updated when it changed)."
-    public static let paramsSchema = JSONSchema.object(["id": sourceID, "clientSecret": clientSecretSchema], required: ["id", "clientSecret"])
+    public static let summary =
+        "Fetches a Source with its client secret and remembers it (source.updated when it changed)."
+    public static let paramsSchema = JSONSchema.object(
+        ["id": sourceID, "clientSecret": clientSecretSchema], required: ["id", "clientSecret"])
     public static let resultSchema = SourceResult.schema
     public static let errors = ["PermissionDenied"] + stripeCallErrors
 }
@@ -105,7 +113,8 @@ public enum SourcePoll: RPCMethod {
     }
     public typealias Result = SourceView
     public static let name = "source.poll"
-    public static let summary = "Starts polling a Source with the SDK's schedule; a poll already running for it is replaced silently."
+    public static let summary =
+        "Starts polling a Source with the SDK's schedule; a poll already running for it is replaced silently."
     public static let description: String? = """
         The first request goes out at once, then every 1.5 s while the status is pending; a non-4xx error \
         doubles the interval up to 24 s, a connection error retries at the same interval, 5 consecutive \

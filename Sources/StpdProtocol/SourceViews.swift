@@ -56,25 +56,33 @@ public struct SourceView: Codable, Sendable, Hashable {
             "id": .string("The Stripe Source id", pattern: "^src_[A-Za-z0-9]+$"),
             "object": JSONSchema(["const": "source_record"]),
             "type": .enumeration(
-                ["bancontact", "card", "giropay", "ideal", "sepa_debit", "sofort", "three_d_secure", "alipay", "p24", "eps",
-                 "multibanco", "wechat", "klarna", "unknown"], "The source type as the SDK decodes it"),
-            "flow": .enumeration(["none", "redirect", "code_verification", "receiver", "unknown"], "What the customer must do"),
-            "status": .enumeration(["pending", "chargeable", "consumed", "canceled", "failed", "unknown"], "The source's status"),
+                [
+                    "bancontact", "card", "giropay", "ideal", "sepa_debit", "sofort", "three_d_secure", "alipay", "p24",
+                    "eps",
+                    "multibanco", "wechat", "klarna", "unknown",
+                ], "The source type as the SDK decodes it"),
+            "flow": .enumeration(
+                ["none", "redirect", "code_verification", "receiver", "unknown"], "What the customer must do"),
+            "status": .enumeration(
+                ["pending", "chargeable", "consumed", "canceled", "failed", "unknown"], "The source's status"),
             "usage": .enumeration(["reusable", "single_use", "unknown"], "The source's usage"),
             "isReusable": .boolean("The SDK's isReusable: anything but single_use"),
-            "redirect": .nullable(.object(
-                [
-                    "status": .enumeration(["pending", "succeeded", "failed", "not_required", "unknown"], "Redirect status"),
-                    "url": .string("Where the customer authorizes", format: "uri"),
-                    "returnURL": .string("Where the customer comes back to", format: "uri"),
-                ], required: ["status", "url", "returnURL"])),
+            "redirect": .nullable(
+                .object(
+                    [
+                        "status": .enumeration(
+                            ["pending", "succeeded", "failed", "not_required", "unknown"], "Redirect status"),
+                        "url": .string("Where the customer authorizes", format: "uri"),
+                        "returnURL": .string("Where the customer comes back to", format: "uri"),
+                    ], required: ["status", "url", "returnURL"])),
             "amount": .nullable(.integer("Minor units")),
             "currency": .nullable(.string("ISO currency, lower case")),
             "poll": .nullable(.ref("SourcePoll")),
             "source": JSONSchema(["type": "object", "description": "The Stripe Source (client_secret removed)"]),
             "createdAt": .string("RFC 3339", format: "date-time"),
             "updatedAt": .string("RFC 3339", format: "date-time"),
-        ], required: ["id", "object", "type", "flow", "status", "usage", "isReusable", "source", "createdAt", "updatedAt"])
+        ],
+        required: ["id", "object", "type", "flow", "status", "usage", "isReusable", "source", "createdAt", "updatedAt"])
 }
 
 /// A Source poll (the SDK's STPSourcePoller), durable: it keeps its deadline across restarts.
@@ -109,7 +117,8 @@ public struct PollView: Codable, Sendable, Hashable {
 
     static let schema = JSONSchema.object(
         [
-            "status": .enumeration(["polling", "paused", "finished", "stopped"], "finished reports once; stopped never reports"),
+            "status": .enumeration(
+                ["polling", "paused", "finished", "stopped"], "finished reports once; stopped never reports"),
             "startedAt": .string("RFC 3339", format: "date-time"),
             "deadline": .string("startedAt + timeout (RFC 3339)", format: "date-time"),
             "timeout": .number("Seconds: min(requested, 300)", minimum: 0),

@@ -66,13 +66,20 @@ public final class SQLiteStateStore: StateStore {
                             INSERT INTO object (id, kind, owner_uid, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
                             ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
                             """,
-                        arguments: [object.id, object.kind, object.ownerUID, state,
-                                    object.createdAt.timeIntervalSinceReferenceDate, object.updatedAt.timeIntervalSinceReferenceDate])
+                        arguments: [
+                            object.id, object.kind, object.ownerUID, state,
+                            object.createdAt.timeIntervalSinceReferenceDate,
+                            object.updatedAt.timeIntervalSinceReferenceDate,
+                        ])
                 }
                 let eventObject = change.publicState == nil ? state : try Self.text(change.eventObject)
                 try db.execute(
-                    sql: "INSERT INTO event (time, type, object_id, object_kind, owner_uid, object) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [time.timeIntervalSinceReferenceDate, change.eventType, object.id, object.kind, object.ownerUID, eventObject])
+                    sql:
+                        "INSERT INTO event (time, type, object_id, object_kind, owner_uid, object) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [
+                        time.timeIntervalSinceReferenceDate, change.eventType, object.id, object.kind, object.ownerUID,
+                        eventObject,
+                    ])
                 return Event(
                     seq: db.lastInsertedRowID, time: time, type: change.eventType, objectId: object.id,
                     objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject)
@@ -88,14 +95,17 @@ public final class SQLiteStateStore: StateStore {
 
     public func objects(kind: String) async throws -> [StoredObject] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM object WHERE kind = ? ORDER BY created_at, id", arguments: [kind]).map(Self.object)
+            try Row.fetchAll(db, sql: "SELECT * FROM object WHERE kind = ? ORDER BY created_at, id", arguments: [kind])
+                .map(Self.object)
         }
     }
 
     public func events(after: Int64, limit: Int) async throws -> [Event] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit])
-                .map(Self.event)
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit]
+            )
+            .map(Self.event)
         }
     }
 
@@ -108,7 +118,8 @@ public final class SQLiteStateStore: StateStore {
             let bounds = try Self.bounds(db)
             let cutoff = now.timeIntervalSinceReferenceDate - retention.maxAge.seconds
             // Everything before the first event still within the age limit (times may not follow seq).
-            let firstYoung = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM event WHERE time >= ?", arguments: [cutoff])
+            let firstYoung = try Int64.fetchOne(
+                db, sql: "SELECT MIN(seq) FROM event WHERE time >= ?", arguments: [cutoff])
             let byAge = firstYoung.map { $0 - 1 } ?? bounds.latestSeq
             let byCount = bounds.latestSeq - Int64(retention.maxCount)
             // Both limits cut a prefix of the log; the later cut wins.
@@ -117,7 +128,8 @@ public final class SQLiteStateStore: StateStore {
             try db.execute(sql: "DELETE FROM event WHERE seq <= ?", arguments: [through])
             let dropped = db.changesCount
             try db.execute(
-                sql: "INSERT INTO meta (key, value) VALUES ('pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                sql:
+                    "INSERT INTO meta (key, value) VALUES ('pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 arguments: [through])
             return dropped
         }
@@ -153,7 +165,8 @@ public final class SQLiteStateStore: StateStore {
 
     static func event(_ row: Row) throws -> Event {
         Event(
-            seq: row["seq"], time: Date(timeIntervalSinceReferenceDate: row["time"]), type: row["type"], objectId: row["object_id"],
+            seq: row["seq"], time: Date(timeIntervalSinceReferenceDate: row["time"]), type: row["type"],
+            objectId: row["object_id"],
             objectKind: row["object_kind"], ownerUID: row["owner_uid"], object: try json(row["object"]))
     }
 }

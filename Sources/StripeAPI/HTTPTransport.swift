@@ -22,7 +22,10 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     }
 
     public func hash(into hasher: inout Hasher) {
-        for f in fields { hasher.combine(f.name); hasher.combine(f.value) }
+        for f in fields {
+            hasher.combine(f.name)
+            hasher.combine(f.value)
+        }
     }
 }
 

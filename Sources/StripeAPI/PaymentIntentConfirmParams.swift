@@ -46,7 +46,10 @@ public enum PaymentMethodData: Sendable, Hashable {
 /// `POST /v1/payment_intents/{id}/confirm` with the client secret, as the SDK's
 /// `STPPaymentIntentParams` does for a publishable key.
 public struct PaymentIntentConfirmParams: Sendable, Hashable {
-    public enum SetupFutureUsage: String, Codable, Sendable { case onSession = "on_session", offSession = "off_session" }
+    public enum SetupFutureUsage: String, Codable, Sendable {
+        case onSession = "on_session"
+        case offSession = "off_session"
+    }
 
     /// `payment_method_data[billing_details]`: what bancontact, giropay, eps (name) and p24 (email) need.
     public struct BillingDetails: Codable, Sendable, Hashable {

@@ -78,7 +78,10 @@ public enum Redaction {
         var sum = 0
         for (i, ch) in digits.reversed().enumerated() {
             guard var d = ch.wholeNumberValue else { return false }
-            if i % 2 == 1 { d *= 2; if d > 9 { d -= 9 } }
+            if i % 2 == 1 {
+                d *= 2
+                if d > 9 { d -= 9 }
+            }
             sum += d
         }
         return sum % 10 == 0

@@ -67,7 +67,8 @@ public enum ResponseParser {
     /// `subject` names the whole value when the failure is at its root ("the body", "the result").
     public static func describe(_ error: any Error, subject: String = "the body") -> String {
         func path(_ context: DecodingError.Context) -> String {
-            let joined = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            let joined = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(
+                separator: ".")
             return joined.isEmpty ? subject : joined
         }
         switch error as? DecodingError {

@@ -65,14 +65,16 @@ public struct SourceParams: Sendable, Hashable {
 
     /// `url` with the query item added; nil when it does not parse or already names a merchant.
     static func appendingMerchantName(_ name: String, to url: String) -> String? {
-        guard let parsed = URL(string: url), var components = URLComponents(url: parsed, resolvingAgainstBaseURL: false),
+        guard let parsed = URL(string: url),
+            var components = URLComponents(url: parsed, resolvingAgainstBaseURL: false),
             !(components.queryItems ?? []).contains(where: { $0.name == "redirect_merchant_name" })
         else { return nil }
         // `&`, `=`, `+` and `#` would change the query's meaning, so they are escaped with the rest.
         let allowed = CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+#"))
         let value = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
         let existing = components.percentEncodedQuery.flatMap { $0.isEmpty ? nil : $0 }
-        components.percentEncodedQuery = [existing, "redirect_merchant_name=\(value)"].compactMap { $0 }.joined(separator: "&")
+        components.percentEncodedQuery = [existing, "redirect_merchant_name=\(value)"].compactMap { $0 }.joined(
+            separator: "&")
         return components.string
     }
 }
@@ -190,12 +192,18 @@ public struct DateOfBirth: Codable, Sendable, Hashable {
 // MARK: - The SDK's constructors (spec §6.4 table)
 
 extension SourceParams {
-    public static func bancontact(amount: Int, name: String, returnURL: String, statementDescriptor: String? = nil) -> SourceParams {
-        namedRedirect("bancontact", amount: amount, name: name, returnURL: returnURL, statementDescriptor: statementDescriptor)
+    public static func bancontact(amount: Int, name: String, returnURL: String, statementDescriptor: String? = nil)
+        -> SourceParams
+    {
+        namedRedirect(
+            "bancontact", amount: amount, name: name, returnURL: returnURL, statementDescriptor: statementDescriptor)
     }
 
-    public static func giropay(amount: Int, name: String, returnURL: String, statementDescriptor: String? = nil) -> SourceParams {
-        namedRedirect("giropay", amount: amount, name: name, returnURL: returnURL, statementDescriptor: statementDescriptor)
+    public static func giropay(amount: Int, name: String, returnURL: String, statementDescriptor: String? = nil)
+        -> SourceParams
+    {
+        namedRedirect(
+            "giropay", amount: amount, name: name, returnURL: returnURL, statementDescriptor: statementDescriptor)
     }
 
     /// Bancontact and giropay: EUR, the holder's name, and `<type>[statement_descriptor]` when given.
@@ -204,7 +212,9 @@ extension SourceParams {
     ) -> SourceParams {
         var params = SourceParams(
             type: type, amount: amount, currency: "eur", owner: ["name": .string(name)], redirect: returnTo(returnURL))
-        if let statementDescriptor { params.additionalAPIParameters = [type: ["statement_descriptor": .string(statementDescriptor)]] }
+        if let statementDescriptor {
+            params.additionalAPIParameters = [type: ["statement_descriptor": .string(statementDescriptor)]]
+        }
         return params
     }
 
@@ -232,13 +242,18 @@ extension SourceParams {
         country: String? = nil
     ) -> SourceParams {
         var owner: [String: JSONValue] = ["name": .string(name)]
-        let address = compact([("line1", addressLine1), ("city", city), ("postal_code", postalCode), ("country", country)])
+        let address = compact([
+            ("line1", addressLine1), ("city", city), ("postal_code", postalCode), ("country", country),
+        ])
         if !address.isEmpty { owner["address"] = .object(address) }
         return SourceParams(
-            type: "sepa_debit", currency: "eur", owner: owner, additionalAPIParameters: ["sepa_debit": ["iban": .string(iban)]])
+            type: "sepa_debit", currency: "eur", owner: owner,
+            additionalAPIParameters: ["sepa_debit": ["iban": .string(iban)]])
     }
 
-    public static func sofort(amount: Int, returnURL: String, country: String, statementDescriptor: String? = nil) -> SourceParams {
+    public static func sofort(amount: Int, returnURL: String, country: String, statementDescriptor: String? = nil)
+        -> SourceParams
+    {
         let sofort = compact([("country", country), ("statement_descriptor", statementDescriptor)])
         return SourceParams(
             type: "sofort", amount: amount, currency: "eur", redirect: returnTo(returnURL),
@@ -254,7 +269,8 @@ extension SourceParams {
         firstName: String? = nil, lastName: String? = nil, dateOfBirth: DateOfBirth? = nil
     ) -> SourceParams {
         var params = SourceParams(
-            type: "klarna", amount: items.reduce(0) { $0 + $1.amount }, currency: currency, redirect: returnTo(returnURL))
+            type: "klarna", amount: items.reduce(0) { $0 + $1.amount }, currency: currency,
+            redirect: returnTo(returnURL))
         var klarna: [String: JSONValue] = ["product": "payment", "purchase_country": .string(purchaseCountry)]
         if let address = billingAddress, address.country == purchaseCountry, let line1 = address.line1,
             let postalCode = address.postalCode, let city = address.city, let email = address.email,
@@ -264,10 +280,11 @@ extension SourceParams {
             klarna["last_name"] = .string(lastName)
             var owner: [String: JSONValue] = ["email": .string(email)]
             owner["phone"] = address.phone.map(JSONValue.string)
-            owner["address"] = .object(compact([
-                ("line1", line1), ("line2", address.line2), ("city", city), ("state", address.state),
-                ("postal_code", postalCode), ("country", address.country),
-            ]))
+            owner["address"] = .object(
+                compact([
+                    ("line1", line1), ("line2", address.line2), ("city", city), ("state", address.state),
+                    ("postal_code", postalCode), ("country", address.country),
+                ]))
             params.owner = owner
         }
         if let dob = dateOfBirth {
@@ -277,7 +294,9 @@ extension SourceParams {
         }
         // Fixed order whatever the input order, as the SDK writes it.
         let methods = [KlarnaPaymentMethod.payin4, .installments].filter(customPaymentMethods.contains)
-        if !methods.isEmpty { klarna["custom_payment_methods"] = .string(methods.map(\.rawValue).joined(separator: ",")) }
+        if !methods.isEmpty {
+            klarna["custom_payment_methods"] = .string(methods.map(\.rawValue).joined(separator: ","))
+        }
         let orderItems: [JSONValue] = items.map {
             [
                 "type": .string($0.type.rawValue), "description": .string($0.description),
@@ -314,7 +333,9 @@ extension SourceParams {
         SourceParams(type: "alipay", currency: currency, redirect: returnTo(returnURL), usage: .reusable)
     }
 
-    public static func p24(amount: Int, currency: String, email: String, name: String? = nil, returnURL: String) -> SourceParams {
+    public static func p24(amount: Int, currency: String, email: String, name: String? = nil, returnURL: String)
+        -> SourceParams
+    {
         SourceParams(
             type: "p24", amount: amount, currency: currency, owner: compact([("email", email), ("name", name)]),
             redirect: returnTo(returnURL))
@@ -333,7 +354,9 @@ extension SourceParams {
     }
 
     /// Unlike bancontact and giropay, the statement descriptor is top-level, not under `eps`.
-    public static func eps(amount: Int, name: String, returnURL: String, statementDescriptor: String? = nil) -> SourceParams {
+    public static func eps(amount: Int, name: String, returnURL: String, statementDescriptor: String? = nil)
+        -> SourceParams
+    {
         var params = SourceParams(
             type: "eps", amount: amount, currency: "eur", owner: ["name": .string(name)], redirect: returnTo(returnURL))
         if let descriptor = nonEmpty(statementDescriptor) {
@@ -349,9 +372,12 @@ extension SourceParams {
     }
 
     /// No redirect: WeChat Pay returns through the WeChat app, to `<appID>://pay/`.
-    public static func wechatPay(amount: Int, currency: String, appID: String, statementDescriptor: String? = nil) -> SourceParams {
+    public static func wechatPay(amount: Int, currency: String, appID: String, statementDescriptor: String? = nil)
+        -> SourceParams
+    {
         let wechat = compact([("appid", appID), ("statement_descriptor", nonEmpty(statementDescriptor))])
-        return SourceParams(type: "wechat", amount: amount, currency: currency, additionalAPIParameters: ["wechat": .object(wechat)])
+        return SourceParams(
+            type: "wechat", amount: amount, currency: currency, additionalAPIParameters: ["wechat": .object(wechat)])
     }
 
     private static func returnTo(_ url: String) -> [String: JSONValue] { ["return_url": .string(url)] }

@@ -15,10 +15,15 @@ public struct StripeError: Error, Sendable, Hashable {
 
     /// The SDK's card error codes (`com.stripe.lib:<sdkName>`); several API codes share one.
     public enum CardErrorCode: String, Sendable, CaseIterable {
-        case incorrectNumber = "IncorrectNumber", invalidNumber = "InvalidNumber"
-        case invalidExpiryMonth = "InvalidExpiryMonth", invalidExpiryYear = "InvalidExpiryYear"
-        case invalidCVC = "InvalidCVC", expiredCard = "ExpiredCard", cardDeclined = "CardDeclined"
-        case processingError = "ProcessingError", incorrectZip = "IncorrectZip"
+        case incorrectNumber = "IncorrectNumber"
+        case invalidNumber = "InvalidNumber"
+        case invalidExpiryMonth = "InvalidExpiryMonth"
+        case invalidExpiryYear = "InvalidExpiryYear"
+        case invalidCVC = "InvalidCVC"
+        case expiredCard = "ExpiredCard"
+        case cardDeclined = "CardDeclined"
+        case processingError = "ProcessingError"
+        case incorrectZip = "IncorrectZip"
 
         /// The SDK's mapping of the API `code`; `incorrect_cvc` → InvalidCVC is the SDK's (sic).
         public init?(apiCode: String) {

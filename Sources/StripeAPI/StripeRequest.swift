@@ -3,7 +3,11 @@ import JSONRPC
 
 /// One logical Stripe API call, before headers and retries.
 public struct StripeRequest: Sendable, Hashable {
-    public enum Method: String, Sendable { case get = "GET", post = "POST", delete = "DELETE" }
+    public enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+        case delete = "DELETE"
+    }
 
     public var method: Method
     /// Below the base URL, with the version: `/v1/sources`.
@@ -101,7 +105,10 @@ public struct StripeUserAgent: Sendable, Hashable {
         public var version: String?
         public var url: String?
         public var partnerID: String?
-        enum CodingKeys: String, CodingKey { case name, version, url, partnerID = "partner_id" }
+        enum CodingKeys: String, CodingKey {
+            case name, version, url
+            case partnerID = "partner_id"
+        }
         public init(name: String, version: String? = nil, url: String? = nil, partnerID: String? = nil) {
             self.name = name
             self.version = version

@@ -8,13 +8,16 @@ struct APIError: Error, Sendable {
 
     var body: JSONValue { .object(["error": .object(error)]) }
 
-    init(status: Int, type: String, message: String, code: String? = nil, param: String? = nil,
-         extra: [String: JSONValue] = [:]) {
+    init(
+        status: Int, type: String, message: String, code: String? = nil, param: String? = nil,
+        extra: [String: JSONValue] = [:]
+    ) {
         self.status = status
         var e: [String: JSONValue] = ["type": .string(type), "message": .string(message)]
         if let code {
             e["code"] = .string(code)
-            e["doc_url"] = .string("https://stripe.com/docs/error-codes/\(code.replacingOccurrences(of: "_", with: "-"))")
+            e["doc_url"] = .string(
+                "https://stripe.com/docs/error-codes/\(code.replacingOccurrences(of: "_", with: "-"))")
         }
         if let param { e["param"] = .string(param) }
         for (k, v) in extra { e[k] = v }
@@ -34,19 +37,23 @@ struct APIError: Error, Sendable {
     }
 
     static func unknownParameters(_ names: [String]) -> APIError {
-        let message = names.count == 1
+        let message =
+            names.count == 1
             ? "Received unknown parameter: \(names[0])"
             : "Received unknown parameters: \(names.joined(separator: ", "))"
         return invalid(message, param: names[0], code: "parameter_unknown")
     }
 
     static func unknownRoute(_ method: String, _ path: String) -> APIError {
-        invalid("Unrecognized request URL (\(method): \(path)). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.",
-                status: 404)
+        invalid(
+            "Unrecognized request URL (\(method): \(path)). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.",
+            status: 404)
     }
 
-    static func card(code: String, declineCode: String? = nil, message: String, param: String? = nil,
-                     extra: [String: JSONValue] = [:]) -> APIError {
+    static func card(
+        code: String, declineCode: String? = nil, message: String, param: String? = nil,
+        extra: [String: JSONValue] = [:]
+    ) -> APIError {
         var extra = extra
         if let declineCode { extra["decline_code"] = .string(declineCode) }
         return APIError(status: 402, type: "card_error", message: message, code: code, param: param, extra: extra)

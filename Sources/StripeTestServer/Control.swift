@@ -13,8 +13,11 @@ extension StripeTestState {
                 var entries = log
                 if let key = q["idempotency_key"]?.stringValue { entries = entries.filter { $0.idempotencyKey == key } }
                 if let path = q["path"]?.stringValue { entries = entries.filter { $0.path.hasPrefix(path) } }
-                if let method = q["method"]?.stringValue { entries = entries.filter { $0.method == method.uppercased() } }
-                return .json(200, ["object": "list", "data": .array(entries.map(\.json)), "count": .int(Int64(entries.count))])
+                if let method = q["method"]?.stringValue {
+                    entries = entries.filter { $0.method == method.uppercased() }
+                }
+                return .json(
+                    200, ["object": "list", "data": .array(entries.map(\.json)), "count": .int(Int64(entries.count))])
             case ("DELETE", 2) where s[1] == "requests":
                 log.removeAll()
                 return .json(200, ["deleted": true])
@@ -34,8 +37,17 @@ extension StripeTestState {
                 faults.removeAll()
                 return .json(200, ["deleted": true])
             case ("POST", 2) where s[1] == "reset":
-                customers = [:]; paymentMethods = [:]; paymentMethodCards = [:]; sources = [:]; sourceCards = [:]
-                paymentIntents = [:]; ephemeralKeys = [:]; created = [:]; idempotency = [:]; faults = []; log = []
+                customers = [:]
+                paymentMethods = [:]
+                paymentMethodCards = [:]
+                sources = [:]
+                sourceCards = [:]
+                paymentIntents = [:]
+                ephemeralKeys = [:]
+                created = [:]
+                idempotency = [:]
+                faults = []
+                log = []
                 clockOffset = 0
                 return .json(200, ["reset": true])
             case ("POST", 2) where s[1] == "clock":
@@ -44,8 +56,13 @@ extension StripeTestState {
                 clockOffset += Int(advance)
                 return .json(200, ["now": .int(Int64(now))])
             case ("GET", 2) where s[1] == "config":
-                return .json(200, ["secret_key": .string(configuration.secretKey), "publishable_key": .string(configuration.publishableKey),
-                                   "ephemeral_key_lifetime": .int(Int64(configuration.ephemeralKeyLifetime))])
+                return .json(
+                    200,
+                    [
+                        "secret_key": .string(configuration.secretKey),
+                        "publishable_key": .string(configuration.publishableKey),
+                        "ephemeral_key_lifetime": .int(Int64(configuration.ephemeralKeyLifetime)),
+                    ])
             case ("POST", 4) where s[1] == "sources":
                 return .json(200, try driveSource(s[2], s[3]))
             case ("POST", 4) where s[1] == "payment_intents":
@@ -74,9 +91,11 @@ extension StripeTestState {
         }
         guard let action else {
             let actions = isSource ? ["authorize", "fail", "cancel"] : ["succeed", "fail"]
-            let links = actions.map { "<li><a href=\"?client_secret=\(secret)&amp;action=\($0)\">\($0)</a></li>" }.joined()
+            let links = actions.map { "<li><a href=\"?client_secret=\(secret)&amp;action=\($0)\">\($0)</a></li>" }
+                .joined()
             let html = "<!doctype html><html><body><h1>Test payment page for \(id)</h1><ul>\(links)</ul></body></html>"
-            return TestHTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(html.utf8))
+            return TestHTTPResponse(
+                status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(html.utf8))
         }
         var returnURL: String?
         var items: [(String, String)]
@@ -88,8 +107,10 @@ extension StripeTestState {
             let before = object["next_action"]?["redirect_to_url"]?["return_url"]?.stringValue
             let result = try drivePaymentIntent(id, action)
             returnURL = before
-            items = [("payment_intent", id), ("payment_intent_client_secret", secret),
-                     ("redirect_status", result["status"]?.stringValue == "succeeded" ? "succeeded" : "failed")]
+            items = [
+                ("payment_intent", id), ("payment_intent_client_secret", secret),
+                ("redirect_status", result["status"]?.stringValue == "succeeded" ? "succeeded" : "failed"),
+            ]
         }
         guard let returnURL else { return .json(200, isSource ? .object(sources[id]!) : .object(paymentIntents[id]!)) }
         let query = items.map { "\($0.0)=\(FormEncoderBridge.escape($0.1))" }.joined(separator: "&")

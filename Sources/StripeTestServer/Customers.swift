@@ -67,8 +67,10 @@ extension StripeTestState {
     func renderCustomer(_ c: Obj, expand: [String]) -> JSONValue {
         var c = c
         if expand.contains("sources") {
-            c["sources"] = ["object": "list", "data": [], "has_more": false, "total_count": 0,
-                            "url": .string("/v1/customers/\(c["id"]?.stringValue ?? "")/sources")]
+            c["sources"] = [
+                "object": "list", "data": [], "has_more": false, "total_count": 0,
+                "url": .string("/v1/customers/\(c["id"]?.stringValue ?? "")/sources"),
+            ]
         }
         if expand.contains("invoice_settings.default_payment_method"),
             var settings = c["invoice_settings"]?.objectValue,
@@ -87,11 +89,15 @@ extension StripeTestState {
         }
         if let balance = try call.int("balance") { c["balance"] = .int(balance) }
         if let tax = call.string("tax_exempt") {
-            guard ["none", "exempt", "reverse"].contains(tax) else { throw .invalid("Invalid tax_exempt: must be one of none, exempt, or reverse", param: "tax_exempt") }
+            guard ["none", "exempt", "reverse"].contains(tax) else {
+                throw .invalid("Invalid tax_exempt: must be one of none, exempt, or reverse", param: "tax_exempt")
+            }
             c["tax_exempt"] = .string(tax)
         }
         if call.params["metadata"] != nil { c["metadata"] = Self.mergeMetadata(c["metadata"], call.params["metadata"]) }
-        if call.params["shipping"] != nil { c["shipping"] = try Self.shippingObject(call.params["shipping"], existing: c["shipping"]) }
+        if call.params["shipping"] != nil {
+            c["shipping"] = try Self.shippingObject(call.params["shipping"], existing: c["shipping"])
+        }
         if let address = call.params["address"] {
             c["address"] = address.stringValue == "" ? .null : Self.addressObject(address.objectValue)
         }
@@ -100,10 +106,13 @@ extension StripeTestState {
         if let pm = call.params["invoice_settings"]?["default_payment_method"]?.stringValue {
             var settings = c["invoice_settings"]?.objectValue ?? [:]
             if !pm.isEmpty {
-                guard let obj = paymentMethods[pm] else { throw .notFound("PaymentMethod", pm, param: "invoice_settings[default_payment_method]") }
+                guard let obj = paymentMethods[pm] else {
+                    throw .notFound("PaymentMethod", pm, param: "invoice_settings[default_payment_method]")
+                }
                 guard obj["customer"]?.stringValue == c["id"]?.stringValue else {
-                    throw .invalid("The customer does not have a payment method with the ID \(pm). The payment method must be attached to the customer.",
-                                   param: "invoice_settings[default_payment_method]", code: "resource_missing")
+                    throw .invalid(
+                        "The customer does not have a payment method with the ID \(pm). The payment method must be attached to the customer.",
+                        param: "invoice_settings[default_payment_method]", code: "resource_missing")
                 }
             }
             settings["default_payment_method"] = pm.isEmpty ? .null : .string(pm)
@@ -117,7 +126,9 @@ extension StripeTestState {
             "id": .string(id), "object": "customer", "address": .null, "balance": 0, "created": .int(Int64(now)),
             "currency": .null, "default_source": .null, "delinquent": false, "description": .null, "discount": .null,
             "email": .null, "invoice_prefix": .string(String(IDs.make("", length: 8).uppercased())),
-            "invoice_settings": ["custom_fields": .null, "default_payment_method": .null, "footer": .null, "rendering_options": .null],
+            "invoice_settings": [
+                "custom_fields": .null, "default_payment_method": .null, "footer": .null, "rendering_options": .null,
+            ],
             "livemode": false, "metadata": [:], "name": .null, "next_invoice_sequence": 1, "phone": .null,
             "preferred_locales": [], "shipping": .null, "tax_exempt": "none", "test_clock": .null,
         ]
@@ -153,7 +164,9 @@ extension StripeTestState {
     func deleteCustomer(_ call: inout Call) throws(APIError) -> JSONValue {
         _ = try customer(call.id)
         customers[call.id]?["deleted"] = true
-        for (id, pm) in paymentMethods where pm["customer"]?.stringValue == call.id { paymentMethods[id]?["customer"] = .null }
+        for (id, pm) in paymentMethods where pm["customer"]?.stringValue == call.id {
+            paymentMethods[id]?["customer"] = .null
+        }
         return ["id": .string(call.id), "object": "customer", "deleted": true]
     }
 
@@ -161,7 +174,9 @@ extension StripeTestState {
 
     func createEphemeralKey(_ call: inout Call) throws(APIError) -> JSONValue {
         guard let version = call.request.header("stripe-version"), !version.isEmpty else {
-            throw .invalid("Stripe-Version header is required when creating ephemeral keys. You must pass the API version that your client library or mobile SDK uses, e.g. 'Stripe-Version: 2020-08-27'.")
+            throw .invalid(
+                "Stripe-Version header is required when creating ephemeral keys. You must pass the API version that your client library or mobile SDK uses, e.g. 'Stripe-Version: 2020-08-27'."
+            )
         }
         _ = version
         if call.params["issuing_card"] != nil {

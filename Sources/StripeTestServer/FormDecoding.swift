@@ -48,7 +48,9 @@ public enum FormDecoding {
             let b = bytes[i]
             if b == UInt8(ascii: "+") {
                 out.append(UInt8(ascii: " "))
-            } else if b == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]), let l = hexValue(bytes[i + 2]) {
+            } else if b == UInt8(ascii: "%"), i + 2 < bytes.count, let h = hexValue(bytes[i + 1]),
+                let l = hexValue(bytes[i + 2])
+            {
                 out.append(h << 4 | l)
                 i += 2
             } else {

@@ -3,11 +3,13 @@ import JSONRPC
 
 extension StripeTestState {
     static let nonCardPaymentMethodTypes: Set<String> = [
-        "ideal", "sofort", "bancontact", "giropay", "eps", "p24", "sepa_debit", "alipay", "fpx", "au_becs_debit", "bacs_debit",
+        "ideal", "sofort", "bancontact", "giropay", "eps", "p24", "sepa_debit", "alipay", "fpx", "au_becs_debit",
+        "bacs_debit",
         "grabpay", "oxxo", "klarna", "afterpay_clearpay", "wechat_pay",
     ]
     static let redirectPaymentMethodTypes: Set<String> = [
-        "ideal", "sofort", "bancontact", "giropay", "eps", "p24", "alipay", "fpx", "grabpay", "klarna", "afterpay_clearpay",
+        "ideal", "sofort", "bancontact", "giropay", "eps", "p24", "alipay", "fpx", "grabpay", "klarna",
+        "afterpay_clearpay",
     ]
 
     /// Validates card params (`card[number|exp_month|exp_year|cvc]` or `card[token]`) and returns
@@ -15,26 +17,44 @@ extension StripeTestState {
     func parseCard(_ card: Obj?, prefix: String) throws(APIError) -> (TestCard, Int64, Int64) {
         guard let card else { throw .missing("\(prefix)[number]") }
         if let token = card["token"]?.stringValue {
-            guard let number = TestCard.shortcut(token) else { throw .notFound("token", token, param: "\(prefix)[token]") }
-            return (TestCard(number: number), 12, Int64(Calendar(identifier: .gregorian).component(.year, from: Date()) + 3))
+            guard let number = TestCard.shortcut(token) else {
+                throw .notFound("token", token, param: "\(prefix)[token]")
+            }
+            return (
+                TestCard(number: number), 12, Int64(Calendar(identifier: .gregorian).component(.year, from: Date()) + 3)
+            )
         }
         guard let number = card["number"]?.stringValue, !number.isEmpty else { throw .missing("\(prefix)[number]") }
-        guard let monthText = card["exp_month"]?.stringValue, !monthText.isEmpty else { throw .missing("\(prefix)[exp_month]") }
-        guard let yearText = card["exp_year"]?.stringValue, !yearText.isEmpty else { throw .missing("\(prefix)[exp_year]") }
-        guard let month = Int64(monthText) else { throw .invalid("Invalid integer: \(monthText)", param: "\(prefix)[exp_month]") }
-        guard var year = Int64(yearText) else { throw .invalid("Invalid integer: \(yearText)", param: "\(prefix)[exp_year]") }
+        guard let monthText = card["exp_month"]?.stringValue, !monthText.isEmpty else {
+            throw .missing("\(prefix)[exp_month]")
+        }
+        guard let yearText = card["exp_year"]?.stringValue, !yearText.isEmpty else {
+            throw .missing("\(prefix)[exp_year]")
+        }
+        guard let month = Int64(monthText) else {
+            throw .invalid("Invalid integer: \(monthText)", param: "\(prefix)[exp_month]")
+        }
+        guard var year = Int64(yearText) else {
+            throw .invalid("Invalid integer: \(yearText)", param: "\(prefix)[exp_year]")
+        }
         let testCard = TestCard(number: number)
         guard TestCard.luhnValid(testCard.number) else {
             throw .card(code: "incorrect_number", message: "Your card number is incorrect.", param: "\(prefix)[number]")
         }
         guard (1...12).contains(month) else {
-            throw .card(code: "invalid_expiry_month", message: "Your card's expiration month is invalid.", param: "\(prefix)[exp_month]")
+            throw .card(
+                code: "invalid_expiry_month", message: "Your card's expiration month is invalid.",
+                param: "\(prefix)[exp_month]")
         }
         if year < 100 { year += 2000 }
-        let comps = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date(timeIntervalSince1970: TimeInterval(now)))
-        let thisYear = Int64(comps.year ?? 2026), thisMonth = Int64(comps.month ?? 1)
+        let comps = Calendar(identifier: .gregorian).dateComponents(
+            in: TimeZone(identifier: "UTC")!, from: Date(timeIntervalSince1970: TimeInterval(now)))
+        let thisYear = Int64(comps.year ?? 2026)
+        let thisMonth = Int64(comps.month ?? 1)
         if year < thisYear || year > thisYear + 50 || (year == thisYear && month < thisMonth) {
-            throw .card(code: "invalid_expiry_year", message: "Your card's expiration year is invalid.", param: "\(prefix)[exp_year]")
+            throw .card(
+                code: "invalid_expiry_year", message: "Your card's expiration year is invalid.",
+                param: "\(prefix)[exp_year]")
         }
         if let cvc = card["cvc"]?.stringValue, !cvc.isEmpty, !(3...4).contains(cvc.count) || Int(cvc) == nil {
             throw .card(code: "invalid_cvc", message: "Your card's security code is invalid.", param: "\(prefix)[cvc]")
@@ -67,8 +87,10 @@ extension StripeTestState {
             let (card, month, year) = try parseCard(data["card"]?.objectValue, prefix: name("card"))
             pm["card"] = [
                 "brand": .string(card.brand),
-                "checks": ["address_line1_check": .null, "address_postal_code_check": .null,
-                           "cvc_check": data["card"]?["cvc"] == nil ? .null : "unchecked"],
+                "checks": [
+                    "address_line1_check": .null, "address_postal_code_check": .null,
+                    "cvc_check": data["card"]?["cvc"] == nil ? .null : "unchecked",
+                ],
                 "country": .string(card.country), "display_brand": .string(card.brand),
                 "exp_month": .int(month), "exp_year": .int(year), "fingerprint": .string(card.fingerprint),
                 "funding": .string(card.funding), "generated_from": .null, "last4": .string(card.last4),
@@ -83,16 +105,23 @@ extension StripeTestState {
             case "ideal": details = ["bank": details["bank"] ?? .null, "bic": .null]
             case "sofort": details = ["country": details["country"] ?? .null]
             case "sepa_debit":
-                guard let iban = details["iban"]?.stringValue, iban.count >= 8 else { throw .missing(name("sepa_debit[iban]")) }
-                details = ["bank_code": "37040044", "branch_code": "", "country": .string(String(iban.prefix(2)).uppercased()),
-                           "fingerprint": .string(TestCard(number: iban).fingerprint), "generated_from": ["charge": .null, "setup_attempt": .null],
-                           "last4": .string(String(iban.suffix(4)))]
+                guard let iban = details["iban"]?.stringValue, iban.count >= 8 else {
+                    throw .missing(name("sepa_debit[iban]"))
+                }
+                details = [
+                    "bank_code": "37040044", "branch_code": "", "country": .string(String(iban.prefix(2)).uppercased()),
+                    "fingerprint": .string(TestCard(number: iban).fingerprint),
+                    "generated_from": ["charge": .null, "setup_attempt": .null],
+                    "last4": .string(String(iban.suffix(4))),
+                ]
             case "bancontact", "giropay", "alipay": details = [:]
             default: break
             }
             pm[type] = .object(details)
         } else {
-            throw .invalid("Invalid type: must be one of card, \(Self.nonCardPaymentMethodTypes.sorted().joined(separator: ", "))", param: name("type"))
+            throw .invalid(
+                "Invalid type: must be one of card, \(Self.nonCardPaymentMethodTypes.sorted().joined(separator: ", "))",
+                param: name("type"))
         }
         paymentMethods[id] = pm
         nextSeq(id)
@@ -104,8 +133,12 @@ extension StripeTestState {
         if let pm = paymentMethods[id] { return pm }
         if let number = TestCard.shortcut(id) {
             let year = Calendar(identifier: .gregorian).component(.year, from: Date()) + 3
-            return try makePaymentMethod(["type": "card", "card": ["number": .string(number), "exp_month": "12", "exp_year": .string(String(year))]],
-                                         prefix: nil)
+            return try makePaymentMethod(
+                [
+                    "type": "card",
+                    "card": ["number": .string(number), "exp_month": "12", "exp_year": .string(String(year))],
+                ],
+                prefix: nil)
         }
         throw .notFound("PaymentMethod", id, param: param)
     }
@@ -115,7 +148,9 @@ extension StripeTestState {
             // Cloning a customer's PaymentMethod onto a connected account is not supported here.
             throw .invalid("Cloning PaymentMethods is not supported by this test server.", param: "payment_method")
         }
-        if call.params["customer"] != nil { throw .invalid("customer can only be given with payment_method", param: "customer") }
+        if call.params["customer"] != nil {
+            throw .invalid("customer can only be given with payment_method", param: "customer")
+        }
         return .object(try makePaymentMethod(call.params, prefix: nil))
     }
 
@@ -131,7 +166,9 @@ extension StripeTestState {
         let id = pm["id"]!.stringValue!
         if let owner = pm["customer"]?.stringValue {
             if owner == customerID { return pm }
-            throw .invalid("The payment method you provided has already been attached to a customer.", code: "payment_method_unexpected_state")
+            throw .invalid(
+                "The payment method you provided has already been attached to a customer.",
+                code: "payment_method_unexpected_state")
         }
         if let card = paymentMethodCards[id], let decline = card.decline {
             throw .card(code: decline.code, declineCode: decline.declineCode, message: decline.message)
@@ -150,8 +187,9 @@ extension StripeTestState {
     func detachPaymentMethod(_ call: inout Call) throws(APIError) -> JSONValue {
         guard var pm = paymentMethods[call.id] else { throw .notFound("PaymentMethod", call.id) }
         guard let owner = pm["customer"]?.stringValue else {
-            throw .invalid("The payment method you provided is not attached to a customer so detachment is impossible.",
-                           code: "payment_method_unexpected_state")
+            throw .invalid(
+                "The payment method you provided is not attached to a customer so detachment is impossible.",
+                code: "payment_method_unexpected_state")
         }
         try requireCustomerScope(call.auth, owner)
         pm["customer"] = .null
@@ -171,14 +209,18 @@ extension StripeTestState {
         try requireCustomerScope(call.auth, customerID)
         _ = try customer(customerID)
         var limit = Int(try call.int("limit") ?? 10)
-        guard (1...100).contains(limit) else { throw .invalid("This value must be between 1 and 100 (it currently is \(limit)).", param: "limit") }
+        guard (1...100).contains(limit) else {
+            throw .invalid("This value must be between 1 and 100 (it currently is \(limit)).", param: "limit")
+        }
         var all = paymentMethods.values
             .filter { $0["customer"]?.stringValue == customerID && $0["type"]?.stringValue == type }
             .sorted { (created[$0["id"]!.stringValue!] ?? 0) > (created[$1["id"]!.stringValue!] ?? 0) }
-        if let after = call.string("starting_after"), let i = all.firstIndex(where: { $0["id"]?.stringValue == after }) {
+        if let after = call.string("starting_after"), let i = all.firstIndex(where: { $0["id"]?.stringValue == after })
+        {
             all = Array(all[(i + 1)...])
         }
-        if let before = call.string("ending_before"), let i = all.firstIndex(where: { $0["id"]?.stringValue == before }) {
+        if let before = call.string("ending_before"), let i = all.firstIndex(where: { $0["id"]?.stringValue == before })
+        {
             all = Array(all[..<i])
         }
         limit = min(limit, all.count)

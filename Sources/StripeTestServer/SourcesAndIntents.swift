@@ -6,16 +6,22 @@ extension StripeTestState {
         "card", "sofort", "ideal", "bancontact", "giropay", "eps", "p24", "multibanco", "sepa_debit", "three_d_secure",
         "alipay", "wechat", "klarna",
     ]
-    static let redirectSourceTypes: Set<String> = ["sofort", "ideal", "bancontact", "giropay", "eps", "p24", "three_d_secure", "alipay", "klarna"]
+    static let redirectSourceTypes: Set<String> = [
+        "sofort", "ideal", "bancontact", "giropay", "eps", "p24", "three_d_secure", "alipay", "klarna",
+    ]
     /// Types whose single-use sources need `amount` and `currency`.
-    static let amountSourceTypes: Set<String> = ["sofort", "ideal", "bancontact", "giropay", "eps", "p24", "multibanco", "three_d_secure", "wechat"]
+    static let amountSourceTypes: Set<String> = [
+        "sofort", "ideal", "bancontact", "giropay", "eps", "p24", "multibanco", "three_d_secure", "wechat",
+    ]
 
     // MARK: Sources
 
     func createSource(_ call: inout Call) throws(APIError) -> JSONValue {
         let type = try call.require("type")
         guard Self.sourceTypes.contains(type) else {
-            throw .invalid("Invalid source type: \(type). This test server supports \(Self.sourceTypes.sorted().joined(separator: ", ")).", param: "type")
+            throw .invalid(
+                "Invalid source type: \(type). This test server supports \(Self.sourceTypes.sorted().joined(separator: ", ")).",
+                param: "type")
         }
         let amount = try call.int("amount")
         let currency = call.string("currency")?.lowercased()
@@ -27,7 +33,9 @@ extension StripeTestState {
         if amount != nil || Self.amountSourceTypes.contains(type) || type == "alipay" || type == "klarna" {
             guard currency != nil else { throw .missing("currency") }
         }
-        if ["sofort", "ideal", "bancontact", "giropay", "eps", "multibanco", "sepa_debit"].contains(type), let currency, currency != "eur" {
+        if ["sofort", "ideal", "bancontact", "giropay", "eps", "multibanco", "sepa_debit"].contains(type), let currency,
+            currency != "eur"
+        {
             throw .invalid("Invalid currency: \(currency). The \(type) source only supports eur.", param: "currency")
         }
         if isRedirect || type == "multibanco" {
@@ -64,7 +72,8 @@ extension StripeTestState {
                 "address_line1_check": .null, "address_zip_check": .null, "brand": .string(card.sourceBrand),
                 "country": .string(card.country), "cvc_check": call.params["card"]?["cvc"] == nil ? .null : "unchecked",
                 "dynamic_last4": .null, "exp_month": .int(month), "exp_year": .int(year),
-                "fingerprint": .string(card.fingerprint), "funding": .string(card.funding), "last4": .string(card.last4),
+                "fingerprint": .string(card.fingerprint), "funding": .string(card.funding),
+                "last4": .string(card.last4),
                 "name": .null, "three_d_secure": .string(card.requiresAuthentication ? "required" : "optional"),
                 "tokenization_method": .null,
             ]
@@ -86,8 +95,10 @@ extension StripeTestState {
                 "address": "12345-123456789", "amount_charged": 0, "amount_received": 0, "amount_returned": 0,
                 "refund_attributes_method": "email", "refund_attributes_status": "missing",
             ]
-            source["multibanco"] = ["entity": "12345", "reference": "123456789", "refund_account_holder_address_city": .null,
-                                    "refund_iban": .null]
+            source["multibanco"] = [
+                "entity": "12345", "reference": "123456789", "refund_account_holder_address_city": .null,
+                "refund_iban": .null,
+            ]
         case "wechat":
             source["wechat"] = [
                 "prepay_id": .string(IDs.make("wx", length: 28)), "qr_code_url": .null,
@@ -97,11 +108,16 @@ extension StripeTestState {
         case "three_d_secure":
             flow = "redirect"
             guard let cardID = given["card"]?.stringValue else { throw .missing("three_d_secure[card]") }
-            guard let cardSource = sources[cardID], let card = sourceCards[cardID] else { throw .notFound("source", cardID, param: "three_d_secure[card]") }
+            guard let cardSource = sources[cardID], let card = sourceCards[cardID] else {
+                throw .notFound("source", cardID, param: "three_d_secure[card]")
+            }
             source["three_d_secure"] = [
-                "authenticated": false, "brand": .string(card.sourceBrand), "card": .string(cardID), "country": .string(card.country),
-                "customer": .null, "exp_month": cardSource["card"]?["exp_month"] ?? .null, "exp_year": cardSource["card"]?["exp_year"] ?? .null,
-                "fingerprint": .string(card.fingerprint), "funding": .string(card.funding), "last4": .string(card.last4),
+                "authenticated": false, "brand": .string(card.sourceBrand), "card": .string(cardID),
+                "country": .string(card.country),
+                "customer": .null, "exp_month": cardSource["card"]?["exp_month"] ?? .null,
+                "exp_year": cardSource["card"]?["exp_year"] ?? .null,
+                "fingerprint": .string(card.fingerprint), "funding": .string(card.funding),
+                "last4": .string(card.last4),
                 "three_d_secure": .string(card.requiresAuthentication ? "required" : "optional"),
             ]
         case "alipay":
@@ -110,17 +126,23 @@ extension StripeTestState {
             source["alipay"] = ["data_string": .null, "native_url": .null, "statement_descriptor": .null]
         case "ideal":
             flow = "redirect"
-            source["ideal"] = ["bank": given["bank"] ?? .null, "bic": .null, "iban_last4": .null,
-                               "statement_descriptor": given["statement_descriptor"] ?? .null]
+            source["ideal"] = [
+                "bank": given["bank"] ?? .null, "bic": .null, "iban_last4": .null,
+                "statement_descriptor": given["statement_descriptor"] ?? .null,
+            ]
         case "sofort":
             flow = "redirect"
-            source["sofort"] = ["bank_code": .null, "bank_name": .null, "bic": .null, "country": given["country"] ?? .null,
-                                "iban_last4": .null, "preferred_language": given["preferred_language"] ?? .null,
-                                "statement_descriptor": given["statement_descriptor"] ?? .null]
+            source["sofort"] = [
+                "bank_code": .null, "bank_name": .null, "bic": .null, "country": given["country"] ?? .null,
+                "iban_last4": .null, "preferred_language": given["preferred_language"] ?? .null,
+                "statement_descriptor": given["statement_descriptor"] ?? .null,
+            ]
         case "bancontact", "giropay", "eps":
             flow = "redirect"
-            source[type] = ["bank_code": .null, "bank_name": .null, "bic": .null,
-                            "statement_descriptor": given["statement_descriptor"] ?? call.params["statement_descriptor"] ?? .null]
+            source[type] = [
+                "bank_code": .null, "bank_name": .null, "bic": .null,
+                "statement_descriptor": given["statement_descriptor"] ?? call.params["statement_descriptor"] ?? .null,
+            ]
         case "p24":
             flow = "redirect"
             source["p24"] = ["reference": .string("P24-000-111-222")]
@@ -132,11 +154,15 @@ extension StripeTestState {
             if let order = call.params["source_order"] { source["source_order"] = order }
         default: break
         }
-        if let requested = call.string("flow"), ["redirect", "none", "receiver", "code_verification"].contains(requested), type == "klarna" {
+        if let requested = call.string("flow"),
+            ["redirect", "none", "receiver", "code_verification"].contains(requested), type == "klarna"
+        {
             flow = requested
         }
         if let u = call.string("usage") {
-            guard ["reusable", "single_use"].contains(u) else { throw .invalid("Invalid usage: must be one of reusable or single_use", param: "usage") }
+            guard ["reusable", "single_use"].contains(u) else {
+                throw .invalid("Invalid usage: must be one of reusable or single_use", param: "usage")
+            }
             usage = u
         }
         source["flow"] = .string(flow)
@@ -210,7 +236,9 @@ extension StripeTestState {
 
     func createPaymentIntent(_ call: inout Call) throws(APIError) -> JSONValue {
         guard let amount = try call.int("amount") else { throw .missing("amount") }
-        guard amount >= 50 else { throw .invalid("Amount must be at least $0.50 usd", param: "amount", code: "amount_too_small") }
+        guard amount >= 50 else {
+            throw .invalid("Amount must be at least $0.50 usd", param: "amount", code: "amount_too_small")
+        }
         let currency = try call.require("currency").lowercased()
         if let customerID = call.string("customer") { _ = try customer(customerID) }
         let id = IDs.make("pi_")
@@ -222,7 +250,8 @@ extension StripeTestState {
         var pi: Obj = [
             "id": .string(id), "object": "payment_intent", "amount": .int(amount), "amount_capturable": 0,
             "amount_details": ["tip": [:]], "amount_received": 0, "application": .null, "application_fee_amount": .null,
-            "automatic_payment_methods": call.params["automatic_payment_methods"] == nil ? .null
+            "automatic_payment_methods": call.params["automatic_payment_methods"] == nil
+                ? .null
                 : ["enabled": .bool(call.params["automatic_payment_methods"]?["enabled"]?.boolFromForm ?? false)],
             "canceled_at": .null, "cancellation_reason": .null, "capture_method": .string(captureMethod),
             "client_secret": .string("\(id)_secret_\(IDs.make("", length: 25))"),
@@ -258,8 +287,9 @@ extension StripeTestState {
         guard case .publishable = call.auth else { return }
         guard let secret = call.string("client_secret"), secret == pi["client_secret"]?.stringValue else {
             if call.string("client_secret") == nil { throw .missing("client_secret") }
-            throw .invalid("The client_secret provided does not match the client_secret associated with the PaymentIntent.",
-                           param: "client_secret", code: "payment_intent_invalid_parameter")
+            throw .invalid(
+                "The client_secret provided does not match the client_secret associated with the PaymentIntent.",
+                param: "client_secret", code: "payment_intent_invalid_parameter")
         }
     }
 
@@ -287,9 +317,10 @@ extension StripeTestState {
         var pi = try paymentIntent(id)
         let status = pi["status"]?.stringValue ?? ""
         guard ["requires_payment_method", "requires_confirmation", "requires_action"].contains(status) else {
-            throw APIError(status: 400, type: "invalid_request_error",
-                           message: "You cannot confirm this PaymentIntent because it has a status of \(status).",
-                           code: "payment_intent_unexpected_state", extra: ["payment_intent": .object(pi)])
+            throw APIError(
+                status: 400, type: "invalid_request_error",
+                message: "You cannot confirm this PaymentIntent because it has a status of \(status).",
+                code: "payment_intent_unexpected_state", extra: ["payment_intent": .object(pi)])
         }
         var pm: Obj?
         if let data = call.params["payment_method_data"]?.objectValue {
@@ -300,18 +331,21 @@ extension StripeTestState {
             pm = paymentMethods[existing]
         }
         guard let pm, let pmID = pm["id"]?.stringValue, let type = pm["type"]?.stringValue else {
-            throw .invalid("You cannot confirm this PaymentIntent because it's missing a payment method. You can either update the PaymentIntent with a payment method and then confirm it again, or confirm it again directly with a payment method.",
-                           code: "payment_intent_unexpected_state")
+            throw .invalid(
+                "You cannot confirm this PaymentIntent because it's missing a payment method. You can either update the PaymentIntent with a payment method and then confirm it again, or confirm it again directly with a payment method.",
+                code: "payment_intent_unexpected_state")
         }
         if let owner = pm["customer"]?.stringValue, owner != pi["customer"]?.stringValue {
-            throw .invalid("The provided PaymentMethod was previously used with a PaymentIntent without Customer attachment, shared with a connected account without Customer attachment, or was detached from a Customer. It may not be used again. To use a PaymentMethod multiple times, you must attach it to a Customer first.",
-                           param: "payment_method", code: "payment_method_unexpected_state")
+            throw .invalid(
+                "The provided PaymentMethod was previously used with a PaymentIntent without Customer attachment, shared with a connected account without Customer attachment, or was detached from a Customer. It may not be used again. To use a PaymentMethod multiple times, you must attach it to a Customer first.",
+                param: "payment_method", code: "payment_method_unexpected_state")
         }
         if let types = pi["payment_method_types"]?.arrayValue?.compactMap(\.stringValue), !types.contains(type),
             pi["automatic_payment_methods"]?["enabled"] != .bool(true)
         {
-            throw .invalid("The PaymentMethod provided (\(type)) is not allowed for this PaymentIntent. Please attach a PaymentMethod of one of the following types: \(types.joined(separator: ", ")).",
-                           param: "payment_method", code: "payment_intent_incompatible_payment_method")
+            throw .invalid(
+                "The PaymentMethod provided (\(type)) is not allowed for this PaymentIntent. Please attach a PaymentMethod of one of the following types: \(types.joined(separator: ", ")).",
+                param: "payment_method", code: "payment_intent_incompatible_payment_method")
         }
         let returnURL = call.string("return_url")
         pi["payment_method"] = .string(pmID)
@@ -319,7 +353,9 @@ extension StripeTestState {
         pi["next_action"] = .null
         if let r = call.string("receipt_email") { pi["receipt_email"] = .string(r) }
         if let s = call.string("setup_future_usage") { pi["setup_future_usage"] = .string(s) }
-        if call.params["shipping"] != nil { pi["shipping"] = try Self.shippingObject(call.params["shipping"], existing: pi["shipping"]) }
+        if call.params["shipping"] != nil {
+            pi["shipping"] = try Self.shippingObject(call.params["shipping"], existing: pi["shipping"])
+        }
         if call.params["save_payment_method"]?.boolFromForm == true || pi["setup_future_usage"]?.stringValue != nil,
             let customerID = pi["customer"]?.stringValue, pm["customer"] == .null
         {
@@ -328,8 +364,9 @@ extension StripeTestState {
 
         if type == "card", let card = paymentMethodCards[pmID] {
             if let decline = card.decline {
-                let error = APIError.card(code: decline.code, declineCode: decline.declineCode, message: decline.message,
-                                          extra: ["payment_method": .object(paymentMethods[pmID] ?? pm)])
+                let error = APIError.card(
+                    code: decline.code, declineCode: decline.declineCode, message: decline.message,
+                    extra: ["payment_method": .object(paymentMethods[pmID] ?? pm)])
                 pi["status"] = "requires_payment_method"
                 pi["payment_method"] = .null
                 pi["last_payment_error"] = .object(error.error)
@@ -339,7 +376,10 @@ extension StripeTestState {
                 e.error["payment_intent"] = .object(pi)
                 throw e
             }
-            if card.requiresAuthentication, status != "requires_action" || call.params["payment_method"] != nil || call.params["payment_method_data"] != nil {
+            if card.requiresAuthentication,
+                status != "requires_action" || call.params["payment_method"] != nil
+                    || call.params["payment_method_data"] != nil
+            {
                 pi["status"] = "requires_action"
                 pi["next_action"] = redirectAction(id, pi, returnURL: returnURL, base: call.baseURL)
                 paymentIntents[id] = pi
@@ -384,9 +424,11 @@ extension StripeTestState {
         var pi = try paymentIntent(call.id)
         let status = pi["status"]?.stringValue ?? ""
         guard !["succeeded", "canceled"].contains(status) else {
-            throw APIError(status: 400, type: "invalid_request_error",
-                           message: "You cannot cancel this PaymentIntent because it has a status of \(status). Only a PaymentIntent with one of the following statuses may be canceled: requires_payment_method, requires_capture, requires_confirmation, requires_action, processing.",
-                           code: "payment_intent_unexpected_state")
+            throw APIError(
+                status: 400, type: "invalid_request_error",
+                message:
+                    "You cannot cancel this PaymentIntent because it has a status of \(status). Only a PaymentIntent with one of the following statuses may be canceled: requires_payment_method, requires_capture, requires_confirmation, requires_action, processing.",
+                code: "payment_intent_unexpected_state")
         }
         pi["status"] = "canceled"
         pi["canceled_at"] = .int(Int64(now))
@@ -404,10 +446,15 @@ extension StripeTestState {
         case "succeed":
             succeed(&pi)
         case "fail":
-            var error = APIError(status: 400, type: "invalid_request_error",
-                                 message: "The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.",
-                                 code: "payment_intent_authentication_failure").error
-            if let pm = pi["payment_method"]?.stringValue, let obj = paymentMethods[pm] { error["payment_method"] = .object(obj) }
+            var error = APIError(
+                status: 400, type: "invalid_request_error",
+                message:
+                    "The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.",
+                code: "payment_intent_authentication_failure"
+            ).error
+            if let pm = pi["payment_method"]?.stringValue, let obj = paymentMethods[pm] {
+                error["payment_method"] = .object(obj)
+            }
             pi["status"] = "requires_payment_method"
             pi["next_action"] = .null
             pi["payment_method"] = .null

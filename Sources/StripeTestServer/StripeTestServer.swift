@@ -37,8 +37,9 @@ public struct StripeResponder: HTTPResponder {
         for field in request.headers { headers[field.name.canonicalName] = field.value }
         // HTTP/1 `Host` arrives as the :authority pseudo-header, not among the fields.
         if headers["host"] == nil, let authority = request.head.authority { headers["host"] = authority }
-        let testRequest = TestHTTPRequest(method: request.method.rawValue, path: request.uri.path,
-                                          query: request.uri.query ?? "", headers: headers, body: bytes)
+        let testRequest = TestHTTPRequest(
+            method: request.method.rawValue, path: request.uri.path,
+            query: request.uri.query ?? "", headers: headers, body: bytes)
         let answer = await state.handle(testRequest)
         if answer.drop {
             try? await context.channel.close(mode: .all).get()
@@ -48,7 +49,9 @@ public struct StripeResponder: HTTPResponder {
         for (name, value) in answer.headers {
             if let n = HTTPFieldType.Name(name) { fields.append(HTTPFieldType(name: n, value: value)) }
         }
-        return Response(status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+        return Response(
+            status: .init(code: answer.status), headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: answer.body))
+        )
     }
 }
 
@@ -69,7 +72,8 @@ public final class StripeTestServer: Sendable {
         if logger.logLevel < .notice { logger.logLevel = .notice }
         return Application(
             responder: StripeResponder(state: state),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "stripe-test-server"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "stripe-test-server"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
@@ -107,7 +111,10 @@ public func withStripeTestServer<T: Sendable>(
     configuration.port = 0
     let server = StripeTestServer(configuration: configuration)
     let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let app = server.makeApplication { port in continuation.yield(port); continuation.finish() }
+    let app = server.makeApplication { port in
+        continuation.yield(port)
+        continuation.finish()
+    }
     let group = ServiceGroup(configuration: .init(services: [app], logger: app.logger))
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
@@ -117,7 +124,8 @@ public func withStripeTestServer<T: Sendable>(
             try await tasks.waitForAll()
             throw CancellationError()
         }
-        let running = RunningStripeTestServer(baseURL: "http://\(configuration.host):\(port)", port: port, state: server.state)
+        let running = RunningStripeTestServer(
+            baseURL: "http://\(configuration.host):\(port)", port: port, state: server.state)
         do {
             let result = try await body(running)
             await group.triggerGracefulShutdown()

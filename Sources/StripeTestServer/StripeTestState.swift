@@ -12,10 +12,12 @@ public struct StripeTestServerConfiguration: Sendable {
     /// The base used in redirect URLs when a request carries no Host header.
     public var fallbackBaseURL: String?
 
-    public init(host: String = "127.0.0.1", port: Int = 0,
-                secretKey: String = "sk_test_stpdTestServerSecretKey0001",
-                publishableKey: String = "pk_test_stpdTestServerPublishable0001",
-                ephemeralKeyLifetime: Int = 3600, fallbackBaseURL: String? = nil) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 0,
+        secretKey: String = "sk_test_stpdTestServerSecretKey0001",
+        publishableKey: String = "pk_test_stpdTestServerPublishable0001",
+        ephemeralKeyLifetime: Int = 3600, fallbackBaseURL: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.secretKey = secretKey
@@ -78,8 +80,17 @@ public final class StripeTestState: @unchecked Sendable {
     public func advanceClock(seconds: Int) { withLock { clockOffset += seconds } }
     public func reset() {
         withLock {
-            customers = [:]; paymentMethods = [:]; paymentMethodCards = [:]; sources = [:]; sourceCards = [:]
-            paymentIntents = [:]; ephemeralKeys = [:]; created = [:]; idempotency = [:]; faults = []; log = []
+            customers = [:]
+            paymentMethods = [:]
+            paymentMethodCards = [:]
+            sources = [:]
+            sourceCards = [:]
+            paymentIntents = [:]
+            ephemeralKeys = [:]
+            created = [:]
+            idempotency = [:]
+            faults = []
+            log = []
             clockOffset = 0
         }
     }
@@ -97,7 +108,9 @@ public final class StripeTestState: @unchecked Sendable {
             return withLock { handleControl(request) }
         }
         let fault: Fault? = withLock {
-            guard let i = faults.firstIndex(where: { $0.matches(method: request.method, path: request.path) }) else { return nil }
+            guard let i = faults.firstIndex(where: { $0.matches(method: request.method, path: request.path) }) else {
+                return nil
+            }
             let f = faults[i]
             faults[i].times -= 1
             if faults[i].times <= 0 { faults.remove(at: i) }
@@ -107,10 +120,11 @@ public final class StripeTestState: @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(fault.delayMs))
         }
         return withLock {
-            var entry = LoggedRequest(seq: log.count + 1, method: request.method, path: request.path, query: request.query,
-                                      idempotencyKey: request.header("idempotency-key"), auth: .none, status: nil,
-                                      replayed: false, fault: nil, stripeVersion: request.header("stripe-version"),
-                                      body: String(decoding: request.body, as: UTF8.self))
+            var entry = LoggedRequest(
+                seq: log.count + 1, method: request.method, path: request.path, query: request.query,
+                idempotencyKey: request.header("idempotency-key"), auth: .none, status: nil,
+                replayed: false, fault: nil, stripeVersion: request.header("stripe-version"),
+                body: String(decoding: request.body, as: UTF8.self))
             var response: TestHTTPResponse
             if let fault, !fault.afterHandling, fault.drop || fault.status != nil {
                 entry.auth = authKind(request)
@@ -147,7 +161,9 @@ public final class StripeTestState: @unchecked Sendable {
 
     func bearer(_ request: TestHTTPRequest) -> String? {
         guard let header = request.header("authorization") else { return nil }
-        if header.lowercased().hasPrefix("bearer ") { return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
+        if header.lowercased().hasPrefix("bearer ") {
+            return String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        }
         if header.lowercased().hasPrefix("basic "),
             let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
             let text = String(data: data, encoding: .utf8)
@@ -161,20 +177,24 @@ public final class StripeTestState: @unchecked Sendable {
         guard let key = bearer(request), !key.isEmpty else { return .none }
         if key == configuration.secretKey { return .secret }
         if key == configuration.publishableKey { return .publishable }
-        if let ek = ephemeralKeys[key], (ek["expires"]?.intValue ?? 0) > now, ek["_revoked"] == nil { return .ephemeral }
+        if let ek = ephemeralKeys[key], (ek["expires"]?.intValue ?? 0) > now, ek["_revoked"] == nil {
+            return .ephemeral
+        }
         return .invalid
     }
 
     func authenticate(_ request: TestHTTPRequest) throws(APIError) -> Auth {
         guard let key = bearer(request), !key.isEmpty else {
-            throw .invalid("You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
-                           status: 401)
+            throw .invalid(
+                "You did not provide an API key. You need to provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY'). See https://stripe.com/docs/api#authentication for details, or we can help at https://support.stripe.com/.",
+                status: 401)
         }
         if key == configuration.secretKey { return .secret }
         if key == configuration.publishableKey { return .publishable }
         if let ek = ephemeralKeys[key] {
             if ek["_revoked"] != nil || (ek["expires"]?.intValue ?? 0) <= now {
-                throw .invalid("Expired API Key provided: \(APIError.redact(key))", code: "api_key_expired", status: 401)
+                throw .invalid(
+                    "Expired API Key provided: \(APIError.redact(key))", code: "api_key_expired", status: 401)
             }
             if let customer = ek["associated_objects"]?.arrayValue?.first?["id"]?.stringValue {
                 return .ephemeral(customer: customer)
@@ -196,10 +216,12 @@ public final class StripeTestState: @unchecked Sendable {
         case (.publishable, .publishable), (.publishable, .publishableOrCustomer): return
         case (.ephemeral, .customer), (.ephemeral, .publishableOrCustomer): return
         case (.publishable, _):
-            throw .invalid("This API call cannot be made with a publishable API key. Please use a secret API key. You can find a list of your API keys at https://dashboard.stripe.com/account/apikeys.",
-                           status: 401)
+            throw .invalid(
+                "This API call cannot be made with a publishable API key. Please use a secret API key. You can find a list of your API keys at https://dashboard.stripe.com/account/apikeys.",
+                status: 401)
         case (.ephemeral, _):
-            throw .invalid("This API call cannot be made with an ephemeral API key. Please use a secret API key.", status: 401)
+            throw .invalid(
+                "This API call cannot be made with an ephemeral API key. Please use a secret API key.", status: 401)
         }
     }
 
@@ -207,9 +229,11 @@ public final class StripeTestState: @unchecked Sendable {
     func requireCustomerScope(_ auth: Auth, _ customer: String?) throws(APIError) {
         guard case .ephemeral(let own) = auth else { return }
         guard let customer, customer == own else {
-            throw APIError(status: 403, type: "invalid_request_error",
-                           message: "The provided key does not have access to this resource: an ephemeral key can only be used with the customer \(own).",
-                           code: "resource_missing")
+            throw APIError(
+                status: 403, type: "invalid_request_error",
+                message:
+                    "The provided key does not have access to this resource: an ephemeral key can only be used with the customer \(own).",
+                code: "resource_missing")
         }
     }
 
@@ -232,83 +256,132 @@ public final class StripeTestState: @unchecked Sendable {
         var handler: @Sendable (StripeTestState, inout Call) throws(APIError) -> JSONValue
     }
 
-    static let telemetry = ["muid", "guid", "sid", "payment_user_agent", "time_on_page", "referrer", "key", "_stripe_version", "_stripe_account"]
+    static let telemetry = [
+        "muid", "guid", "sid", "payment_user_agent", "time_on_page", "referrer", "key", "_stripe_version",
+        "_stripe_account",
+    ]
     static let addressKeys = ["city", "country", "line1", "line2", "postal_code", "state"]
 
     static func address(_ prefix: String) -> [String] { addressKeys.map { "\(prefix)[\($0)]" } }
 
     static let routes: [Route] = {
         let expand = ["expand[#]"]
-        let shipping = ["shipping[name]", "shipping[phone]", "shipping[carrier]", "shipping[tracking_number]"] + address("shipping[address]")
-        let customerParams = ["email", "name", "description", "phone", "metadata[*]", "payment_method", "default_source", "source",
-                              "invoice_settings[default_payment_method]", "preferred_locales[#]", "balance", "tax_exempt"]
+        let shipping =
+            ["shipping[name]", "shipping[phone]", "shipping[carrier]", "shipping[tracking_number]"]
+            + address("shipping[address]")
+        let customerParams =
+            [
+                "email", "name", "description", "phone", "metadata[*]", "payment_method", "default_source", "source",
+                "invoice_settings[default_payment_method]", "preferred_locales[#]", "balance", "tax_exempt",
+            ]
             + shipping + address("address") + expand
-        let billing = ["billing_details[name]", "billing_details[email]", "billing_details[phone]"] + address("billing_details[address]")
-        let pmData = ["type", "card[number]", "card[exp_month]", "card[exp_year]", "card[cvc]", "card[token]", "metadata[*]",
-                      "ideal[bank]", "sepa_debit[iban]", "sofort[country]", "p24[bank]", "eps[bank]", "fpx[bank]",
-                      "bancontact", "giropay", "alipay", "au_becs_debit[**]", "bacs_debit[**]", "allow_redisplay"]
+        let billing =
+            ["billing_details[name]", "billing_details[email]", "billing_details[phone]"]
+            + address("billing_details[address]")
+        let pmData =
+            [
+                "type", "card[number]", "card[exp_month]", "card[exp_year]", "card[cvc]", "card[token]", "metadata[*]",
+                "ideal[bank]", "sepa_debit[iban]", "sofort[country]", "p24[bank]", "eps[bank]", "fpx[bank]",
+                "bancontact", "giropay", "alipay", "au_becs_debit[**]", "bacs_debit[**]", "allow_redisplay",
+            ]
             + billing
         let pmCreate = pmData + ["customer", "payment_method"] + expand + telemetry
-        let sourceParams = ["type", "amount", "currency", "flow", "metadata[*]", "usage", "token", "statement_descriptor",
-                            "redirect[return_url]", "owner[name]", "owner[email]", "owner[phone]"] + address("owner[address]")
-            + ["card[number]", "card[cvc]", "card[exp_month]", "card[exp_year]", "card[name]", "card[visa_checkout][callid]",
-               "card[masterpass][cart_id]", "card[masterpass][transaction_id]",
-               "sepa_debit[iban]", "sofort[country]", "sofort[statement_descriptor]", "sofort[preferred_language]",
-               "ideal[bank]", "ideal[statement_descriptor]", "bancontact[statement_descriptor]", "bancontact[preferred_language]",
-               "giropay[statement_descriptor]", "three_d_secure[card]", "three_d_secure[customer]",
-               "alipay[app_bundle_id]", "alipay[app_version_key]", "wechat[appid]", "wechat[statement_descriptor]",
-               "klarna[**]", "source_order[**]", "p24[**]", "eps[**]", "multibanco[**]", "client_secret"]
+        let sourceParams =
+            [
+                "type", "amount", "currency", "flow", "metadata[*]", "usage", "token", "statement_descriptor",
+                "redirect[return_url]", "owner[name]", "owner[email]", "owner[phone]",
+            ] + address("owner[address]")
+            + [
+                "card[number]", "card[cvc]", "card[exp_month]", "card[exp_year]", "card[name]",
+                "card[visa_checkout][callid]",
+                "card[masterpass][cart_id]", "card[masterpass][transaction_id]",
+                "sepa_debit[iban]", "sofort[country]", "sofort[statement_descriptor]", "sofort[preferred_language]",
+                "ideal[bank]", "ideal[statement_descriptor]", "bancontact[statement_descriptor]",
+                "bancontact[preferred_language]",
+                "giropay[statement_descriptor]", "three_d_secure[card]", "three_d_secure[customer]",
+                "alipay[app_bundle_id]", "alipay[app_version_key]", "wechat[appid]", "wechat[statement_descriptor]",
+                "klarna[**]", "source_order[**]", "p24[**]", "eps[**]", "multibanco[**]", "client_secret",
+            ]
             + expand + telemetry + ["customer", "original_source", "mandate[**]", "receiver[**]"]
-        let piShared = ["payment_method", "return_url", "receipt_email", "setup_future_usage", "metadata[*]", "description",
-                        "statement_descriptor", "statement_descriptor_suffix", "off_session", "save_payment_method",
-                        "payment_method_options[**]", "mandate_data[**]", "use_stripe_sdk", "source", "capture_method"]
-            + pmData.map { "payment_method_data[\(FormDecoding.segments(of: $0).joined(separator: "]["))]" } + shipping + expand
-        let piCreate = ["amount", "currency", "customer", "confirm", "confirmation_method", "payment_method_types[#]",
-                        "automatic_payment_methods[enabled]", "automatic_payment_methods[allow_redirects]", "error_on_requires_action"]
+        let piShared =
+            [
+                "payment_method", "return_url", "receipt_email", "setup_future_usage", "metadata[*]", "description",
+                "statement_descriptor", "statement_descriptor_suffix", "off_session", "save_payment_method",
+                "payment_method_options[**]", "mandate_data[**]", "use_stripe_sdk", "source", "capture_method",
+            ]
+            + pmData.map { "payment_method_data[\(FormDecoding.segments(of: $0).joined(separator: "]["))]" } + shipping
+            + expand
+        let piCreate =
+            [
+                "amount", "currency", "customer", "confirm", "confirmation_method", "payment_method_types[#]",
+                "automatic_payment_methods[enabled]", "automatic_payment_methods[allow_redirects]",
+                "error_on_requires_action",
+            ]
             + piShared
         let piConfirm = ["client_secret", "error_on_requires_action"] + piShared + telemetry
 
         return [
-            Route(method: "POST", pattern: ["v1", "customers"], access: .secretOnly, spec: ParamSpec(customerParams),
-                  handler: { s, c throws(APIError) in try s.createCustomer(&c) }),
-            Route(method: "GET", pattern: ["v1", "customers", ":id"], access: .customer, spec: ParamSpec(expand),
-                  handler: { s, c throws(APIError) in try s.retrieveCustomer(&c) }),
-            Route(method: "POST", pattern: ["v1", "customers", ":id"], access: .customer, spec: ParamSpec(customerParams),
-                  handler: { s, c throws(APIError) in try s.updateCustomer(&c) }),
-            Route(method: "DELETE", pattern: ["v1", "customers", ":id"], access: .secretOnly, spec: ParamSpec([]),
-                  handler: { s, c throws(APIError) in try s.deleteCustomer(&c) }),
-            Route(method: "POST", pattern: ["v1", "payment_methods"], access: .publishable, spec: ParamSpec(pmCreate),
-                  handler: { s, c throws(APIError) in try s.createPaymentMethod(&c) }),
-            Route(method: "GET", pattern: ["v1", "payment_methods"], access: .customer,
-                  spec: ParamSpec(["customer", "type", "limit", "starting_after", "ending_before"] + expand),
-                  handler: { s, c throws(APIError) in try s.listPaymentMethods(&c) }),
-            Route(method: "GET", pattern: ["v1", "payment_methods", ":id"], access: .publishableOrCustomer, spec: ParamSpec(expand),
-                  handler: { s, c throws(APIError) in try s.retrievePaymentMethod(&c) }),
-            Route(method: "POST", pattern: ["v1", "payment_methods", ":id", "attach"], access: .customer,
-                  spec: ParamSpec(["customer"] + expand),
-                  handler: { s, c throws(APIError) in try s.attachPaymentMethod(&c) }),
-            Route(method: "POST", pattern: ["v1", "payment_methods", ":id", "detach"], access: .customer, spec: ParamSpec(expand),
-                  handler: { s, c throws(APIError) in try s.detachPaymentMethod(&c) }),
-            Route(method: "POST", pattern: ["v1", "ephemeral_keys"], access: .secretOnly,
-                  spec: ParamSpec(["customer", "issuing_card", "nonce", "verification_session"] + expand),
-                  handler: { s, c throws(APIError) in try s.createEphemeralKey(&c) }),
-            Route(method: "DELETE", pattern: ["v1", "ephemeral_keys", ":id"], access: .secretOnly, spec: ParamSpec(expand),
-                  handler: { s, c throws(APIError) in try s.deleteEphemeralKey(&c) }),
-            Route(method: "POST", pattern: ["v1", "sources"], access: .publishable, spec: ParamSpec(sourceParams),
-                  handler: { s, c throws(APIError) in try s.createSource(&c) }),
-            Route(method: "GET", pattern: ["v1", "sources", ":id"], access: .publishable, spec: ParamSpec(["client_secret"] + expand),
-                  handler: { s, c throws(APIError) in try s.retrieveSource(&c) }),
-            Route(method: "POST", pattern: ["v1", "payment_intents"], access: .secretOnly, spec: ParamSpec(piCreate),
-                  handler: { s, c throws(APIError) in try s.createPaymentIntent(&c) }),
-            Route(method: "GET", pattern: ["v1", "payment_intents", ":id"], access: .publishable,
-                  spec: ParamSpec(["client_secret"] + expand),
-                  handler: { s, c throws(APIError) in try s.retrievePaymentIntent(&c) }),
-            Route(method: "POST", pattern: ["v1", "payment_intents", ":id", "confirm"], access: .publishable,
-                  spec: ParamSpec(piConfirm),
-                  handler: { s, c throws(APIError) in try s.confirmPaymentIntent(&c) }),
-            Route(method: "POST", pattern: ["v1", "payment_intents", ":id", "cancel"], access: .secretOnly,
-                  spec: ParamSpec(["cancellation_reason"] + expand),
-                  handler: { s, c throws(APIError) in try s.cancelPaymentIntent(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "customers"], access: .secretOnly, spec: ParamSpec(customerParams),
+                handler: { s, c throws(APIError) in try s.createCustomer(&c) }),
+            Route(
+                method: "GET", pattern: ["v1", "customers", ":id"], access: .customer, spec: ParamSpec(expand),
+                handler: { s, c throws(APIError) in try s.retrieveCustomer(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "customers", ":id"], access: .customer, spec: ParamSpec(customerParams),
+                handler: { s, c throws(APIError) in try s.updateCustomer(&c) }),
+            Route(
+                method: "DELETE", pattern: ["v1", "customers", ":id"], access: .secretOnly, spec: ParamSpec([]),
+                handler: { s, c throws(APIError) in try s.deleteCustomer(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "payment_methods"], access: .publishable, spec: ParamSpec(pmCreate),
+                handler: { s, c throws(APIError) in try s.createPaymentMethod(&c) }),
+            Route(
+                method: "GET", pattern: ["v1", "payment_methods"], access: .customer,
+                spec: ParamSpec(["customer", "type", "limit", "starting_after", "ending_before"] + expand),
+                handler: { s, c throws(APIError) in try s.listPaymentMethods(&c) }),
+            Route(
+                method: "GET", pattern: ["v1", "payment_methods", ":id"], access: .publishableOrCustomer,
+                spec: ParamSpec(expand),
+                handler: { s, c throws(APIError) in try s.retrievePaymentMethod(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "payment_methods", ":id", "attach"], access: .customer,
+                spec: ParamSpec(["customer"] + expand),
+                handler: { s, c throws(APIError) in try s.attachPaymentMethod(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "payment_methods", ":id", "detach"], access: .customer,
+                spec: ParamSpec(expand),
+                handler: { s, c throws(APIError) in try s.detachPaymentMethod(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "ephemeral_keys"], access: .secretOnly,
+                spec: ParamSpec(["customer", "issuing_card", "nonce", "verification_session"] + expand),
+                handler: { s, c throws(APIError) in try s.createEphemeralKey(&c) }),
+            Route(
+                method: "DELETE", pattern: ["v1", "ephemeral_keys", ":id"], access: .secretOnly,
+                spec: ParamSpec(expand),
+                handler: { s, c throws(APIError) in try s.deleteEphemeralKey(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "sources"], access: .publishable, spec: ParamSpec(sourceParams),
+                handler: { s, c throws(APIError) in try s.createSource(&c) }),
+            Route(
+                method: "GET", pattern: ["v1", "sources", ":id"], access: .publishable,
+                spec: ParamSpec(["client_secret"] + expand),
+                handler: { s, c throws(APIError) in try s.retrieveSource(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "payment_intents"], access: .secretOnly, spec: ParamSpec(piCreate),
+                handler: { s, c throws(APIError) in try s.createPaymentIntent(&c) }),
+            Route(
+                method: "GET", pattern: ["v1", "payment_intents", ":id"], access: .publishable,
+                spec: ParamSpec(["client_secret"] + expand),
+                handler: { s, c throws(APIError) in try s.retrievePaymentIntent(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "payment_intents", ":id", "confirm"], access: .publishable,
+                spec: ParamSpec(piConfirm),
+                handler: { s, c throws(APIError) in try s.confirmPaymentIntent(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "payment_intents", ":id", "cancel"], access: .secretOnly,
+                spec: ParamSpec(["cancellation_reason"] + expand),
+                handler: { s, c throws(APIError) in try s.cancelPaymentIntent(&c) }),
         ]
     }()
 
@@ -354,11 +427,17 @@ public final class StripeTestState: @unchecked Sendable {
 
         // Idempotency: POSTs only, keyed by the key; the fingerprint is the route and its params.
         let idemKey = request.method == "POST" ? request.header("idempotency-key") : nil
-        let fingerprint = request.method + " " + request.path + "?" + pairs.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "&")
+        let fingerprint =
+            request.method + " " + request.path + "?"
+            + pairs.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "&")
         if let idemKey, let record = idempotency[idemKey] {
             guard record.fingerprint == fingerprint else {
-                return fail(APIError(status: 400, type: "idempotency_error",
-                                     message: "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '\(idemKey)' if you meant to execute a different request."))
+                return fail(
+                    APIError(
+                        status: 400, type: "idempotency_error",
+                        message:
+                            "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '\(idemKey)' if you meant to execute a different request."
+                    ))
             }
             entry.replayed = true
             var replay = record.response
@@ -366,8 +445,9 @@ public final class StripeTestState: @unchecked Sendable {
             return replay
         }
 
-        var call = Call(request: request, auth: auth, params: FormDecoding.tree(pairs), pairs: pairs, captures: captures,
-                        baseURL: baseURL(request))
+        var call = Call(
+            request: request, auth: auth, params: FormDecoding.tree(pairs), pairs: pairs, captures: captures,
+            baseURL: baseURL(request))
         let response: TestHTTPResponse
         do throws(APIError) {
             let value = try route.handler(self, &call)

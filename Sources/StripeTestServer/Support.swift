@@ -38,7 +38,8 @@ public struct TestHTTPResponse: Sendable {
 
     static func json(_ status: Int, _ value: JSONValue, headers: [(String, String)] = []) -> TestHTTPResponse {
         let data = (try? JSONCoding.encode(value, pretty: true)) ?? Data("{}".utf8)
-        return TestHTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(data))
+        return TestHTTPResponse(
+            status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(data))
     }
 
     public var bodyText: String { String(decoding: body, as: UTF8.self) }
@@ -93,9 +94,11 @@ public struct Fault: Sendable, Equatable {
     /// stored), then replace the response with the fault: "the response was lost".
     public var afterHandling: Bool
 
-    public init(method: String? = nil, path: String, status: Int? = nil, body: JSONValue? = nil,
-                headers: [String: String] = [:], times: Int = 1, delayMs: Int = 0, drop: Bool = false,
-                afterHandling: Bool = false) {
+    public init(
+        method: String? = nil, path: String, status: Int? = nil, body: JSONValue? = nil,
+        headers: [String: String] = [:], times: Int = 1, delayMs: Int = 0, drop: Bool = false,
+        afterHandling: Bool = false
+    ) {
         self.method = method?.uppercased()
         self.path = path
         self.status = status
@@ -110,7 +113,9 @@ public struct Fault: Sendable, Equatable {
     init(json: JSONValue) throws(APIError) {
         guard let o = json.objectValue else { throw .invalid("a fault must be a JSON object") }
         guard let path = o["path"]?.stringValue else { throw .missing("path") }
-        let allowed: Set<String> = ["method", "path", "status", "body", "headers", "times", "delayMs", "drop", "afterHandling"]
+        let allowed: Set<String> = [
+            "method", "path", "status", "body", "headers", "times", "delayMs", "drop", "afterHandling",
+        ]
         if let bad = o.keys.sorted().first(where: { !allowed.contains($0) }) { throw .unknownParameters([bad]) }
         var headers: [String: String] = [:]
         for (k, v) in o["headers"]?.objectValue ?? [:] {
@@ -120,11 +125,14 @@ public struct Fault: Sendable, Equatable {
         if case .bool(let b)? = o["drop"] { drop = b }
         var after = false
         if case .bool(let b)? = o["afterHandling"] { after = b }
-        self.init(method: o["method"]?.stringValue, path: path, status: o["status"]?.intValue.map { Int($0) },
-                  body: o["body"], headers: headers, times: Int(o["times"]?.intValue ?? 1),
-                  delayMs: Int(o["delayMs"]?.intValue ?? 0), drop: drop, afterHandling: after)
+        self.init(
+            method: o["method"]?.stringValue, path: path, status: o["status"]?.intValue.map { Int($0) },
+            body: o["body"], headers: headers, times: Int(o["times"]?.intValue ?? 1),
+            delayMs: Int(o["delayMs"]?.intValue ?? 0), drop: drop, afterHandling: after)
         if status == nil, !drop, delayMs == 0 { throw .invalid("a fault needs status, drop or delayMs") }
-        if path.hasPrefix("^"), (try? Regex(path)) == nil { throw .invalid("invalid regular expression: \(path)", param: "path") }
+        if path.hasPrefix("^"), (try? Regex(path)) == nil {
+            throw .invalid("invalid regular expression: \(path)", param: "path")
+        }
     }
 
     func matches(method m: String, path p: String) -> Bool {
@@ -137,8 +145,10 @@ public struct Fault: Sendable, Equatable {
     }
 
     var json: JSONValue {
-        var o: Obj = ["path": .string(path), "times": .int(Int64(times)), "delayMs": .int(Int64(delayMs)),
-                      "drop": .bool(drop), "afterHandling": .bool(afterHandling)]
+        var o: Obj = [
+            "path": .string(path), "times": .int(Int64(times)), "delayMs": .int(Int64(delayMs)),
+            "drop": .bool(drop), "afterHandling": .bool(afterHandling),
+        ]
         if let method { o["method"] = .string(method) }
         if let status { o["status"] = .int(Int64(status)) }
         if let body { o["body"] = body }
@@ -153,9 +163,13 @@ public struct Fault: Sendable, Equatable {
         if let b = self.body {
             body = b
         } else if status == 429 {
-            body = APIError(status: 429, type: "invalid_request_error",
-                            message: "Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.",
-                            code: "rate_limit").body
+            body =
+                APIError(
+                    status: 429, type: "invalid_request_error",
+                    message:
+                        "Too many requests hit the API too quickly. We recommend an exponential backoff of your requests.",
+                    code: "rate_limit"
+                ).body
         } else if status >= 500 {
             body = APIError(status: status, type: "api_error", message: "An unknown error occurred").body
         } else {

@@ -31,23 +31,32 @@ struct TestCard: Sendable {
         }
     }
     var fingerprint: String {
-        var h: UInt64 = 1469598103934665603
-        for b in number.utf8 { h = (h ^ UInt64(b)) &* 1099511628211 }
+        var h: UInt64 = 1_469_598_103_934_665_603
+        for b in number.utf8 { h = (h ^ UInt64(b)) &* 1_099_511_628_211 }
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         var out = ""
-        for _ in 0..<16 { out.append(alphabet[Int(h % 62)]); h /= 62; if h == 0 { h = 0x9E3779B97F4A7C15 } }
+        for _ in 0..<16 {
+            out.append(alphabet[Int(h % 62)])
+            h /= 62
+            if h == 0 { h = 0x9E37_79B9_7F4A_7C15 }
+        }
         return out
     }
 
     static let declines: [String: Decline] = [
-        "4000000000000002": .init(code: "card_declined", declineCode: "generic_decline", message: "Your card was declined."),
-        "4000000000009995": .init(code: "card_declined", declineCode: "insufficient_funds", message: "Your card has insufficient funds."),
+        "4000000000000002": .init(
+            code: "card_declined", declineCode: "generic_decline", message: "Your card was declined."),
+        "4000000000009995": .init(
+            code: "card_declined", declineCode: "insufficient_funds", message: "Your card has insufficient funds."),
         "4000000000009987": .init(code: "card_declined", declineCode: "lost_card", message: "Your card was declined."),
-        "4000000000009979": .init(code: "card_declined", declineCode: "stolen_card", message: "Your card was declined."),
+        "4000000000009979": .init(
+            code: "card_declined", declineCode: "stolen_card", message: "Your card was declined."),
         "4000000000000069": .init(code: "expired_card", declineCode: "expired_card", message: "Your card has expired."),
-        "4000000000000127": .init(code: "incorrect_cvc", declineCode: "incorrect_cvc", message: "Your card's security code is incorrect."),
-        "4000000000000119": .init(code: "processing_error", declineCode: "processing_error",
-                                  message: "An error occurred while processing your card. Try again in a little bit."),
+        "4000000000000127": .init(
+            code: "incorrect_cvc", declineCode: "incorrect_cvc", message: "Your card's security code is incorrect."),
+        "4000000000000119": .init(
+            code: "processing_error", declineCode: "processing_error",
+            message: "An error occurred while processing your card. Try again in a little bit."),
     ]
 
     static let authenticationRequired: Set<String> = [
@@ -91,7 +100,12 @@ struct TestCard: Sendable {
         guard digits.count == number.count, (12...19).contains(digits.count) else { return false }
         var sum = 0
         for (i, d) in digits.reversed().enumerated() {
-            if i % 2 == 1 { let x = d * 2; sum += x > 9 ? x - 9 : x } else { sum += d }
+            if i % 2 == 1 {
+                let x = d * 2
+                sum += x > 9 ? x - 9 : x
+            } else {
+                sum += d
+            }
         }
         return sum % 10 == 0
     }
@@ -100,14 +114,23 @@ struct TestCard: Sendable {
         let number = raw.filter { $0 != " " && $0 != "-" }
         self.number = number
         func has(_ prefixes: String...) -> Bool { prefixes.contains { number.hasPrefix($0) } }
-        if has("4") { brand = "visa" }
-        else if has("51", "52", "53", "54", "55", "22", "23", "24", "25", "26", "27") { brand = "mastercard" }
-        else if has("34", "37") { brand = "amex" }
-        else if has("6011", "65", "644", "645", "646", "647", "648", "649") { brand = "discover" }
-        else if has("300", "301", "302", "303", "304", "305", "36", "38") { brand = "diners" }
-        else if has("35") { brand = "jcb" }
-        else if has("62", "81") { brand = "unionpay" }
-        else { brand = "unknown" }
+        if has("4") {
+            brand = "visa"
+        } else if has("51", "52", "53", "54", "55", "22", "23", "24", "25", "26", "27") {
+            brand = "mastercard"
+        } else if has("34", "37") {
+            brand = "amex"
+        } else if has("6011", "65", "644", "645", "646", "647", "648", "649") {
+            brand = "discover"
+        } else if has("300", "301", "302", "303", "304", "305", "36", "38") {
+            brand = "diners"
+        } else if has("35") {
+            brand = "jcb"
+        } else if has("62", "81") {
+            brand = "unionpay"
+        } else {
+            brand = "unknown"
+        }
         funding = ["4000056655665556", "5200828282828210"].contains(number) ? "debit" : "credit"
         country = "US"
         decline = Self.declines[number]

@@ -12,7 +12,9 @@ struct Connection: Sendable {
     func run<R: Sendable>(_ body: @escaping @Sendable (RPCClient) async throws -> R) async throws -> R {
         let path = socketPath
         let seconds = timeoutSeconds
-        return try await withTimeout(seconds: seconds, onTimeout: { StpctlFailure.timeout(seconds: seconds, socket: path) }) {
+        return try await withTimeout(
+            seconds: seconds, onTimeout: { StpctlFailure.timeout(seconds: seconds, socket: path) }
+        ) {
             try await RPCClient.withConnection(to: path) { client in try await body(client) }
         }
     }

@@ -57,18 +57,23 @@ struct ContextCreateCommand: AsyncParsableCommand, ClientCommand {
             """)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @Option(help: ArgumentHelp("The customer session it uses.", valueName: "cses_...")) var session: String
-    @Option(help: ArgumentHelp("The amount in the currency's minor unit (1099 is 10.99 USD).", valueName: "minor-units"))
+    @Option(
+        help: ArgumentHelp("The amount in the currency's minor unit (1099 is 10.99 USD).", valueName: "minor-units"))
     var amount: Int
     @Option(help: ArgumentHelp("ISO currency (default USD).", valueName: "code")) var currency: String?
     @Option(help: ArgumentHelp("ISO country (default US).", valueName: "code")) var country: String?
     @Option(help: ArgumentHelp("The total's label (default: stpd's STPD_MERCHANT_NAME).", valueName: "name"))
     var companyName: String?
-    @Option(help: ArgumentHelp("The option selected once loaded, if it is one of the customer's cards.", valueName: "pm_..."))
+    @Option(
+        help: ArgumentHelp(
+            "The option selected once loaded, if it is one of the customer's cards.", valueName: "pm_..."))
     var defaultPaymentMethod: String?
     @Flag(help: "The app validates shipping addresses (answers didUpdateShippingAddress pending actions).")
     var validatesShipping = false
-    @Option(help: ArgumentHelp(
-        "Seconds a pending action waits for its answer (default: stpd's STPD_PENDING_ACTION_TIMEOUT).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a pending action waits for its answer (default: stpd's STPD_PENDING_ACTION_TIMEOUT).",
+            valueName: "seconds"))
     var pendingActionTimeout: Double?
 
     func validate() throws {
@@ -124,7 +129,8 @@ struct ContextShowCommand: AsyncParsableCommand, ClientCommand {
 }
 
 struct ContextSelectCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "select", abstract: PaymentContextSelectPaymentMethod.summary)
+    static let configuration = CommandConfiguration(
+        commandName: "select", abstract: PaymentContextSelectPaymentMethod.summary)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var target: ContextIDArgument
     @Argument(help: ArgumentHelp("One of the context's options (pm_...).", valueName: "payment-method"))
@@ -154,7 +160,8 @@ struct ContextRequestPaymentCommand: AsyncParsableCommand, ClientCommand {
     @OptionGroup var target: ContextIDArgument
     @Option(help: ArgumentHelp("Let stpd confirm this PaymentIntent.", valueName: "pi_..._secret_..."))
     var paymentIntent: String?
-    @Option(help: ArgumentHelp("With --payment-intent: the return URL of a 3-D Secure or bank redirect.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp("With --payment-intent: the return URL of a 3-D Secure or bank redirect.", valueName: "url"))
     var returnURL: String?
 
     func validate() throws {
@@ -202,21 +209,30 @@ struct ContextAnswerCommand: AsyncParsableCommand, ClientCommand {
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @Argument(help: ArgumentHelp("The pending action id (pact_...).", valueName: "action"))
     var action: String
-    @Option(help: "The answer: success, error or user-cancellation (didCreatePaymentResult); valid or invalid (didUpdateShippingAddress).")
+    @Option(
+        help:
+            "The answer: success, error or user-cancellation (didCreatePaymentResult); valid or invalid (didUpdateShippingAddress)."
+    )
     var status: AnswerStatusArgument
-    @Option(name: .customLong("error"), help: ArgumentHelp("With error or invalid: the message shown to the customer.", valueName: "message"))
+    @Option(
+        name: .customLong("error"),
+        help: ArgumentHelp("With error or invalid: the message shown to the customer.", valueName: "message"))
     var errorMessage: String?
     @Option(help: ArgumentHelp("With --error: the app's own code for it.", valueName: "code"))
     var errorCode: String?
     @Option(
         name: .customLong("shipping-method"),
-        help: ArgumentHelp("With valid: a shipping method for the address, its amount in minor units (repeatable).", valueName: "id:label:amount"))
+        help: ArgumentHelp(
+            "With valid: a shipping method for the address, its amount in minor units (repeatable).",
+            valueName: "id:label:amount"))
     var shippingMethods: [ShippingMethodArgument] = []
     @Option(help: ArgumentHelp("With valid: the preselected shipping method.", valueName: "id"))
     var selectedShippingMethod: String?
 
     func validate() throws {
-        if errorMessage != nil, !status.takesError { throw ValidationError("--error goes with --status error or invalid") }
+        if errorMessage != nil, !status.takesError {
+            throw ValidationError("--error goes with --status error or invalid")
+        }
         if errorCode != nil, errorMessage == nil { throw ValidationError("--error-code goes with --error") }
         if status != .valid, !shippingMethods.isEmpty || selectedShippingMethod != nil {
             throw ValidationError("--shipping-method and --selected-shipping-method go with --status valid")
@@ -228,7 +244,8 @@ struct ContextAnswerCommand: AsyncParsableCommand, ClientCommand {
             action: action, status: status.status,
             error: errorMessage.map { .init(message: $0, code: errorCode) },
             shippingMethods: status == .valid
-                ? shippingMethods.map { ShippingMethod(identifier: $0.identifier, label: $0.label, amount: $0.amount) } : nil,
+                ? shippingMethods.map { ShippingMethod(identifier: $0.identifier, label: $0.label, amount: $0.amount) }
+                : nil,
             selectedShippingMethod: selectedShippingMethod)
         try await global.printContext(PaymentContextAnswer.self, params)
     }

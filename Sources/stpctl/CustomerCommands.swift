@@ -55,7 +55,8 @@ extension CustomerAdapter {
                 includeApplePayPaymentMethods: applePay, timeout: timeout)
         case .stripeAppKeys:
             self.init(
-                kind: .stripe, keyProvider: KeyProvider(kind: .app), includeApplePayPaymentMethods: applePay, timeout: timeout)
+                kind: .stripe, keyProvider: KeyProvider(kind: .app), includeApplePayPaymentMethods: applePay,
+                timeout: timeout)
         case .stripeServerCustomer(let customer):
             self.init(
                 kind: .stripe, keyProvider: KeyProvider(kind: .server, customer: customer),
@@ -171,7 +172,8 @@ struct CustomerPaymentMethodsCommand: AsyncParsableCommand, ClientCommand {
 }
 
 struct CustomerAttachCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "attach", abstract: CustomerAttachPaymentMethod.summary)
+    static let configuration = CommandConfiguration(
+        commandName: "attach", abstract: CustomerAttachPaymentMethod.summary)
 
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var target: SessionArgument
@@ -185,7 +187,8 @@ struct CustomerAttachCommand: AsyncParsableCommand, ClientCommand {
 }
 
 struct CustomerDetachCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "detach", abstract: CustomerDetachPaymentMethod.summary)
+    static let configuration = CommandConfiguration(
+        commandName: "detach", abstract: CustomerDetachPaymentMethod.summary)
 
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var target: SessionArgument

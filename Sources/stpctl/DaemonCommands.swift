@@ -20,7 +20,9 @@ struct PingCommand: AsyncParsableCommand, ClientCommand {
             let pong = try await client.call(Ping.self, NoParams())
             return (pong, start.duration(to: clock.now))
         }
-        output.result(pong) { "pong from stpd \($0.version) at \(connection.socketPath) in \(Render.milliseconds(roundTrip))" }
+        output.result(pong) {
+            "pong from stpd \($0.version) at \(connection.socketPath) in \(Render.milliseconds(roundTrip))"
+        }
     }
 }
 

@@ -17,7 +17,9 @@ enum EventStream {
             let bytes = Array((line + "\n").utf8)
             var offset = 0
             while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+                let written = bytes.withUnsafeBytes {
+                    write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset)
+                }
                 if written >= 0 {
                     offset += written
                     continue

@@ -14,19 +14,24 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Print JSON even on a terminal (pretty there, one compact line per result otherwise).")
     var json = false
 
-    @Flag(help: "Print client secrets and credentials instead of [REDACTED] (they are redacted by default, JSON included).")
+    @Flag(
+        help:
+            "Print client secrets and credentials instead of [REDACTED] (they are redacted by default, JSON included).")
     var showSecrets = false
 
-    @Option(help: ArgumentHelp(
-        "Seconds to wait for the daemon, connecting included (default 30); 0 waits forever. Bounds the whole wait of `wait` commands (default: no bound).",
-        valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to wait for the daemon, connecting included (default 30); 0 waits forever. Bounds the whole wait of `wait` commands (default: no bound).",
+            valueName: "seconds"))
     var timeout: Double?
 
     /// A wait command's bound is the `--timeout` given, not the per-call default.
     var callTimeout: Double { timeout ?? 30 }
 
     mutating func validate() throws {
-        if let timeout, !timeout.isFinite || timeout < 0 { throw ValidationError("--timeout must be 0 or more seconds") }
+        if let timeout, !timeout.isFinite || timeout < 0 {
+            throw ValidationError("--timeout must be 0 or more seconds")
+        }
     }
 
     var output: Output { Output(forceJSON: json, showSecrets: showSecrets) }

@@ -57,13 +57,15 @@ struct ObjectWait: Sendable {
             seconds: seconds,
             onTimeout: {
                 let last = latest.withLock { $0 }.map { target.progress($0, waited()) } ?? target.id
-                return StpctlFailure.waitTimedOut("gave up waiting after \(Render.seconds(seconds)) (--timeout); last seen: \(last)")
+                return StpctlFailure.waitTimedOut(
+                    "gave up waiting after \(Render.seconds(seconds)) (--timeout); last seen: \(last)")
             }
         ) {
             try await RPCClient.withConnection(to: path) { client in
                 func bounded<R: Sendable>(_ call: @escaping @Sendable () async throws -> R) async throws -> R {
                     try await withTimeout(
-                        seconds: callTimeout, onTimeout: { StpctlFailure.timeout(seconds: callTimeout, socket: path) }, call)
+                        seconds: callTimeout, onTimeout: { StpctlFailure.timeout(seconds: callTimeout, socket: path) },
+                        call)
                 }
                 let subscription = try await bounded {
                     try await client.call(EventsSubscribe.self, .init(filter: target.filter))
@@ -86,9 +88,13 @@ struct ObjectWait: Sendable {
 
     /// The object of the subscription's next event; nil when the connection ends or the daemon
     /// drops the subscription (events.dropped).
-    static func nextObject(_ notifications: inout AsyncStream<Request>.Iterator, subscription: String) async -> JSONValue? {
+    static func nextObject(_ notifications: inout AsyncStream<Request>.Iterator, subscription: String) async
+        -> JSONValue?
+    {
         while let notification = await notifications.next() {
-            guard let params = notification.params, params["subscription"]?.stringValue == subscription else { continue }
+            guard let params = notification.params, params["subscription"]?.stringValue == subscription else {
+                continue
+            }
             switch notification.method {
             case Notifications.event.method:
                 if let object = params["object"], object.objectValue != nil { return object }

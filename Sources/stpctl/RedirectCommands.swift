@@ -57,9 +57,10 @@ struct RedirectCreateCommand: AsyncParsableCommand, ClientCommand {
     @Option(help: ArgumentHelp("The Source's client secret.", valueName: "secret")) var clientSecret: String?
     @Option(help: ArgumentHelp("The PaymentIntent's client secret.", valueName: "pi_..._secret_..."))
     var paymentIntent: String?
-    @Option(help: ArgumentHelp(
-        "Seconds to poll the Source after the redirect completes (default: stpd's STPD_REDIRECT_POLL_TIMEOUT).",
-        valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Seconds to poll the Source after the redirect completes (default: stpd's STPD_REDIRECT_POLL_TIMEOUT).",
+            valueName: "seconds"))
     var followUpTimeout: Double?
 
     func validate() throws {
@@ -124,7 +125,10 @@ struct RedirectStartCommand: AsyncParsableCommand, ClientCommand {
             """)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var target: RedirectIDArgument
-    @Option(help: "automatic (default): the native app URL if any, else the page; in-app: completes only on the return URL; browser: the page.")
+    @Option(
+        help:
+            "automatic (default): the native app URL if any, else the page; in-app: completes only on the return URL; browser: the page."
+    )
     var mode: ModeArgument?
     @Option(help: "Who opens the URL: app (default: you) or daemon (STPD_URL_OPENER, off unless configured).")
     var opener: OpenerArgument?

@@ -97,8 +97,10 @@ struct SourcePollCommand: AsyncParsableCommand, ClientCommand {
             """)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var target: SourceIDArgument
-    @Option(help: ArgumentHelp(
-        "The Source's client secret; not needed when it was created or retrieved through stpd.", valueName: "secret"))
+    @Option(
+        help: ArgumentHelp(
+            "The Source's client secret; not needed when it was created or retrieved through stpd.", valueName: "secret"
+        ))
     var clientSecret: String?
     @Option(help: ArgumentHelp("Seconds the poll runs, at most 300 (the default).", valueName: "seconds"))
     var pollTimeout: Double?
@@ -106,7 +108,9 @@ struct SourcePollCommand: AsyncParsableCommand, ClientCommand {
     var wait = false
 
     func validate() throws {
-        if let pollTimeout, !(pollTimeout.isFinite && pollTimeout >= 0) { throw ValidationError("--poll-timeout must be 0 or more seconds") }
+        if let pollTimeout, !(pollTimeout.isFinite && pollTimeout >= 0) {
+            throw ValidationError("--poll-timeout must be 0 or more seconds")
+        }
     }
 
     func run() async throws {

@@ -9,8 +9,10 @@ import StripeAPI
 
 /// Options every `source create` variant takes.
 struct SourceCreateOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Appended to the return URL as redirect_merchant_name (default: stpd's STPD_MERCHANT_NAME).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "Appended to the return URL as redirect_merchant_name (default: stpd's STPD_MERCHANT_NAME).",
+            valueName: "name"))
     var merchantName: String?
 
     func create(_ constructor: SourceConstructor, _ global: GlobalOptions) async throws {
@@ -64,8 +66,10 @@ struct SourceCreateCommand: AsyncParsableCommand, ClientCommand {
 /// after a subcommand's name, so the TYPE subcommands declare it too (hidden), to refuse it
 /// rather than ignore it.
 struct RawSourceOption: ParsableArguments {
-    @Option(help: ArgumentHelp(
-        "Stripe's source fields as one JSON object with a type, instead of a TYPE; - reads stdin.", valueName: "json"))
+    @Option(
+        help: ArgumentHelp(
+            "Stripe's source fields as one JSON object with a type, instead of a TYPE; - reads stdin.",
+            valueName: "json"))
     var raw: String?
 }
 
@@ -88,8 +92,9 @@ struct RedirectSourceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Amount in the currency's minor unit (1099 = 10.99).", valueName: "minor-units"))
     var amount: Int
 
-    @Option(help: ArgumentHelp(
-        "Where the customer comes back to: your app's URL scheme (see stpctl handle-url).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the customer comes back to: your app's URL scheme (see stpctl handle-url).", valueName: "url"))
     var returnURL: String
 
     func validate() throws {
@@ -115,9 +120,10 @@ struct SourceCardCommand: SourceTypeCommand {
     @Option(help: "Billing country (two-letter ISO code).") var country: String?
 
     func constructor() -> SourceConstructor {
-        SourceConstructor(card: CardInput(
-            number: number, expMonth: expMonth, expYear: expYear, cvc: cvc, name: name, addressLine1: addressLine1,
-            addressLine2: addressLine2, city: city, state: state, zip: zip, country: country))
+        SourceConstructor(
+            card: CardInput(
+                number: number, expMonth: expMonth, expYear: expYear, cvc: cvc, name: name, addressLine1: addressLine1,
+                addressLine2: addressLine2, city: city, state: state, zip: zip, country: country))
     }
 }
 
@@ -131,8 +137,10 @@ struct SourceSofortCommand: SourceTypeCommand {
     @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
 
     func constructor() -> SourceConstructor {
-        SourceConstructor(sofort: .init(
-            amount: redirect.amount, returnURL: redirect.returnURL, country: country, statementDescriptor: statementDescriptor))
+        SourceConstructor(
+            sofort: .init(
+                amount: redirect.amount, returnURL: redirect.returnURL, country: country,
+                statementDescriptor: statementDescriptor))
     }
 }
 
@@ -147,9 +155,11 @@ struct SourceIdealCommand: SourceTypeCommand {
     @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
 
     func constructor() -> SourceConstructor {
-        SourceConstructor(ideal: .init(
-            amount: redirect.amount, name: name, returnURL: redirect.returnURL, statementDescriptor: statementDescriptor,
-            bank: bank))
+        SourceConstructor(
+            ideal: .init(
+                amount: redirect.amount, name: name, returnURL: redirect.returnURL,
+                statementDescriptor: statementDescriptor,
+                bank: bank))
     }
 }
 
@@ -160,12 +170,15 @@ struct NamedRedirectOptions: ParsableArguments {
     @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
 
     var params: SourceConstructor.NamedRedirect {
-        .init(amount: redirect.amount, name: name, returnURL: redirect.returnURL, statementDescriptor: statementDescriptor)
+        .init(
+            amount: redirect.amount, name: name, returnURL: redirect.returnURL, statementDescriptor: statementDescriptor
+        )
     }
 }
 
 struct SourceBancontactCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "bancontact", abstract: "Bancontact (EUR; a bank redirect).")
+    static let configuration = CommandConfiguration(
+        commandName: "bancontact", abstract: "Bancontact (EUR; a bank redirect).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
     @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
@@ -192,7 +205,8 @@ struct SourceEPSCommand: SourceTypeCommand {
 }
 
 struct SourceP24Command: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "p24", abstract: "Przelewy24 (EUR or PLN; a bank redirect).")
+    static let configuration = CommandConfiguration(
+        commandName: "p24", abstract: "Przelewy24 (EUR or PLN; a bank redirect).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
     @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
@@ -202,13 +216,15 @@ struct SourceP24Command: SourceTypeCommand {
     @Option(help: "The account holder.") var name: String?
 
     func constructor() -> SourceConstructor {
-        SourceConstructor(p24: .init(
-            amount: redirect.amount, currency: currency, email: email, name: name, returnURL: redirect.returnURL))
+        SourceConstructor(
+            p24: .init(
+                amount: redirect.amount, currency: currency, email: email, name: name, returnURL: redirect.returnURL))
     }
 }
 
 struct SourceMultibancoCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "multibanco", abstract: "Multibanco (EUR; the customer pays in).")
+    static let configuration = CommandConfiguration(
+        commandName: "multibanco", abstract: "Multibanco (EUR; the customer pays in).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
     @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
@@ -221,7 +237,8 @@ struct SourceMultibancoCommand: SourceTypeCommand {
 }
 
 struct SourceSepaDebitCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "sepa-debit", abstract: "SEPA Direct Debit (EUR, reusable).")
+    static let configuration = CommandConfiguration(
+        commandName: "sepa-debit", abstract: "SEPA Direct Debit (EUR, reusable).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
     @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
@@ -233,8 +250,10 @@ struct SourceSepaDebitCommand: SourceTypeCommand {
     @Option(help: "Holder's country (two-letter ISO code).") var country: String?
 
     func constructor() -> SourceConstructor {
-        SourceConstructor(sepaDebit: .init(
-            name: name, iban: iban, addressLine1: addressLine1, city: city, postalCode: postalCode, country: country))
+        SourceConstructor(
+            sepaDebit: .init(
+                name: name, iban: iban, addressLine1: addressLine1, city: city, postalCode: postalCode, country: country
+            ))
     }
 }
 
@@ -249,8 +268,9 @@ struct SourceThreeDSecureCommand: SourceTypeCommand {
     @Option(help: ArgumentHelp("The card Source to authenticate.", valueName: "src_...")) var card: String
 
     func constructor() -> SourceConstructor {
-        SourceConstructor(threeDSecure: .init(
-            amount: redirect.amount, currency: currency, returnURL: redirect.returnURL, card: card))
+        SourceConstructor(
+            threeDSecure: .init(
+                amount: redirect.amount, currency: currency, returnURL: redirect.returnURL, card: card))
     }
 }
 
@@ -265,18 +285,22 @@ struct SourceAlipayCommand: SourceTypeCommand {
     @Option(help: "That app's version (with --app-bundle-id).") var appVersion: String?
 
     func validate() throws {
-        if (appBundleId == nil) != (appVersion == nil) { throw ValidationError("give both --app-bundle-id and --app-version, or neither") }
+        if (appBundleId == nil) != (appVersion == nil) {
+            throw ValidationError("give both --app-bundle-id and --app-version, or neither")
+        }
     }
 
     func constructor() -> SourceConstructor {
-        SourceConstructor(alipay: .init(
-            amount: redirect.amount, currency: currency, returnURL: redirect.returnURL, appBundleId: appBundleId,
-            appVersion: appVersion))
+        SourceConstructor(
+            alipay: .init(
+                amount: redirect.amount, currency: currency, returnURL: redirect.returnURL, appBundleId: appBundleId,
+                appVersion: appVersion))
     }
 }
 
 struct SourceAlipayReusableCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "alipay-reusable", abstract: "Alipay, reusable (no amount).")
+    static let configuration = CommandConfiguration(
+        commandName: "alipay-reusable", abstract: "Alipay, reusable (no amount).")
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
     @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
@@ -301,7 +325,8 @@ struct SourceWechatPayCommand: SourceTypeCommand {
     @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
 
     func constructor() -> SourceConstructor {
-        SourceConstructor(wechatPay: .init(
-            amount: amount, currency: currency, appId: appId, statementDescriptor: statementDescriptor))
+        SourceConstructor(
+            wechatPay: .init(
+                amount: amount, currency: currency, appId: appId, statementDescriptor: statementDescriptor))
     }
 }

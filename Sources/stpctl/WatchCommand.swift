@@ -104,13 +104,16 @@ struct Watcher: Sendable {
             switch session.end {
             case .closed:
                 guard reconnect else {
-                    throw StpctlFailure.connectionEnded("stpd at \(socketPath) closed the connection" + resumeHint(cursor))
+                    throw StpctlFailure.connectionEnded(
+                        "stpd at \(socketPath) closed the connection" + resumeHint(cursor))
                 }
             case .dropped(let reason):
                 guard reconnect else {
-                    throw StpctlFailure.connectionEnded("stpd dropped the subscription (\(reason))" + resumeHint(cursor))
+                    throw StpctlFailure.connectionEnded(
+                        "stpd dropped the subscription (\(reason))" + resumeHint(cursor))
                 }
-                Output.diagnostic("warning: stpd dropped the subscription (\(reason)); resuming after seq \(cursor.since ?? 0)")
+                Output.diagnostic(
+                    "warning: stpd dropped the subscription (\(reason)); resuming after seq \(cursor.since ?? 0)")
             case .failed(let error):
                 guard reconnect, Self.isTransient(error, subscribedOnce: subscribedOnce) else { throw error }
             }
@@ -165,9 +168,12 @@ struct Watcher: Sendable {
                             EventStream.emit(human ? EventRender.humanLine(params) : EventRender.jsonLine(params))
                         }
                     case Notifications.dropped.method:
-                        if let resumeSince = params["resumeSince"]?.intValue { cursor.dropped(resumeSince: resumeSince) }
+                        if let resumeSince = params["resumeSince"]?.intValue {
+                            cursor.dropped(resumeSince: resumeSince)
+                        }
                         return Session(
-                            cursor: cursor, subscribed: true, end: .dropped(reason: params["reason"]?.stringValue ?? "unknown"))
+                            cursor: cursor, subscribed: true,
+                            end: .dropped(reason: params["reason"]?.stringValue ?? "unknown"))
                     default:
                         continue
                     }
@@ -182,7 +188,9 @@ struct Watcher: Sendable {
     /// `events.subscribe` from the cursor. CursorExpired moves the cursor to what is still kept
     /// (with a warning); so does CursorAhead on a resume (the daemon's log was reset). Given by
     /// the user with --since, CursorAhead is an error (status 1).
-    func subscribe(_ client: RPCClient, _ cursor: inout WatchCursor, resuming: Bool) async throws -> EventsSubscribe.Result {
+    func subscribe(_ client: RPCClient, _ cursor: inout WatchCursor, resuming: Bool) async throws
+        -> EventsSubscribe.Result
+    {
         var retries = 0
         while true {
             let params = EventsSubscribe.Params(since: cursor.since, filter: filter)
@@ -198,7 +206,9 @@ struct Watcher: Sendable {
                 retries += 1
                 if error.code == StpdErrors.cursorExpired.code, let oldest = error.data?["oldestSeq"]?.intValue {
                     Output.diagnostic(cursor.cursorExpired(oldestSeq: oldest))
-                } else if error.code == StpdErrors.cursorAhead.code, resuming, let latest = error.data?["latestSeq"]?.intValue {
+                } else if error.code == StpdErrors.cursorAhead.code, resuming,
+                    let latest = error.data?["latestSeq"]?.intValue
+                {
                     Output.diagnostic(cursor.cursorAhead(latestSeq: latest))
                 } else {
                     throw error
@@ -217,7 +227,8 @@ struct EventFilterOptions: ParsableArguments {
 
     @Option(
         name: .customLong("type"),
-        help: ArgumentHelp("Only events of this type; kind.* matches every type of a kind (repeatable).", valueName: "type"))
+        help: ArgumentHelp(
+            "Only events of this type; kind.* matches every type of a kind (repeatable).", valueName: "type"))
     var types: [String] = []
 
     func validate() throws {

@@ -28,7 +28,8 @@ for sessions in [10, 1_000, 10_000] {
         let shared = url("myshop://stripe-redirect?redirect_merchant_name=Shop")
         for n in 0..<sessions {
             let owner = UInt32(1000 + n % 10)
-            index.register(session: "src_\(n)", owner: owner, order: Int64(n), url: workload == .distinct ? shopURL(n) : shared)
+            index.register(
+                session: "src_\(n)", owner: owner, order: Int64(n), url: workload == .distinct ? shopURL(n) : shared)
         }
         // Incoming URLs are parsed up front: only the lookup is timed.
         let incoming: [ReturnURL] =
@@ -39,11 +40,15 @@ for sessions in [10, 1_000, 10_000] {
         let viewer: UInt32? = workload == .identicalUID ? 1009 : nil
         let elapsed = ContinuousClock().measure {
             for i in 0..<lookups {
-                if let session = index.match(incoming[i % incoming.count], viewer: viewer) { checksum &+= session.utf8.count }
+                if let session = index.match(incoming[i % incoming.count], viewer: viewer) {
+                    checksum &+= session.utf8.count
+                }
             }
         }
-        let ns = (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(lookups)
-        let candidates = Double(incoming.map { index.candidateCount(for: $0, viewer: viewer) }.reduce(0, +)) / Double(incoming.count)
+        let ns =
+            (Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9) / Double(lookups)
+        let candidates =
+            Double(incoming.map { index.candidateCount(for: $0, viewer: viewer) }.reduce(0, +)) / Double(incoming.count)
         let row = [
             String(sessions).padding(toLength: 10, withPad: " ", startingAt: 0),
             workload.rawValue.padding(toLength: 19, withPad: " ", startingAt: 0),

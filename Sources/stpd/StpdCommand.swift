@@ -22,7 +22,10 @@ struct StpdCommand: AsyncParsableCommand {
             """,
         version: StpdAPI.version)
 
-    @Option(help: "Socket path to bind when not socket-activated (default $XDG_RUNTIME_DIR/stpd.sock; /run/stpd/stpd.sock as root).")
+    @Option(
+        help:
+            "Socket path to bind when not socket-activated (default $XDG_RUNTIME_DIR/stpd.sock; /run/stpd/stpd.sock as root)."
+    )
     var socket: String?
     @Option(help: "Octal mode of a socket stpd binds itself (default 0600).")
     var socketMode: String?
@@ -50,7 +53,10 @@ struct StpdCommand: AsyncParsableCommand {
     var debugMethods = false
     @Option(help: "Stripe API origin (default https://api.stripe.com; plain http only for a loopback host).")
     var stripeAPIBase: String?
-    @Option(help: ArgumentHelp("File holding the Stripe key (pk_, sk_ or rk_); $CREDENTIALS_DIRECTORY/stripe-key comes first.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "File holding the Stripe key (pk_, sk_ or rk_); $CREDENTIALS_DIRECTORY/stripe-key comes first.",
+            valueName: "path"))
     var stripeKeyFile: String?
     @Option(help: "Connected account id (acct_...) sent as Stripe-Account.")
     var stripeAccount: String?
@@ -85,7 +91,8 @@ struct StpdCommand: AsyncParsableCommand {
             "STPD_REDIRECT_POLL_TIMEOUT": redirectPollTimeout, "STPD_PENDING_ACTION_TIMEOUT": pendingActionTimeout,
         ]
         do {
-            let configuration = try DaemonConfiguration.resolve(flags: flags.compactMapValues { $0 }, configFile: config)
+            let configuration = try DaemonConfiguration.resolve(
+                flags: flags.compactMapValues { $0 }, configFile: config)
             try await Daemon.run(configuration)
         } catch let error as CustomStringConvertible & Error {
             FileHandle.standardError.write(Data("stpd: \(error.description)\n".utf8))
@@ -93,4 +100,3 @@ struct StpdCommand: AsyncParsableCommand {
         }
     }
 }
-

@@ -1,12 +1,13 @@
 import Foundation
 import JSONRPC
 import Logging
-@testable import StpdDaemon
 import StpdCore
 import StpdProtocol
 import StpdStore
 import TestSupport
 import Testing
+
+@testable import StpdDaemon
 
 // The contract is derived from the method declarations; clients read the committed file.
 // These tests keep declarations, committed document, and the daemon's router in lock-step.
@@ -55,7 +56,8 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
     }
 
     @Test func committedDocumentParsesToTheSameValue() throws {
-        let committed = try JSONCoding.decode(JSONValue.self, from: try #require(FileManager.default.contents(atPath: committedPath)))
+        let committed = try JSONCoding.decode(
+            JSONValue.self, from: try #require(FileManager.default.contents(atPath: committedPath)))
         // Compared after the same round trip, so 0 and 0.0 do not differ only in representation.
         let expected = try JSONCoding.value(of: Contract.document)
         #expect(committed == expected)
@@ -162,8 +164,10 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         configuration.debugMethods = debugMethods
         let stripe = StripeSetup(configuration: configuration, logger: Logger(label: "test"))  // no key: no HTTP client
         let parts = Daemon.Parts(
-            configuration: configuration, log: log, store: store, stripe: stripe, activity: Activity(), background: BackgroundWork())
-        let facts = ProcessFacts(activation: .bound, socketPath: directory.appending("s.sock"), stateDirectory: directory.path)
+            configuration: configuration, log: log, store: store, stripe: stripe, activity: Activity(),
+            background: BackgroundWork())
+        let facts = ProcessFacts(
+            activation: .bound, socketPath: directory.appending("s.sock"), stateDirectory: directory.path)
         let router = Daemon.makeRouter(facts: facts, parts: parts, configuration: configuration)
         #expect(router.methodNames == Set(StpdAPI.methods.map { $0.name }))
     }

@@ -23,7 +23,8 @@ private func validatedResult(
         do throws(SchemaValidator.Failure) {
             try validator.validate(result, against: method.resultSchema)
         } catch {
-            Issue.record("\(method.name)'s result breaks its schema: \(error)\n\(result)", sourceLocation: sourceLocation)
+            Issue.record(
+                "\(method.name)'s result breaks its schema: \(error)\n\(result)", sourceLocation: sourceLocation)
         }
         return result
     }
@@ -37,7 +38,8 @@ struct DaemonLifecycleTests {
                 let ping = try validatedResult(try await client.call(Ping.name), of: Ping.self)
                 #expect(ping == ["pong": true, "version": .string(StpdAPI.version)])
 
-                let status = try validatedResult(try await client.call(DaemonStatusMethod.name), of: DaemonStatusMethod.self)
+                let status = try validatedResult(
+                    try await client.call(DaemonStatusMethod.name), of: DaemonStatusMethod.self)
                 #expect(status["activation"] == "bound")
                 #expect(status["pid"]?.intValue == Int64(stpd.process.pid))
                 #expect((status["connections"]?.intValue ?? 0) >= 1, "this connection counts")

@@ -37,14 +37,16 @@ private func expectRejected(
 
 @Suite struct InboundSingleTests {
     @Test func requestWithParams() throws {
-        let request = try #require(parse(#"{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}"#).single?.request)
+        let request = try #require(
+            parse(#"{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}"#).single?.request)
         #expect(request == Request(id: 1, method: "subtract", params: [42, 23]))
         #expect(!request.isNotification)
     }
 
     @Test func requestWithNamedParams() throws {
         let request = try #require(
-            parse(#"{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}"#).single?.request)
+            parse(#"{"jsonrpc": "2.0", "method": "subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}"#)
+                .single?.request)
         #expect(request.params == ["subtrahend": 23, "minuend": 42])
         #expect(request.id == 3)
     }
@@ -56,7 +58,8 @@ private func expectRejected(
     }
 
     @Test func notificationHasNoID() throws {
-        let request = try #require(parse(#"{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}"#).single?.request)
+        let request = try #require(
+            parse(#"{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}"#).single?.request)
         #expect(request.isNotification)
         #expect(request.id == nil)
     }
@@ -167,12 +170,14 @@ private func expectRejected(
         expectRejected(parse(frame), code: -32700)
     }
 
-    @Test(arguments: [
-        [0xFF, 0xFE],
-        [0xC0, 0x80],  // overlong NUL
-        Array(#"{"jsonrpc":"2.0","method":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#"","id":1}"#.utf8),  // UTF-16 surrogate
-        Array(#"{"jsonrpc":"2.0","method":"m","id":""#.utf8) + [0xC3] + Array(#""}"#.utf8),  // truncated sequence
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xFF, 0xFE],
+            [0xC0, 0x80],  // overlong NUL
+            // A UTF-16 surrogate.
+            Array(#"{"jsonrpc":"2.0","method":""#.utf8) + [0xED, 0xA0, 0x80] + Array(#"","id":1}"#.utf8),
+            Array(#"{"jsonrpc":"2.0","method":"m","id":""#.utf8) + [0xC3] + Array(#""}"#.utf8),  // truncated sequence
+        ] as [[UInt8]])
     func invalidUTF8(bytes: [UInt8]) {
         expectRejected(parse(bytes), code: -32700)
     }
@@ -187,7 +192,8 @@ private func expectRejected(
     @Test func nestingAtTheLimitIsAccepted() throws {
         // The request object is level 1, so params may open maximumDepth - 1 more levels.
         let inner = Inbound.maximumDepth - 1
-        let frame = #"{"jsonrpc":"2.0","method":"m","params":"# + String(repeating: "[", count: inner)
+        let frame =
+            #"{"jsonrpc":"2.0","method":"m","params":"# + String(repeating: "[", count: inner)
             + String(repeating: "]", count: inner) + #","id":1}"#
         let request = try #require(parse(frame).single?.request)
         #expect(request.id == 1)
@@ -195,7 +201,8 @@ private func expectRejected(
 
     @Test func nestingPastTheLimitIsAParseError() {
         let inner = Inbound.maximumDepth
-        let frame = #"{"jsonrpc":"2.0","method":"m","params":"# + String(repeating: "[", count: inner)
+        let frame =
+            #"{"jsonrpc":"2.0","method":"m","params":"# + String(repeating: "[", count: inner)
             + String(repeating: "]", count: inner) + #","id":1}"#
         expectRejected(parse(frame), code: -32700)
         // Unbalanced and hostile: far deeper than any decoder should be asked to recurse.
@@ -218,7 +225,8 @@ private func expectRejected(
         // `\\` is an escaped backslash: the quote after it does end the string, so real
         // nesting follows and is counted.
         let inner = Inbound.maximumDepth
-        let outside = #"{"jsonrpc":"2.0","method":"m","params":{"text":"a\\","deep":"#
+        let outside =
+            #"{"jsonrpc":"2.0","method":"m","params":{"text":"a\\","deep":"#
             + String(repeating: "[", count: inner) + String(repeating: "]", count: inner) + #"},"id":1}"#
         expectRejected(parse(outside), code: -32700)
     }
@@ -270,23 +278,29 @@ private func expectRejected(
 
     /// spec: rpc call Batch (all notifications) — every entry a call without id.
     @Test func allNotificationBatch() throws {
-        let entries = try #require(parse(#"""
-            [{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},
-             {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]
-            """#).batch)
+        let entries = try #require(
+            parse(
+                #"""
+                [{"jsonrpc": "2.0", "method": "notify_sum", "params": [1,2,4]},
+                 {"jsonrpc": "2.0", "method": "notify_hello", "params": [7]}]
+                """#
+            ).batch)
         #expect(entries.count == 2)
         #expect(entries.allSatisfy { $0.request?.isNotification == true })
     }
 
     /// Members are judged one by one: a bad id in one does not spoil its neighbours.
     @Test func invalidMembersKeepTheirReadableIDs() throws {
-        let entries = try #require(parse(#"""
-            [{"jsonrpc":"2.0","method":"a","id":1},
-             {"jsonrpc":"2.0","method":"b","id":true},
-             {"jsonrpc":"1.0","method":"c","id":3},
-             {"jsonrpc":"2.0","method":"d","params":"x","id":4},
-             []]
-            """#).batch)
+        let entries = try #require(
+            parse(
+                #"""
+                [{"jsonrpc":"2.0","method":"a","id":1},
+                 {"jsonrpc":"2.0","method":"b","id":true},
+                 {"jsonrpc":"1.0","method":"c","id":3},
+                 {"jsonrpc":"2.0","method":"d","params":"x","id":4},
+                 []]
+                """#
+            ).batch)
         #expect(entries.map(\.errorCode) == [nil, -32600, -32600, -32600, -32600])
         #expect(entries.map { $0.rejection?.id } == [nil, .null, 3, 4, .null])
     }

@@ -128,15 +128,16 @@ private func error(of response: Response?) -> RPCError? {
         #expect(failure.code == -32602)
     }
 
-    @Test(arguments: [
-        (["text": 5], "text"),
-        (["times": 2], "text"),
-        (["text": "a", "times": 0], "times"),
-        (["text": "a", "times": 11], "times"),
-        (["text": "a", "times": 1.5], "times"),
-        (["text": "a", "tmies": 2], "tmies"),
-        (["text": "a", "tags": ["loud", "shouty"]], "tags[1]"),
-    ] as [(JSONValue, String)])
+    @Test(
+        arguments: [
+            (["text": 5], "text"),
+            (["times": 2], "text"),
+            (["text": "a", "times": 0], "times"),
+            (["text": "a", "times": 11], "times"),
+            (["text": "a", "times": 1.5], "times"),
+            (["text": "a", "tmies": 2], "tmies"),
+            (["text": "a", "tags": ["loud", "shouty"]], "tags[1]"),
+        ] as [(JSONValue, String)])
     func badParamsNameTheParameter(params: JSONValue, parameter: String) async throws {
         let failure = try #require(error(of: await call("test.repeat", params)))
         #expect(failure.code == -32602)
@@ -188,11 +189,15 @@ private func error(of response: Response?) -> RPCError? {
     }
 
     @Test func refsInParamsResolveThroughTheRouterDefinitions() async throws {
-        var router = MethodRouter<String>(definitions: ["Amount": JSONSchema.object(["value": .integer("v", minimum: 1)], required: ["value"]).json])
+        var router = MethodRouter<String>(definitions: [
+            "Amount": JSONSchema.object(["value": .integer("v", minimum: 1)], required: ["value"]).json
+        ])
         router.register(Charge.self) { _, _ in true }
-        let ok = await router.handle(Request(id: 1, method: "test.charge", params: ["amount": ["value": 5]]), context: "")
+        let ok = await router.handle(
+            Request(id: 1, method: "test.charge", params: ["amount": ["value": 5]]), context: "")
         #expect(ok?.outcome == .success(true))
-        let bad = await router.handle(Request(id: 1, method: "test.charge", params: ["amount": ["value": 0]]), context: "")
+        let bad = await router.handle(
+            Request(id: 1, method: "test.charge", params: ["amount": ["value": 0]]), context: "")
         #expect(error(of: bad)?.data == ["parameter": "amount.value"])
     }
 }

@@ -149,8 +149,11 @@ private func check(
 
 @Suite struct SchemaValidatorCompositionTests {
     static let definitions: [String: JSONValue] = [
-        "Money": JSONSchema.object(["amount": .integer("Minor units", minimum: 0), "currency": .string], required: ["amount", "currency"]).json,
-        "Order": JSONSchema.object(["total": .ref("Money"), "lines": .array(of: .ref("Money"))], required: ["total"]).json,
+        "Money": JSONSchema.object(
+            ["amount": .integer("Minor units", minimum: 0), "currency": .string], required: ["amount", "currency"]
+        ).json,
+        "Order": JSONSchema.object(["total": .ref("Money"), "lines": .array(of: .ref("Money"))], required: ["total"])
+            .json,
     ]
 
     @Test func refResolves() throws {
@@ -160,7 +163,9 @@ private func check(
     }
 
     @Test func refsInsideRefsKeepTheFullPath() throws {
-        let order: JSONValue = ["total": ["amount": 1, "currency": "eur"], "lines": [["amount": 1, "currency": "eur"], ["amount": 1]]]
+        let order: JSONValue = [
+            "total": ["amount": 1, "currency": "eur"], "lines": [["amount": 1, "currency": "eur"], ["amount": 1]],
+        ]
         let bad = try #require(check(order, .ref("Order"), definitions: Self.definitions))
         #expect(bad.path == "lines[1].currency")
         #expect(bad.reason == "is required")

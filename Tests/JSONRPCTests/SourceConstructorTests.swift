@@ -20,7 +20,9 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
 }
 
 @Suite struct SourceConstructorTests {
-    let sofortExample: JSONValue = ["sofort": ["amount": 1099, "returnURL": "app://done", "country": "DE", "statementDescriptor": "ORDER 1"]]
+    let sofortExample: JSONValue = [
+        "sofort": ["amount": 1099, "returnURL": "app://done", "country": "DE", "statementDescriptor": "ORDER 1"]
+    ]
 
     @Test func schemaAcceptsASofortExampleThatDecodesToTheSDKsParams() throws {
         #expect(validate(sofortExample, SourceConstructor.schema) == nil)
@@ -29,18 +31,25 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
     }
 
     @Test func schemaRefusesUnknownMembers() throws {
-        let top = try #require(validate(["sofort": ["amount": 1, "returnURL": "app://done", "country": "DE"], "paypal": [:]], SourceConstructor.schema))
+        let top = try #require(
+            validate(
+                ["sofort": ["amount": 1, "returnURL": "app://done", "country": "DE"], "paypal": [:]],
+                SourceConstructor.schema))
         #expect(top.path == "paypal" && top.reason == "unknown member")
-        let inner = try #require(validate(["sofort": ["amount": 1, "returnURL": "app://done", "country": "DE", "bank": "x"]], SourceConstructor.schema))
+        let inner = try #require(
+            validate(
+                ["sofort": ["amount": 1, "returnURL": "app://done", "country": "DE", "bank": "x"]],
+                SourceConstructor.schema))
         #expect(inner.path == "sofort.bank" && inner.reason == "unknown member")
     }
 
-    @Test(arguments: [
-        (["sofort": ["amount": 0, "returnURL": "app://done", "country": "DE"]], "sofort.amount"),
-        (["sofort": ["amount": 1, "returnURL": "app://done"]], "sofort.country"),
-        (["p24": ["amount": 1, "currency": "euro", "email": "a@b.c", "returnURL": "app://done"]], "p24.currency"),
-        (["raw": ["amount": 1]], "raw.type"),
-    ] as [(JSONValue, String)])
+    @Test(
+        arguments: [
+            (["sofort": ["amount": 0, "returnURL": "app://done", "country": "DE"]], "sofort.amount"),
+            (["sofort": ["amount": 1, "returnURL": "app://done"]], "sofort.country"),
+            (["p24": ["amount": 1, "currency": "euro", "email": "a@b.c", "returnURL": "app://done"]], "p24.currency"),
+            (["raw": ["amount": 1]], "raw.type"),
+        ] as [(JSONValue, String)])
     func schemaRefusesBadArguments(value: JSONValue, path: String) throws {
         let failure = try #require(validate(value, SourceConstructor.schema))
         #expect(failure.path == path)
@@ -93,14 +102,25 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
     }
 
     @Test func eachMemberCallsItsConstructor() throws {
-        let named = SourceConstructor.NamedRedirect(amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD")
-        #expect(try SourceConstructor(eps: named).sourceParams() == .eps(amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD"))
-        #expect(try SourceConstructor(giropay: named).sourceParams() == .giropay(amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD"))
-        #expect(try SourceConstructor(wechatPay: .init(amount: 1, currency: "cny", appId: "wx1")).sourceParams() == .wechatPay(amount: 1, currency: "cny", appID: "wx1"))
-        #expect(try SourceConstructor(masterpass: .init(cartId: "c", transactionId: "t")).sourceParams() == .masterpass(cartID: "c", transactionID: "t"))
+        let named = SourceConstructor.NamedRedirect(
+            amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD")
+        #expect(
+            try SourceConstructor(eps: named).sourceParams()
+                == .eps(amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD"))
+        #expect(
+            try SourceConstructor(giropay: named).sourceParams()
+                == .giropay(amount: 5, name: "Jo", returnURL: "app://done", statementDescriptor: "SD"))
+        #expect(
+            try SourceConstructor(wechatPay: .init(amount: 1, currency: "cny", appId: "wx1")).sourceParams()
+                == .wechatPay(amount: 1, currency: "cny", appID: "wx1"))
+        #expect(
+            try SourceConstructor(masterpass: .init(cartId: "c", transactionId: "t")).sourceParams()
+                == .masterpass(cartID: "c", transactionID: "t"))
         let item = KlarnaLineItem(type: .sku, description: "Mug", quantity: 1, amount: 1000)
         #expect(
-            try SourceConstructor(klarna: .init(returnURL: "app://done", currency: "eur", purchaseCountry: "DE", items: [item])).sourceParams()
+            try SourceConstructor(
+                klarna: .init(returnURL: "app://done", currency: "eur", purchaseCountry: "DE", items: [item])
+            ).sourceParams()
                 == .klarna(returnURL: "app://done", currency: "eur", purchaseCountry: "DE", items: [item]))
     }
 
@@ -110,8 +130,13 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
         #expect(params.type == "bancontact")
         #expect(
             JSONValue.object(params.formParams(merchantName: "Shop"))
-                == ["type": "bancontact", "amount": 1, "redirect": ["return_url": "app://done?redirect_merchant_name=Shop"]])
-        let error = #expect(throws: RPCError.self) { try SourceConstructor(raw: ["type": ""]).sourceParams(at: "params") }
+                == [
+                    "type": "bancontact", "amount": 1,
+                    "redirect": ["return_url": "app://done?redirect_merchant_name=Shop"],
+                ])
+        let error = #expect(throws: RPCError.self) {
+            try SourceConstructor(raw: ["type": ""]).sourceParams(at: "params")
+        }
         #expect(error?.data == ["parameter": "params.raw.type"])
     }
 }
@@ -121,7 +146,9 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
 
     @Test func existingPaymentMethod() throws {
         let params = try PaymentMethodInput(id: "pm_1").confirmParams(clientSecret: secret, returnURL: "app://done")
-        #expect(params == PaymentIntentConfirmParams(clientSecret: secret, paymentMethodID: "pm_1", returnURL: "app://done"))
+        #expect(
+            params == PaymentIntentConfirmParams(clientSecret: secret, paymentMethodID: "pm_1", returnURL: "app://done")
+        )
         #expect(params.paymentIntentID == "pi_123")
     }
 
@@ -129,30 +156,45 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
         let input = PaymentMethodInput(bancontact: .init(), billingDetails: .init(name: "Jo"))
         let params = try input.confirmParams(clientSecret: secret, returnURL: nil)
         #expect(params.paymentMethodData == .bancontact)
-        #expect(params.formParams()["payment_method_data"] == ["type": "bancontact", "billing_details": ["name": "Jo"]])
-        let ideal = try PaymentMethodInput(ideal: .init(bank: "ing")).confirmParams(clientSecret: secret, returnURL: "app://done")
+        #expect(
+            params.formParams()["payment_method_data"] == ["type": "bancontact", "billing_details": ["name": "Jo"]])
+        let ideal = try PaymentMethodInput(ideal: .init(bank: "ing")).confirmParams(
+            clientSecret: secret, returnURL: "app://done")
         #expect(ideal.paymentMethodData == .ideal(bank: "ing"))
     }
 
     @Test func exactlyOneAndRequiredBillingDetails() {
-        let none = #expect(throws: RPCError.self) { try PaymentMethodInput().confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod") }
+        let none = #expect(throws: RPCError.self) {
+            try PaymentMethodInput().confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")
+        }
         #expect(none?.data == ["parameter": "paymentMethod"])
         let two = #expect(throws: RPCError.self) {
-            try PaymentMethodInput(id: "pm_1", sofort: .init(country: "DE")).confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")
+            try PaymentMethodInput(id: "pm_1", sofort: .init(country: "DE")).confirmParams(
+                clientSecret: secret, returnURL: nil, at: "paymentMethod")
         }
         #expect(two?.data == ["parameter": "paymentMethod.sofort"])
         let p24 = #expect(throws: RPCError.self) {
-            try PaymentMethodInput(p24: .init(), billingDetails: .init(name: "Jo")).confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")
+            try PaymentMethodInput(p24: .init(), billingDetails: .init(name: "Jo")).confirmParams(
+                clientSecret: secret, returnURL: nil, at: "paymentMethod")
         }
         #expect(p24?.data == ["parameter": "paymentMethod.billingDetails.email"])
-        let giropay = #expect(throws: RPCError.self) { try PaymentMethodInput(giropay: .init()).confirmParams(clientSecret: secret, returnURL: nil) }
+        let giropay = #expect(throws: RPCError.self) {
+            try PaymentMethodInput(giropay: .init()).confirmParams(clientSecret: secret, returnURL: nil)
+        }
         #expect(giropay?.data == ["parameter": "billingDetails.name"])
-        let secretError = #expect(throws: RPCError.self) { try PaymentMethodInput(id: "pm_1").confirmParams(clientSecret: "seti_1_secret_x", returnURL: nil) }
+        let secretError = #expect(throws: RPCError.self) {
+            try PaymentMethodInput(id: "pm_1").confirmParams(clientSecret: "seti_1_secret_x", returnURL: nil)
+        }
         #expect(secretError?.data == ["parameter": "clientSecret"])
     }
 
     @Test func schema() throws {
-        #expect(validate(["card": ["number": "4242424242424242", "expMonth": 1, "expYear": 2030], "billingDetails": ["name": "Jo"]], PaymentMethodInput.schema) == nil)
+        #expect(
+            validate(
+                [
+                    "card": ["number": "4242424242424242", "expMonth": 1, "expYear": 2030],
+                    "billingDetails": ["name": "Jo"],
+                ], PaymentMethodInput.schema) == nil)
         #expect(validate(["giropay": [:], "billingDetails": ["name": "Jo"]], PaymentMethodInput.schema) == nil)
         let failure = try #require(validate(["paypal": [:]], PaymentMethodInput.schema))
         #expect(failure.path == "paypal")

@@ -4,7 +4,8 @@ import Testing
 /// The built `stpctl` next to the test bundle (`swift build --build-tests` builds both); the
 /// Python end-to-end suite covers it against a live daemon.
 let stpctlBinary: URL? = {
-    let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("stpctl")
+    let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "stpctl")
     return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
 }()
 
@@ -13,7 +14,8 @@ func runStpctl(_ arguments: [String]) throws -> (status: Int32, stdout: String, 
     let process = Process()
     process.executableURL = stpctlBinary
     process.arguments = arguments
-    let out = Pipe(), err = Pipe()
+    let out = Pipe()
+    let err = Pipe()
     process.standardOutput = out
     process.standardError = err
     try process.run()

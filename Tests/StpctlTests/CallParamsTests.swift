@@ -23,7 +23,10 @@ import Testing
 
     @Test func scalars() throws {
         let params = try parse("t=true", "f=false", "n=null", "i=42", "neg=-7", "d=2.5", "e=1e3", "s=cus_123", "empty=")
-        #expect(params == ["t": true, "f": false, "n": nil, "i": 42, "neg": -7, "d": 2.5, "e": 1000.0, "s": "cus_123", "empty": ""])
+        #expect(
+            params == [
+                "t": true, "f": false, "n": nil, "i": 42, "neg": -7, "d": 2.5, "e": 1000.0, "s": "cus_123", "empty": "",
+            ])
     }
 
     @Test(arguments: ["007", "1.", ".5", "-", "+1", "0x10", "True", "NULL", "1e", "١٢"])

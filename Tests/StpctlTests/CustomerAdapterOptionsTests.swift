@@ -23,13 +23,17 @@ private struct OpenProbe: ParsableCommand {
         }
     }
 
-    let noFiles: (String) throws -> String = { path in throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path]) }
+    let noFiles: (String) throws -> String = { path in
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+    }
 
     @Test func eachAdapterAlone() throws {
         let env: [String: String] = [:]
         #expect(try parse(["--app"]).choice(environment: env) == .app)
         #expect(try parse(["--stripe-app-keys"]).choice(environment: env) == .stripeAppKeys)
-        #expect(try parse(["--stripe-server-customer", "cus_123"]).choice(environment: env) == .stripeServerCustomer("cus_123"))
+        #expect(
+            try parse(["--stripe-server-customer", "cus_123"]).choice(environment: env)
+                == .stripeServerCustomer("cus_123"))
         #expect(
             try parse(["--stripe-key-url", "https://shop/keys"]).choice(environment: env)
                 == .stripeKeyURL("https://shop/keys", authorization: nil))
@@ -48,7 +52,10 @@ private struct OpenProbe: ParsableCommand {
     @Test(arguments: [
         (["--app", "--backend", "http://127.0.0.1:1/api"], "--backend and --app"),
         (["--stripe-app-keys", "--app"], "--stripe-app-keys and --app"),
-        (["--stripe-key-url", "https://a", "--stripe-server-customer", "cus_1"], "--stripe-key-url and --stripe-server-customer"),
+        (
+            ["--stripe-key-url", "https://a", "--stripe-server-customer", "cus_1"],
+            "--stripe-key-url and --stripe-server-customer"
+        ),
         (["--stripe-key-url", "https://a", "--backend", "https://b"], "--stripe-key-url and --backend"),
     ])
     func twoAdaptersConflict(arguments: [String], named: String) throws {
@@ -58,7 +65,8 @@ private struct OpenProbe: ParsableCommand {
     }
 
     @Test func authorizationRules() throws {
-        let both = try #require(usageError(["--backend", "https://b", "--authorization", "x", "--authorization-file", "/f"]))
+        let both = try #require(
+            usageError(["--backend", "https://b", "--authorization", "x", "--authorization-file", "/f"]))
         #expect(both.0 == .usage && both.1.contains("cannot be used together"))
         let withApp = try #require(usageError(["--app", "--authorization", "x"]))
         #expect(withApp.0 == .usage && withApp.1.contains("--authorization goes with"))
@@ -83,15 +91,22 @@ private struct OpenProbe: ParsableCommand {
             return "Bearer file  \nsecond line ignored\n"
         }
         let fromFile = try parse(["--backend", "https://b", "--authorization-file", "/secret"])
-        #expect(try fromFile.choice(environment: env, readFile: read) == .backend("https://b", authorization: "Bearer file"))
+        #expect(
+            try fromFile.choice(environment: env, readFile: read) == .backend("https://b", authorization: "Bearer file")
+        )
         let fromFlag = try parse(["--backend", "https://b", "--authorization", "Bearer flag"])
-        #expect(try fromFlag.choice(environment: env, readFile: noFiles) == .backend("https://b", authorization: "Bearer flag"))
+        #expect(
+            try fromFlag.choice(environment: env, readFile: noFiles)
+                == .backend("https://b", authorization: "Bearer flag"))
         let fromEnvironment = try parse(["--stripe-key-url", "https://k"])
         #expect(
-            try fromEnvironment.choice(environment: env, readFile: noFiles) == .stripeKeyURL("https://k", authorization: "Bearer env"))
+            try fromEnvironment.choice(environment: env, readFile: noFiles)
+                == .stripeKeyURL("https://k", authorization: "Bearer env"))
         // Adapters that send no Authorization ignore the environment.
         #expect(try parse(["--app"]).choice(environment: env, readFile: noFiles) == .app)
-        #expect(try parse(["--backend", "https://b"]).choice(environment: [:], readFile: noFiles) == .backend("https://b", authorization: nil))
+        #expect(
+            try parse(["--backend", "https://b"]).choice(environment: [:], readFile: noFiles)
+                == .backend("https://b", authorization: nil))
     }
 
     @Test func anUnreadableOrEmptyFileIsAUsageError() throws {

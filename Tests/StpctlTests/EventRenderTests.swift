@@ -41,15 +41,20 @@ import Testing
     }
 
     @Test func humanLineInTheLocalTimeZone() {
-        #expect(EventRender.localTime("2025-03-04T23:30:00Z", timeZone: TimeZone(secondsFromGMT: 3600)!) == "2025-03-05 00:30:00")
-        #expect(EventRender.localTime("2025-03-04T23:30:00.250Z", timeZone: TimeZone(identifier: "UTC")!) == "2025-03-04 23:30:00")
+        #expect(
+            EventRender.localTime("2025-03-04T23:30:00Z", timeZone: TimeZone(secondsFromGMT: 3600)!)
+                == "2025-03-05 00:30:00")
+        #expect(
+            EventRender.localTime("2025-03-04T23:30:00.250Z", timeZone: TimeZone(identifier: "UTC")!)
+                == "2025-03-04 23:30:00")
         #expect(EventRender.localTime("yesterday") == "yesterday")
     }
 
     @Test func summaryPutsStatusFirstAndLeavesSecretsOut() {
         let object: JSONValue = [
             "id": "pc_1", "object": "payment_context", "status": "requires_action", "amount": 1250, "currency": "eur",
-            "client_secret": "pi_1_secret_2", "ephemeralKey": "ek_3", "clientSecret": "x", "shipping": ["city": "Berlin"],
+            "client_secret": "pi_1_secret_2", "ephemeralKey": "ek_3", "clientSecret": "x",
+            "shipping": ["city": "Berlin"],
             "methods": ["card", "ideal"], "note": "two words", "cancelledAt": nil,
         ]
         #expect(

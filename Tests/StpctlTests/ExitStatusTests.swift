@@ -35,12 +35,16 @@ struct Demo: ParsableCommand {
         }
     }
 
-    @Test(arguments: [["bogus-subcommand"], ["sub", "--count", "x"], ["sub", "--count=-1"], ["sub", "--nope"], ["sub", "extra"]])
+    @Test(arguments: [
+        ["bogus-subcommand"], ["sub", "--count", "x"], ["sub", "--count=-1"], ["sub", "--nope"], ["sub", "extra"],
+    ])
     func argumentParserErrorsAreUsageErrors(arguments: [String]) {
         #expect(status(arguments) == .usage)
     }
 
-    @Test(arguments: [["--help"], ["sub", "--help"], ["help", "sub"], [], ["--generate-completion-script", "bash"], ["sub"]])
+    @Test(arguments: [
+        ["--help"], ["sub", "--help"], ["help", "sub"], [], ["--generate-completion-script", "bash"], ["sub"],
+    ])
     func helpCompletionAndSuccessExitZero(arguments: [String]) {
         #expect(status(arguments) == .success)
     }
@@ -78,6 +82,8 @@ struct Demo: ParsableCommand {
     @Test func messagesNameWhatToFix() {
         let cannotConnect = RPCClientError.cannotConnect(path: "/nonexistent", reason: "No such file or directory")
         #expect(String(describing: cannotConnect).contains("/nonexistent"))
-        #expect(StpctlFailure.timeout(seconds: 0.5, socket: "/s.sock").description == "no reply from stpd at /s.sock within 0.5 s (--timeout)")
+        #expect(
+            StpctlFailure.timeout(seconds: 0.5, socket: "/s.sock").description
+                == "no reply from stpd at /s.sock within 0.5 s (--timeout)")
     }
 }

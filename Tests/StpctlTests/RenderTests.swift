@@ -26,7 +26,10 @@ import Testing
         #expect(Render.json(["b": 1, "a": "x/y"] as JSONValue, pretty: false) == #"{"a":"x/y","b":1}"#)
     }
 
-    @Test(arguments: [(0.04, "0.0s"), (12.34, "12.3s"), (60, "1m 0s"), (3_725, "1h 2m 5s"), (90_061, "1d 1h 1m 1s"), (86_400, "1d 0h 0m 0s")])
+    @Test(arguments: [
+        (0.04, "0.0s"), (12.34, "12.3s"), (60, "1m 0s"), (3_725, "1h 2m 5s"), (90_061, "1d 1h 1m 1s"),
+        (86_400, "1d 0h 0m 0s"),
+    ])
     func durations(seconds: Double, text: String) {
         #expect(Render.duration(seconds) == text)
     }
@@ -40,10 +43,11 @@ import Testing
             "info": ["title": "stpd", "version": "1.2.3"],
             "methods": [["name": "z.b", "summary": "Last."], ["name": "a.long.name", "summary": "First."]],
         ]
-        #expect(Render.methods(of: document) == """
-            stpd 1.2.3: 2 methods (--json prints the OpenRPC document)
-              a.long.name  First.
-              z.b          Last.
-            """)
+        #expect(
+            Render.methods(of: document) == """
+                stpd 1.2.3: 2 methods (--json prints the OpenRPC document)
+                  a.long.name  First.
+                  z.b          Last.
+                """)
     }
 }

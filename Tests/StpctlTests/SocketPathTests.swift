@@ -23,7 +23,9 @@ import Testing
     // Where stpd binds as root, even when root's session has a runtime directory.
     @Test func rootGetsTheSystemSocket() throws {
         #expect(try SocketPath.resolve(explicit: nil, environment: [:], uid: 0) == "/run/stpd/stpd.sock")
-        #expect(try SocketPath.resolve(explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/0"], uid: 0) == "/run/stpd/stpd.sock")
+        #expect(
+            try SocketPath.resolve(explicit: nil, environment: ["XDG_RUNTIME_DIR": "/run/user/0"], uid: 0)
+                == "/run/stpd/stpd.sock")
     }
 
     @Test func emptyValuesCountAsUnset() throws {

@@ -9,7 +9,8 @@ import Testing
 
     func poll(_ status: String, deadline: String = "2025-01-02T03:08:17Z", error: JSONValue = .null) -> JSONValue {
         [
-            "status": .string(status), "startedAt": "2025-01-02T03:03:17Z", "deadline": .string(deadline), "timeout": 300,
+            "status": .string(status), "startedAt": "2025-01-02T03:03:17Z", "deadline": .string(deadline),
+            "timeout": 300,
             "retryCount": 2, "sourceStatus": "pending", "error": error,
         ]
     }
@@ -25,21 +26,23 @@ import Testing
 
     @Test func oneSourceHidesItsSecretUnlessAsked() {
         let text = SourceRender.source(sofort(), clientSecret: "src_client_secret_abc", now: now, timeZone: utc)
-        #expect(text == """
-            source:        src_1
-            type:          sofort
-            flow:          redirect
-            status:        pending
-            usage:         single_use
-            amount:        10.99 EUR
-            redirect:      pending https://hooks.stripe.com/r/src_1
-            return URL:    myshop://done
-            client secret: [REDACTED] (--show-secrets shows it)
-            created:       2025-01-02 03:04:05
-            updated:       2025-01-02 03:04:06
-            """)
+        #expect(
+            text == """
+                source:        src_1
+                type:          sofort
+                flow:          redirect
+                status:        pending
+                usage:         single_use
+                amount:        10.99 EUR
+                redirect:      pending https://hooks.stripe.com/r/src_1
+                return URL:    myshop://done
+                client secret: [REDACTED] (--show-secrets shows it)
+                created:       2025-01-02 03:04:05
+                updated:       2025-01-02 03:04:06
+                """)
         #expect(!text.contains("src_client_secret_abc"))
-        let shown = SourceRender.source(sofort(), clientSecret: "src_client_secret_abc", showSecret: true, timeZone: utc)
+        let shown = SourceRender.source(
+            sofort(), clientSecret: "src_client_secret_abc", showSecret: true, timeZone: utc)
         #expect(shown.contains("client secret: src_client_secret_abc"))
         // show and poll replies carry no secret: no row at all.
         #expect(!SourceRender.source(sofort(), timeZone: utc).contains("client secret"))
@@ -47,17 +50,24 @@ import Testing
 
     @Test func pollsInWords() {
         #expect(SourceRender.poll(poll("polling"), now: now) == "polling, 2 failed requests, 4m 12s left")
-        #expect(SourceRender.poll(poll("paused", deadline: "2025-01-02T03:04:30Z"), now: now)
-            == "paused (app in the background), 2 failed requests, 25s left")
-        #expect(SourceRender.poll(poll("polling", deadline: "2025-01-02T03:04:00Z"), now: now).hasSuffix("deadline passed"))
+        #expect(
+            SourceRender.poll(poll("paused", deadline: "2025-01-02T03:04:30Z"), now: now)
+                == "paused (app in the background), 2 failed requests, 25s left")
+        #expect(
+            SourceRender.poll(poll("polling", deadline: "2025-01-02T03:04:00Z"), now: now).hasSuffix("deadline passed"))
         var finished = poll("finished")
-        finished = finished.objectValue.map { var o = $0; o["sourceStatus"] = "chargeable"; return .object(o) }!
+        finished = finished.objectValue.map {
+            var o = $0
+            o["sourceStatus"] = "chargeable"
+            return .object(o)
+        }!
         #expect(SourceRender.poll(finished) == "finished: chargeable")
         let failed = poll("finished", error: ["code": 3003, "message": "Stripe is down"])
         #expect(SourceRender.poll(failed) == "finished with error 3003: Stripe is down")
         #expect(SourceRender.poll(poll("stopped")) == "stopped")
-        #expect(SourceRender.source(sofort(poll: poll("polling")), now: now, timeZone: utc)
-            .contains("poll:       polling, 2 failed requests, 4m 12s left"))
+        #expect(
+            SourceRender.source(sofort(poll: poll("polling")), now: now, timeZone: utc)
+                .contains("poll:       polling, 2 failed requests, 4m 12s left"))
     }
 
     @Test func progressLineFitsEightyColumns() {
@@ -76,8 +86,9 @@ import Testing
         #expect(SourceRender.pollEnd(sofort(poll: poll("paused"))) == nil)
         #expect(SourceRender.pollEnd(sofort(poll: poll("finished"))) == .succeeded)
         let error: JSONValue = ["code": 3002, "message": "No such source", "data": ["type": "invalid_request_error"]]
-        #expect(SourceRender.pollEnd(sofort(poll: poll("finished", error: error)))
-            == .failed(RPCError(code: 3002, message: "No such source", data: ["type": "invalid_request_error"])))
+        #expect(
+            SourceRender.pollEnd(sofort(poll: poll("finished", error: error)))
+                == .failed(RPCError(code: 3002, message: "No such source", data: ["type": "invalid_request_error"])))
         guard case .ended(let stopped)? = SourceRender.pollEnd(sofort(poll: poll("stopped"))) else {
             Issue.record("a stopped poll ends the wait")
             return
@@ -103,11 +114,12 @@ import Testing
         var chargeable = sofort(poll: poll("finished")).objectValue!
         chargeable["id"] = "src_Longer2"
         chargeable["status"] = "chargeable"
-        #expect(SourceRender.sources([sofort(), .object(chargeable)], timeZone: utc) == """
-            ID           TYPE    FLOW      STATUS      AMOUNT     POLL      UPDATED
-            src_1        sofort  redirect  pending     10.99 EUR  -         2025-01-02 03:04:06
-            src_Longer2  sofort  redirect  chargeable  10.99 EUR  finished  2025-01-02 03:04:06
-            """)
+        #expect(
+            SourceRender.sources([sofort(), .object(chargeable)], timeZone: utc) == """
+                ID           TYPE    FLOW      STATUS      AMOUNT     POLL      UPDATED
+                src_1        sofort  redirect  pending     10.99 EUR  -         2025-01-02 03:04:06
+                src_Longer2  sofort  redirect  chargeable  10.99 EUR  finished  2025-01-02 03:04:06
+                """)
         #expect(SourceRender.sources([]) == "no sources")
     }
 }

@@ -23,7 +23,9 @@ struct WatchBinaryTests {
         #expect(try run("--socket", "/nonexistent", "watch", "--since", "-1").status == 2)
         #expect(try run("--socket", "/nonexistent", "watch", "--type", "").status == 2)
         #expect(try run("--socket", "/nonexistent", "events", "wait").status == 2)
-        #expect(try run("--socket", "/nonexistent", "events", "wait", "--since", "0", "--timeout-seconds", "301").status == 2)
+        #expect(
+            try run("--socket", "/nonexistent", "events", "wait", "--since", "0", "--timeout-seconds", "301").status
+                == 2)
         #expect(try run("--socket", "/nonexistent", "events", "wait", "--since", "0", "--limit", "0").status == 2)
     }
 

@@ -104,7 +104,8 @@ import Testing
     @Test func doublesUpToTheMaximumAndResets() {
         var backoff = Backoff()
         let delays = (0..<7).map { _ in backoff.delay() }
-        let expected: [Duration] = [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)]
+        let expected: [Duration] =
+            [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800)]
             + [.milliseconds(1600), .seconds(2), .seconds(2)]
         #expect(delays == expected)
         backoff.reset()

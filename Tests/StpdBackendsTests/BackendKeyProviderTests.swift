@@ -4,8 +4,8 @@ import StpdBackends
 import StpdCore
 import StripeAPI
 import StripeHTTP
-import Testing
 import TestSupport
+import Testing
 
 let keyJSON = #"""
     {"id":"ephkey_1","object":"ephemeral_key","associated_objects":[{"id":"cus_123","type":"customer"}],
@@ -44,14 +44,17 @@ func withProvider(
         let key = try await manager.key()
         #expect(key.customerID == "cus_123")
         #expect(key.id == "ephkey_1")
-        #expect(String(decoding: try #require(server.received.first).body, as: UTF8.self)
-            == "api_version=\(StripeConfiguration.sdkAPIVersion)")
+        #expect(
+            String(decoding: try #require(server.received.first).body, as: UTF8.self)
+                == "api_version=\(StripeConfiguration.sdkAPIVersion)")
     }
 }
 
 @Test func keyProviderNamesTheStatusOfAnHTTPError() async throws {
     try await withProvider({ _, _ in .respond(status: 403, body: "Forbidden: not logged in") }) { provider, _ in
-        let error = await thrown(MerchantBackendError.self) { _ = try await provider.createCustomerKey(apiVersion: "2020-08-27") }
+        let error = await thrown(MerchantBackendError.self) {
+            _ = try await provider.createCustomerKey(apiVersion: "2020-08-27")
+        }
         #expect(error?.status == 403)
         #expect(error?.method == "POST")
         #expect(error?.route == "/ephemeral_keys")
@@ -61,9 +64,12 @@ func withProvider(
 }
 
 @Test func keyProviderRelaysAStripeShapedError() async throws {
-    let body = #"{"error":{"type":"invalid_request_error","message":"No such customer: 'cus_gone'","param":"customer"}}"#
+    let body =
+        #"{"error":{"type":"invalid_request_error","message":"No such customer: 'cus_gone'","param":"customer"}}"#
     try await withProvider({ _, _ in .respond(status: 400, body: body) }) { provider, _ in
-        let error = await thrown(StripeError.self) { _ = try await provider.createCustomerKey(apiVersion: "2020-08-27") }
+        let error = await thrown(StripeError.self) {
+            _ = try await provider.createCustomerKey(apiVersion: "2020-08-27")
+        }
         #expect(error?.kind == .invalidRequest)
         #expect(error?.param == "customer")
         #expect(error?.httpStatus == 400)
@@ -72,7 +78,9 @@ func withProvider(
 
 @Test func keyProviderAnswerThatIsNotJSONIsAKeyDecodingError() async throws {
     try await withProvider({ _, _ in .respond(status: 200, body: "ok") }) { provider, _ in
-        let error = await thrown(StripeError.self) { _ = try await provider.createCustomerKey(apiVersion: "2020-08-27") }
+        let error = await thrown(StripeError.self) {
+            _ = try await provider.createCustomerKey(apiVersion: "2020-08-27")
+        }
         #expect(error?.kind == .ephemeralKeyDecoding)
     }
 }
@@ -84,7 +92,9 @@ func withProvider(
         #expect(server.received.count == 2)
     }
     try await withProvider({ _, _ in .close }) { provider, server in
-        let error = await thrown(StripeError.self) { _ = try await provider.createCustomerKey(apiVersion: "2020-08-27") }
+        let error = await thrown(StripeError.self) {
+            _ = try await provider.createCustomerKey(apiVersion: "2020-08-27")
+        }
         #expect(error?.kind == .connection)
         #expect(server.received.count == 2)
     }
@@ -144,12 +154,14 @@ func refusedURLs(url: String, reason: String) throws {
 @Test(arguments: ["", "  ", "Bearer abc\r\nX-Injected: 1", "Bearer abc\n"])
 func badAuthorizationValuesAreRefused(value: String) throws {
     let error = #expect(throws: BackendConfigurationError.self) {
-        try MerchantBackend(baseURL: "https://shop.example.com", authorization: value, transport: AsyncHTTPTransportStub())
+        try MerchantBackend(
+            baseURL: "https://shop.example.com", authorization: value, transport: AsyncHTTPTransportStub())
     }
     #expect(error?.setting == "Authorization value")
     #expect(error?.description.contains("abc") == false)
     #expect(throws: BackendConfigurationError.self) {
-        try BackendKeyProvider(url: "https://shop.example.com", authorization: value, transport: AsyncHTTPTransportStub())
+        try BackendKeyProvider(
+            url: "https://shop.example.com", authorization: value, transport: AsyncHTTPTransportStub())
     }
 }
 

@@ -4,8 +4,8 @@ import StpdBackends
 import StpdCore
 import StripeAPI
 import StripeHTTP
-import Testing
 import TestSupport
+import Testing
 
 // MARK: - Helpers
 
@@ -74,7 +74,8 @@ let applePayJSON = #"""
     {"id":"pm_apple","object":"payment_method","type":"card","customer":"cus_123",
      "card":{"brand":"mastercard","last4":"4444","exp_month":1,"exp_year":2031,"wallet":{"type":"apple_pay","apple_pay":{}}}}
     """#
-let methodsList = #"{"object":"list","url":"/v1/payment_methods","has_more":false,"data":[\#(cardJSON),\#(applePayJSON)]}"#
+let methodsList =
+    #"{"object":"list","url":"/v1/payment_methods","has_more":false,"data":[\#(cardJSON),\#(applePayJSON)]}"#
 let methodsArray = "[\(cardJSON),\(applePayJSON)]"
 
 let cardDecline = #"""
@@ -85,7 +86,8 @@ let cardDecline = #"""
 // MARK: - Routes
 
 @Test func retrieveCustomerGetsTheCustomerRoute() async throws {
-    try await withBackend({ _, _ in .respond(status: 200, headers: jsonHeaders, body: customerJSON) }) { backend, server in
+    try await withBackend({ _, _ in .respond(status: 200, headers: jsonHeaders, body: customerJSON) }) {
+        backend, server in
         let customer = try await backend.retrieveCustomer()
         #expect(customer.id == "cus_123")
         #expect(customer.shippingAddress?.name == "Jenny Rosen")
@@ -104,7 +106,8 @@ let cardDecline = #"""
 }
 
 @Test func listPaymentMethodsAcceptsAListObject() async throws {
-    try await withBackend({ _, _ in .respond(status: 200, headers: jsonHeaders, body: methodsList) }) { backend, server in
+    try await withBackend({ _, _ in .respond(status: 200, headers: jsonHeaders, body: methodsList) }) {
+        backend, server in
         let methods = try await backend.listPaymentMethods()
         // Apple Pay hidden by default.
         #expect(methods.map(\.id) == ["pm_card"])
@@ -185,7 +188,8 @@ let cardDecline = #"""
 }
 
 @Test func noAuthorizationHeaderWhenNoneIsConfigured() async throws {
-    try await withBackend(authorization: nil, { _, _ in .respond(status: 200, body: customerJSON) }) { backend, server in
+    try await withBackend(authorization: nil, { _, _ in .respond(status: 200, body: customerJSON) }) {
+        backend, server in
         _ = try await backend.retrieveCustomer()
         #expect(server.received.first?.values("Authorization") == [])
     }

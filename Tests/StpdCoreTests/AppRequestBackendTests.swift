@@ -1,8 +1,9 @@
 import Foundation
 import JSONRPC
-@testable import StpdCore
 import StripeAPI
 import Testing
+
+@testable import StpdCore
 
 /// The "app itself" customer adapter and ephemeral key provider: each call is one app request with
 /// the operation's params, answered by the test as the app would.
@@ -81,7 +82,9 @@ struct AppRequestBackendTests {
 
     @Test func attachAndDetachSendThePaymentMethod() async throws {
         let backend = backend
-        let attach = try await fx.roundTrip(result: appCardJSON("pm_9")) { try await backend.attachPaymentMethod(id: "pm_9") }
+        let attach = try await fx.roundTrip(result: appCardJSON("pm_9")) {
+            try await backend.attachPaymentMethod(id: "pm_9")
+        }
         try attach.outcome.get()
         #expect(attach.pending.object["operation"] == "attachPaymentMethod")
         #expect(attach.pending.object["params"] == ["paymentMethod": "pm_9"])
@@ -94,10 +97,14 @@ struct AppRequestBackendTests {
 
     @Test func anErrorAnswerReachesTheCaller() async throws {
         let backend = backend
-        let trip = try await fx.roundTrip(result: nil, error: AppRequestFailure(message: "no such card", code: "missing")) {
+        let trip = try await fx.roundTrip(
+            result: nil, error: AppRequestFailure(message: "no such card", code: "missing")
+        ) {
             try await backend.detachPaymentMethod(id: "pm_9")
         }
-        #expect(throws: AppRequestError.failed(message: "no such card", code: "missing", operation: "detachPaymentMethod")) { try trip.outcome.get() }
+        #expect(
+            throws: AppRequestError.failed(message: "no such card", code: "missing", operation: "detachPaymentMethod")
+        ) { try trip.outcome.get() }
     }
 
     @Test func updateShippingSendsStripesShippingParams() async throws {
@@ -142,7 +149,9 @@ struct AppRequestBackendTests {
     @Test func theKeyProviderAsksWithTheAPIVersion() async throws {
         let provider = AppKeyProvider(broker: fx.broker, ownerUID: 1000, session: "cuss_app")
         let key = ephemeralKeyJSON()
-        let trip = try await fx.roundTrip(result: key) { try await provider.createCustomerKey(apiVersion: "2020-08-27") }
+        let trip = try await fx.roundTrip(result: key) {
+            try await provider.createCustomerKey(apiVersion: "2020-08-27")
+        }
         #expect(trip.pending.object["operation"] == "createEphemeralKey")
         #expect(trip.pending.object["params"] == ["apiVersion": "2020-08-27"])
         #expect(try trip.outcome.get() == key)

@@ -1,8 +1,9 @@
 import Foundation
 import JSONRPC
-@testable import StpdCore
 import StpdProtocol
 import Testing
+
+@testable import StpdCore
 
 /// Asking the app over the socket: requests recorded with their events, answered by their owner
 /// or root, timed out on a manual clock, cancelled with their asker, abandoned at start.
@@ -19,7 +20,8 @@ struct AppRequestBrokerTests {
     ) async throws -> (task: Task<JSONValue, any Error>, pending: Event) {
         let broker = fx.broker
         let task = Task {
-            try await broker.ask(owner: owner, session: "cuss_1", operation: operation, params: params, timeout: timeout)
+            try await broker.ask(
+                owner: owner, session: "cuss_1", operation: operation, params: params, timeout: timeout)
         }
         return (task, try await fx.next())
     }
@@ -79,7 +81,10 @@ struct AppRequestBrokerTests {
         try await fx.broker.answer(
             id: pending.objectId, by: 1000, result: .null,
             error: AppRequestFailure(message: "our backend is down", code: "backend_down"))
-        await #expect(throws: AppRequestError.failed(message: "our backend is down", code: "backend_down", operation: "retrieveCustomer")) {
+        await #expect(
+            throws: AppRequestError.failed(
+                message: "our backend is down", code: "backend_down", operation: "retrieveCustomer")
+        ) {
             try await task.value
         }
         let answered = try await fx.next()
@@ -197,14 +202,18 @@ struct AppRequestBrokerTests {
         try await StoreKind.sqlite.withStore { store in
             let fx = try await AppRequestFixture(store: store)
             let broker = fx.broker
-            let asker = Task { try await broker.ask(owner: 1000, session: "s", operation: "a", params: [:], timeout: .seconds(5)) }
+            let asker = Task {
+                try await broker.ask(owner: 1000, session: "s", operation: "a", params: [:], timeout: .seconds(5))
+            }
             let first = try await fx.next()
             asker.cancel()
             await #expect(throws: CancellationError.self) { try await asker.value }
             #expect(try await fx.next().type == "appRequest.cancelled")
             #expect(try await store.object(id: first.objectId)?.state["state"] == "cancelled")
 
-            let asked = Task { try await broker.ask(owner: 1000, session: "s", operation: "b", params: [:], timeout: .seconds(5)) }
+            let asked = Task {
+                try await broker.ask(owner: 1000, session: "s", operation: "b", params: [:], timeout: .seconds(5))
+            }
             let second = try await fx.next()
             let answerer = Task {
                 withUnsafeCurrentTask { $0?.cancel() }
@@ -232,7 +241,9 @@ struct AppRequestBrokerTests {
         let store = FailingApplyStore()
         let fx = try await AppRequestFixture(store: store)
         let broker = fx.broker
-        let task = Task { try await broker.ask(owner: 1000, session: "s", operation: "op", params: [:], timeout: .seconds(5)) }
+        let task = Task {
+            try await broker.ask(owner: 1000, session: "s", operation: "op", params: [:], timeout: .seconds(5))
+        }
         let pending = try await fx.next()
         store.arm()
         await #expect(throws: FailingApplyStore.Refused.self) {
@@ -276,7 +287,8 @@ struct AppRequestBrokerTests {
         let abandoned = try await fx.next()
         #expect(abandoned.type == "appRequest.abandoned")
         #expect(abandoned.objectId == "areq_old1")
-        #expect(abandoned.object == ["id": "areq_old1", "object": "app_request", "state": "abandoned", "operation": "op"])
+        #expect(
+            abandoned.object == ["id": "areq_old1", "object": "app_request", "state": "abandoned", "operation": "op"])
         #expect(try await fx.store.object(id: "areq_old1")?.state["state"] == "abandoned")
         #expect(try await fx.store.object(id: "areq_old2")?.state["state"] == "answered")
         #expect(try await fx.store.object(id: pending.objectId)?.state["state"] == "pending")
@@ -299,7 +311,8 @@ struct AppRequestBrokerTests {
         #expect(failed.message == "\(StpdErrors.appRequestFailed.message): declined")
         #expect(failed.data == ["operation": "attachPaymentMethod", "message": "declined", "code": .null])
 
-        let malformed = AppRequestError.malformedAnswer(operation: "retrieveCustomer", detail: "missing required field id")
+        let malformed = AppRequestError.malformedAnswer(
+            operation: "retrieveCustomer", detail: "missing required field id")
         #expect(malformed.rpcError.code == StpdErrors.appAnswerInvalid.code)
         #expect(malformed.rpcError.data == ["operation": "retrieveCustomer"])
         #expect("\(malformed)" == "the app's answer to retrieveCustomer is not usable: missing required field id")

@@ -111,7 +111,9 @@ final class FailingApplyStore: StateStore {
     func objects(kind: String) async throws -> [StoredObject] { try await inner.objects(kind: kind) }
     func events(after: Int64, limit: Int) async throws -> [Event] { try await inner.events(after: after, limit: limit) }
     func eventBounds() async throws -> EventBounds { try await inner.eventBounds() }
-    func prune(_ retention: EventRetention, now: Date) async throws -> Int { try await inner.prune(retention, now: now) }
+    func prune(_ retention: EventRetention, now: Date) async throws -> Int {
+        try await inner.prune(retention, now: now)
+    }
 }
 
 func appCardJSON(_ id: String, applePay: Bool = false) -> JSONValue {
@@ -122,5 +124,7 @@ func appCardJSON(_ id: String, applePay: Bool = false) -> JSONValue {
 
 let appCustomerJSON: JSONValue = [
     "id": "cus_app", "object": "customer",
-    "shipping": ["name": "Ada", "phone": "+4930123", "address": ["line1": "1 Main", "city": "Berlin", "country": "DE"]],
+    "shipping": [
+        "name": "Ada", "phone": "+4930123", "address": ["line1": "1 Main", "city": "Berlin", "country": "DE"],
+    ],
 ]

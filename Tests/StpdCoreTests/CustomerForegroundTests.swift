@@ -10,7 +10,9 @@ import Testing
 struct CustomerForegroundTests {
     struct OneBackend: CustomerBackendFactory {
         let backend: any CustomerBackend
-        func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend { backend }
+        func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend {
+            backend
+        }
     }
 
     struct NoStripe: StripeAPIClient {

@@ -45,7 +45,9 @@ struct EphemeralKeyManagerTests {
 
     @Test func refetchesWhenExpiresMinusNowReachesTheMargin() async throws {
         let clock = NowBox()
-        let provider = ScriptedKeyProvider([.key(ephemeralKeyJSON(1, expiresIn: 3600)), .key(ephemeralKeyJSON(2, expiresIn: 7200))])
+        let provider = ScriptedKeyProvider([
+            .key(ephemeralKeyJSON(1, expiresIn: 3600)), .key(ephemeralKeyJSON(2, expiresIn: 7200)),
+        ])
         let keys = manager(provider, clock: clock)
         _ = try await keys.key()
 
@@ -61,7 +63,9 @@ struct EphemeralKeyManagerTests {
 
     @Test func refetchesAfterExpiry() async throws {
         let clock = NowBox()
-        let provider = ScriptedKeyProvider([.key(ephemeralKeyJSON(1, expiresIn: 600)), .key(ephemeralKeyJSON(2, expiresIn: 7200))])
+        let provider = ScriptedKeyProvider([
+            .key(ephemeralKeyJSON(1, expiresIn: 600)), .key(ephemeralKeyJSON(2, expiresIn: 7200)),
+        ])
         let keys = manager(provider, clock: clock)
         _ = try await keys.key()
         clock.set(t0.addingTimeInterval(5000))
@@ -143,7 +147,9 @@ struct EphemeralKeyManagerTests {
     @Test func undecodableJSONIsTheEphemeralKeyDecodingError() async throws {
         let clock = NowBox()
         let gate = Gate()
-        let provider = ScriptedKeyProvider([.key(["id": "ephkey_1", "unexpected": true], gate: gate), .key(ephemeralKeyJSON(2))])
+        let provider = ScriptedKeyProvider([
+            .key(["id": "ephkey_1", "unexpected": true], gate: gate), .key(ephemeralKeyJSON(2)),
+        ])
         let keys = manager(provider, clock: clock)
 
         let callers = await waitingCallers(2, on: keys)

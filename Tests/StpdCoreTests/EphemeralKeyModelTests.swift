@@ -54,7 +54,9 @@ struct EphemeralKeyModelTests {
         let key = try EphemeralKey(json: json)
         #expect(key.created == t0)
         #expect(key.expires == t0.addingTimeInterval(60.5))
-        #expect(decodingError(replacing("created", with: "yesterday", in: ephemeralKeyJSON()))?.kind == .ephemeralKeyDecoding)
+        #expect(
+            decodingError(replacing("created", with: "yesterday", in: ephemeralKeyJSON()))?.kind
+                == .ephemeralKeyDecoding)
         #expect(decodingError(replacing("expires", with: true, in: ephemeralKeyJSON()))?.kind == .ephemeralKeyDecoding)
     }
 

@@ -27,12 +27,14 @@ struct EventLogWaitTests {
             try await log.apply([change("1", "a"), change("2", "b"), change("3", "a"), change("4", "b")])
 
             // The clock never moves: this can only return because matches were already there.
-            let result = try await log.wait(since: 0, filter: typeA, limit: 100, timeout: .seconds(30), clock: ManualClock())
+            let result = try await log.wait(
+                since: 0, filter: typeA, limit: 100, timeout: .seconds(30), clock: ManualClock())
             #expect(result.events.seqs == [1, 3])
             #expect(result.next == 4, "non-matching events scanned count as looked at")
             #expect(log.bus.listenerCount == 0)
 
-            let later = try await log.wait(since: 1, filter: typeA, limit: 100, timeout: .seconds(30), clock: ManualClock())
+            let later = try await log.wait(
+                since: 1, filter: typeA, limit: 100, timeout: .seconds(30), clock: ManualClock())
             #expect(later.events.seqs == [3])
             #expect(later.next == 4)
         }
@@ -44,11 +46,13 @@ struct EventLogWaitTests {
             let log = try await EventLog(store: store)
             try await log.apply([change("1", "a"), change("2", "b"), change("3", "a"), change("4", "a")])
 
-            let first = try await log.wait(since: 0, filter: typeA, limit: 2, timeout: .seconds(30), clock: ManualClock())
+            let first = try await log.wait(
+                since: 0, filter: typeA, limit: 2, timeout: .seconds(30), clock: ManualClock())
             #expect(first.events.seqs == [1, 3])
             #expect(first.next == 3, "stops at the last event returned, so the next call gets the rest")
 
-            let rest = try await log.wait(since: first.next, filter: typeA, limit: 2, timeout: .seconds(30), clock: ManualClock())
+            let rest = try await log.wait(
+                since: first.next, filter: typeA, limit: 2, timeout: .seconds(30), clock: ManualClock())
             #expect(rest.events.seqs == [4])
             #expect(rest.next == 4)
         }
@@ -132,10 +136,12 @@ struct EventLogWaitTests {
             try await log.prune()  // prunedThrough 2
 
             await #expect(throws: EventLogError.cursorExpired(oldestKept: 3)) {
-                try await log.wait(since: 1, filter: EventFilter(), limit: 10, timeout: .seconds(1), clock: ManualClock())
+                try await log.wait(
+                    since: 1, filter: EventFilter(), limit: 10, timeout: .seconds(1), clock: ManualClock())
             }
             await #expect(throws: EventLogError.cursorAhead(latestSeq: 3)) {
-                try await log.wait(since: 4, filter: EventFilter(), limit: 10, timeout: .seconds(1), clock: ManualClock())
+                try await log.wait(
+                    since: 4, filter: EventFilter(), limit: 10, timeout: .seconds(1), clock: ManualClock())
             }
             #expect(log.bus.listenerCount == 0)
         }
@@ -158,7 +164,8 @@ struct EventLogWaitTests {
         }
         await executor.idle()
         let returnedByItself = returned.withLock { $0 }
-        #expect(returnedByItself, "wait is stuck: its waiter's continuation was stored after the cancellation handler ran")
+        #expect(
+            returnedByItself, "wait is stuck: its waiter's continuation was stored after the cancellation handler ran")
         #expect(log.bus.listenerCount == 0, "the cancelled wait's listener stays in the bus")
 
         if !returnedByItself {

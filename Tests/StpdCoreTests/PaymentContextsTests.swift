@@ -66,7 +66,9 @@ struct PaymentContextsTests {
 
     /// Runs a wait that cannot be cancelled (a fake's or the manual clock's cue) in its own task and
     /// gives up after `limit` of real time, so a missing cue fails the test instead of hanging the run.
-    static func within(_ what: String, limit: Duration = .seconds(10), _ wait: @escaping @Sendable () async -> Void) async {
+    static func within(_ what: String, limit: Duration = .seconds(10), _ wait: @escaping @Sendable () async -> Void)
+        async
+    {
         let arrived = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let once = Once(continuation)
             Task {
@@ -108,7 +110,8 @@ struct PaymentContextsTests {
             let writer = OrderedWriter(log: log)
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
             sources = SourceService(api: api, log: log, writer: writer, background: background, clock: clock)
-            redirects = RedirectSessions(api: api, sources: sources, opener: nil, log: log, writer: writer, background: background)
+            redirects = RedirectSessions(
+                api: api, sources: sources, opener: nil, log: log, writer: writer, background: background)
             sources.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customer, api: api, redirects: redirects, log: log, writer: writer, background: background,
@@ -136,19 +139,23 @@ struct PaymentContextsTests {
             let since = try await mark()
             let created = try await contexts.create(owner: owner, params)
             #expect(created.loading)
-            return try await until(created.id, since: since, types: ["paymentContext.didChange", "paymentContext.didFailToLoad"]) {
+            return try await until(
+                created.id, since: since, types: ["paymentContext.didChange", "paymentContext.didFailToLoad"]
+            ) {
                 !$0.loading
             }
         }
 
         /// The state carried by the first event after `since` of one of `types` for which `predicate` holds.
         func until(
-            _ id: String, since: Int64, types: [String]? = nil, _ predicate: (PaymentContextView) -> Bool = { _ in true }
+            _ id: String, since: Int64, types: [String]? = nil,
+            _ predicate: (PaymentContextView) -> Bool = { _ in true }
         ) async throws -> PaymentContextView {
             var cursor = since
             while true {
                 let found = try await log.wait(
-                    since: cursor, filter: EventFilter(objectIds: [id], types: types), limit: 100, timeout: .seconds(10))
+                    since: cursor, filter: EventFilter(objectIds: [id], types: types), limit: 100, timeout: .seconds(10)
+                )
                 guard !found.events.isEmpty else {
                     Issue.record("no \(types ?? ["event"]) for \(id) after \(since)")
                     throw NoMatchingEvent()
@@ -163,17 +170,27 @@ struct PaymentContextsTests {
 
         /// The types of the events of context `id` after `since`.
         func types(_ id: String, since: Int64 = 0) async throws -> [String] {
-            try await log.wait(since: since, filter: EventFilter(objectIds: [id]), limit: 10_000, timeout: .zero).events.map(\.type)
+            try await log.wait(since: since, filter: EventFilter(objectIds: [id]), limit: 10_000, timeout: .zero).events
+                .map(\.type)
         }
 
-        func requestPayment(_ id: String, viewer: UInt32 = 1000, intent: String? = nil) async throws -> PaymentContextView {
-            try await contexts.requestPayment(id: id, viewer: viewer, paymentIntent: intent.map { .init(clientSecret: $0) })
+        func requestPayment(_ id: String, viewer: UInt32 = 1000, intent: String? = nil) async throws
+            -> PaymentContextView
+        {
+            try await contexts.requestPayment(
+                id: id, viewer: viewer, paymentIntent: intent.map { .init(clientSecret: $0) })
         }
 
-        func answer(_ action: String?, _ status: String, by uid: UInt32 = 1000, error: PaymentContextAnswer.Params.Failure? = nil,
-                    methods: [ShippingMethod]? = nil, selected: String? = nil) async throws -> PaymentContextView {
+        func answer(
+            _ action: String?, _ status: String, by uid: UInt32 = 1000,
+            error: PaymentContextAnswer.Params.Failure? = nil,
+            methods: [ShippingMethod]? = nil, selected: String? = nil
+        ) async throws -> PaymentContextView {
             try await contexts.answer(
-                by: uid, .init(action: action ?? "pact_none", status: status, error: error, shippingMethods: methods, selectedShippingMethod: selected))
+                by: uid,
+                .init(
+                    action: action ?? "pact_none", status: status, error: error, shippingMethods: methods,
+                    selectedShippingMethod: selected))
         }
     }
 
@@ -188,7 +205,9 @@ struct PaymentContextsTests {
         address: .init(line1: "Alexanderplatz 2", city: "Berlin", postalCode: "10178", country: "DE"))
     static let home = ShippingAddressParams(
         name: "Ada Lovelace", phone: "415-555-0100", email: "ada@example.com",
-        address: .init(line1: "1 Market St", line2: "Suite 5", city: "San Francisco", state: "CA", postalCode: "94107", country: "US"))
+        address: .init(
+            line1: "1 Market St", line2: "Suite 5", city: "San Francisco", state: "CA", postalCode: "94107",
+            country: "US"))
     static let methods = [
         ShippingMethod(identifier: "std", label: "Standard", amount: 500),
         ShippingMethod(identifier: "exp", label: "Express", detail: "Tomorrow", amount: 1500),
@@ -268,7 +287,9 @@ struct PaymentContextsTests {
         // A default or remembered id that is not one of the card options selects nothing.
         customer.remember("pm_gone")
         #expect(try await world.create().selectedPaymentMethod == nil)
-        #expect(try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_gone")).selectedPaymentMethod == nil)
+        #expect(
+            try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_gone")).selectedPaymentMethod == nil
+        )
     }
 
     @Test func aFailedLoadIsDidFailToLoadAndRequestPaymentFinishesWithItsError() async throws {
@@ -318,7 +339,8 @@ struct PaymentContextsTests {
         let customer = Self.cards()
         let gate = customer.hold(.listPaymentMethods)
         let world = try await World(customer: customer)
-        let created = try await world.contexts.create(owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+        let created = try await world.contexts.create(
+            owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         await Self.within("listPaymentMethods") { [c = customer] in await c.called(.listPaymentMethods) }
 
         let waiting = try await world.requestPayment(created.id)
@@ -336,7 +358,10 @@ struct PaymentContextsTests {
         #expect(asked.requestState == "requestingPayment")
         #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_mc")
-        #expect(try await world.types(created.id, since: since) == ["paymentContext.didChange", "paymentContext.pendingAction"])
+        #expect(
+            try await world.types(created.id, since: since) == [
+                "paymentContext.didChange", "paymentContext.pendingAction",
+            ])
     }
 
     @Test func requestPaymentWhileALoadThatFailsRunsFinishesWithTheLoadError() async throws {
@@ -409,7 +434,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         await #expect(throws: RPCError.self) {
-            try await world.contexts.addCard(id: view.id, viewer: 1000, card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
+            try await world.contexts.addCard(
+                id: view.id, viewer: 1000, card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
         }
         let after = try world.contexts.get(id: view.id, viewer: 1000)
         #expect(after.selectedPaymentMethod == "pm_mc")
@@ -505,7 +531,8 @@ struct PaymentContextsTests {
         let pending = try #require(asked.pendingAction)
         #expect(pending.kind == "didUpdateShippingAddress")
         #expect(pending.id.hasPrefix("pact_"))
-        #expect(try JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null) == Self.home)
+        #expect(
+            try JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null) == Self.home)
         #expect(asked.shippingAddress == nil)
 
         // One address at a time.
@@ -515,7 +542,8 @@ struct PaymentContextsTests {
         #expect(busy?.code == StpdErrors.invalidState.code)
 
         let since = try await world.mark()
-        let refused = try await world.answer(pending.id, "invalid", error: .init(message: "We do not ship there", code: "no_ship"))
+        let refused = try await world.answer(
+            pending.id, "invalid", error: .init(message: "We do not ship there", code: "no_ship"))
         #expect(refused.pendingAction == nil)
         #expect(refused.shippingAddress == nil)
         #expect(refused.shippingError?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
@@ -524,7 +552,8 @@ struct PaymentContextsTests {
         #expect(try await world.types(view.id, since: since) == ["paymentContext.shippingInvalid"])
 
         // Without the app's error, the SDK's default title.
-        let again = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let again = try #require(
+            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
         let plain = try await world.answer(again.id, "invalid")
         #expect(plain.shippingError?["message"]?.stringValue?.contains("Invalid Shipping Address") == true)
         #expect(customer.calls(.updateShipping).isEmpty)
@@ -535,7 +564,8 @@ struct PaymentContextsTests {
         let customer = FakeContextCustomer()
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
-        let pending = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let pending = try #require(
+            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
         let accepted = try await world.answer(pending.id, "valid", methods: Self.methods, selected: preferred)
         #expect(accepted.pendingAction == nil)
         #expect(accepted.shippingError == nil)
@@ -571,7 +601,8 @@ struct PaymentContextsTests {
 
     @Test func theTotalIncludesTheSelectedShippingMethodLabelledWithTheCompanyName() async throws {
         let world = try await World(companyName: "Shop")
-        let view = try await world.create(.init(session: "cs_1", amount: 1000, currency: "usd", validatesShipping: true))
+        let view = try await world.create(
+            .init(session: "cs_1", amount: 1000, currency: "usd", validatesShipping: true))
         #expect(view.currency == "USD")
         #expect(view.configuration.companyName == "Shop")
         #expect(view.paymentAmount == 1000)
@@ -581,15 +612,19 @@ struct PaymentContextsTests {
         let shipped = try await world.answer(asked.pendingAction?.id, "valid", methods: Self.methods, selected: "exp")
         #expect(shipped.amount == 1000)
         #expect(shipped.paymentAmount == 2500)
-        #expect(shipped.paymentSummaryItems == [
-            .init(label: "Express", amount: 1500, decimal: "15.00"), .init(label: "Shop", amount: 2500, decimal: "25.00"),
-        ])
+        #expect(
+            shipped.paymentSummaryItems == [
+                .init(label: "Express", amount: 1500, decimal: "15.00"),
+                .init(label: "Shop", amount: 2500, decimal: "25.00"),
+            ])
 
         let standard = try await world.contexts.selectShippingMethod(id: view.id, viewer: 1000, shippingMethod: "std")
         #expect(standard.paymentAmount == 1500)
-        #expect(standard.paymentSummaryItems == [
-            .init(label: "Standard", amount: 500, decimal: "5.00"), .init(label: "Shop", amount: 1500, decimal: "15.00"),
-        ])
+        #expect(
+            standard.paymentSummaryItems == [
+                .init(label: "Standard", amount: 500, decimal: "5.00"),
+                .init(label: "Shop", amount: 1500, decimal: "15.00"),
+            ])
         let unknown = await #expect(throws: RPCError.self) {
             try await world.contexts.selectShippingMethod(id: view.id, viewer: 1000, shippingMethod: "teleport")
         }
@@ -598,17 +633,22 @@ struct PaymentContextsTests {
         // The configuration's company name wins over the daemon's.
         let own = try await world.create(.init(session: "cs_1", amount: 1, configuration: .init(companyName: "Acme")))
         #expect(own.paymentSummaryItems == [.init(label: "Acme", amount: 1, decimal: "0.01")])
-        #expect(try await World(companyName: nil).create().paymentSummaryItems == [.init(label: "", amount: 0, decimal: "0.00")])
+        #expect(
+            try await World(companyName: nil).create().paymentSummaryItems == [
+                .init(label: "", amount: 0, decimal: "0.00")
+            ])
     }
 
     @Test func zeroDecimalCurrenciesAreNotDividedByAHundred() async throws {
         let world = try await World()
         let view = try await world.create()
-        let yen = try await world.contexts.setAmount(id: view.id, viewer: 1000, amount: 500, currency: "jpy", country: "jp")
+        let yen = try await world.contexts.setAmount(
+            id: view.id, viewer: 1000, amount: 500, currency: "jpy", country: "jp")
         #expect(yen.currency == "JPY")
         #expect(yen.country == "JP")
         #expect(yen.paymentSummaryItems.last?.decimal == "500")
-        let dollars = try await world.contexts.setAmount(id: view.id, viewer: 1000, amount: 1099, currency: "USD", country: nil)
+        let dollars = try await world.contexts.setAmount(
+            id: view.id, viewer: 1000, amount: 1099, currency: "USD", country: nil)
         #expect(dollars.paymentSummaryItems.last?.amount == 1099)
         #expect(dollars.paymentSummaryItems.last?.decimal == "10.99")
         #expect(dollars.country == "JP")
@@ -625,7 +665,8 @@ struct PaymentContextsTests {
     @Test func deliveryAcceptsAddressesWithoutAskingTheApp() async throws {
         let customer = FakeContextCustomer()
         let world = try await World(customer: customer)
-        let view = try await world.create(.init(session: "cs_1", configuration: .init(shippingType: "delivery"), validatesShipping: true))
+        let view = try await world.create(
+            .init(session: "cs_1", configuration: .init(shippingType: "delivery"), validatesShipping: true))
         let since = try await world.mark()
         let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
         #expect(accepted.pendingAction == nil)
@@ -666,31 +707,61 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
         #expect(try await world.requestPayment(view.id).needs == "paymentOption")
-        let asked = try await world.contexts.addCard(id: view.id, viewer: 1000, card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032))
+        let asked = try await world.contexts.addCard(
+            id: view.id, viewer: 1000, card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032))
         #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"]?.stringValue == asked.selectedPaymentMethod)
     }
 
-    @Test(arguments: [
-        (["postalAddress"], PaymentContextsTests.home, true),
-        (["name", "emailAddress", "phoneNumber", "postalAddress"], PaymentContextsTests.home, true),
-        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US")), false),
-        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "9410", country: "US")), false),
-        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "94107-1234", country: "US")), true),
-        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "94107")), false),
-        (["postalAddress"], ShippingAddressParams(address: .init(city: "SF", state: "CA", postalCode: "94107", country: "US")), false),
-        (["postalAddress"], PaymentContextsTests.berlin, true),
-        (["postalAddress"], ShippingAddressParams(address: .init(line1: "Alexanderplatz 2", city: "Berlin", country: "DE")), false),
-        (["postalAddress"], ShippingAddressParams(address: .init(line1: "1 O'Connell St", city: "Dublin", country: "IE")), true),
-        (["name"], ShippingAddressParams(name: "", address: .init()), false),
-        (["name"], ShippingAddressParams(name: "Ada", address: .init()), true),
-        (["emailAddress"], ShippingAddressParams(email: "ada@", address: .init()), false),
-        (["emailAddress"], ShippingAddressParams(email: "ada@example.com", address: .init()), true),
-        (["phoneNumber"], ShippingAddressParams(phone: "555-0100", address: .init(country: "US")), false),
-        (["phoneNumber"], ShippingAddressParams(phone: "(415) 555-0100", address: .init(country: "US")), true),
-        (["phoneNumber"], ShippingAddressParams(phone: "+49 30 1", address: .init(country: "DE")), true),
-        ([], ShippingAddressParams(address: .init()), true),
-    ] as [([String], ShippingAddressParams, Bool)])
+    @Test(
+        arguments: [
+            (["postalAddress"], PaymentContextsTests.home, true),
+            (["name", "emailAddress", "phoneNumber", "postalAddress"], PaymentContextsTests.home, true),
+            (
+                ["postalAddress"],
+                ShippingAddressParams(
+                    address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US")), false
+            ),
+            (
+                ["postalAddress"],
+                ShippingAddressParams(
+                    address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "9410", country: "US")),
+                false
+            ),
+            (
+                ["postalAddress"],
+                ShippingAddressParams(
+                    address: .init(
+                        line1: "1 Market St", city: "SF", state: "CA", postalCode: "94107-1234", country: "US")), true
+            ),
+            (
+                ["postalAddress"],
+                ShippingAddressParams(
+                    address: .init(line1: "1 Market St", city: "SF", state: "CA", postalCode: "94107")), false
+            ),
+            (
+                ["postalAddress"],
+                ShippingAddressParams(address: .init(city: "SF", state: "CA", postalCode: "94107", country: "US")),
+                false
+            ),
+            (["postalAddress"], PaymentContextsTests.berlin, true),
+            (
+                ["postalAddress"],
+                ShippingAddressParams(address: .init(line1: "Alexanderplatz 2", city: "Berlin", country: "DE")), false
+            ),
+            (
+                ["postalAddress"],
+                ShippingAddressParams(address: .init(line1: "1 O'Connell St", city: "Dublin", country: "IE")), true
+            ),
+            (["name"], ShippingAddressParams(name: "", address: .init()), false),
+            (["name"], ShippingAddressParams(name: "Ada", address: .init()), true),
+            (["emailAddress"], ShippingAddressParams(email: "ada@", address: .init()), false),
+            (["emailAddress"], ShippingAddressParams(email: "ada@example.com", address: .init()), true),
+            (["phoneNumber"], ShippingAddressParams(phone: "555-0100", address: .init(country: "US")), false),
+            (["phoneNumber"], ShippingAddressParams(phone: "(415) 555-0100", address: .init(country: "US")), true),
+            (["phoneNumber"], ShippingAddressParams(phone: "+49 30 1", address: .init(country: "DE")), true),
+            ([], ShippingAddressParams(address: .init()), true),
+        ] as [([String], ShippingAddressParams, Bool)])
     func requiredShippingFields(fields: [String], address: ShippingAddressParams, satisfied: Bool) {
         #expect(address.contains(requiredFields: fields) == satisfied)
     }
@@ -698,15 +769,18 @@ struct PaymentContextsTests {
     @Test func aMissingRequiredAddressIsAskedForAndSettingItGoesOn() async throws {
         let customer = Self.cards()
         let world = try await World(customer: customer)
-        let view = try await world.create(.init(
-            session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]), defaultPaymentMethod: "pm_visa"))
+        let view = try await world.create(
+            .init(
+                session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
+                defaultPaymentMethod: "pm_visa"))
         let needs = try await world.requestPayment(view.id)
         #expect(needs.needs == "shippingAddress")
         #expect(needs.requestState == "requestingPayment")
         #expect(needs.pendingAction == nil)
 
         // An incomplete address (no US state) is taken but asked for again.
-        let incomplete = ShippingAddressParams(address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US"))
+        let incomplete = ShippingAddressParams(
+            address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US"))
         let again = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: incomplete)
         #expect(again.needs == "shippingAddress")
         #expect(again.pendingAction == nil)
@@ -720,19 +794,23 @@ struct PaymentContextsTests {
 
     @Test func aPrefilledAddressIsVerifiedUnlessTheConfigurationSaysNot() async throws {
         let world = try await World(customer: Self.cards())
-        let verify = try await world.create(.init(
-            session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
-            prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
+        let verify = try await world.create(
+            .init(
+                session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
+                prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
         #expect(try await world.requestPayment(verify.id).needs == "shippingAddress")
 
-        let trusted = try await world.create(.init(
-            session: "cs_1",
-            configuration: .init(requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
-            prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
+        let trusted = try await world.create(
+            .init(
+                session: "cs_1",
+                configuration: .init(
+                    requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
+                prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
         #expect(try await world.requestPayment(trusted.id).pendingAction?.kind == "didCreatePaymentResult")
 
         // Without required fields nothing is asked, address or not.
-        let none = try await world.create(.init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
+        let none = try await world.create(
+            .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
         #expect(try await world.requestPayment(none.id).pendingAction?.kind == "didCreatePaymentResult")
     }
 
@@ -740,9 +818,10 @@ struct PaymentContextsTests {
         let customer = Self.cards()
         customer.setCustomer(FakeContextCustomer.customer(id: "cus_1", shipping: Self.berlinJSON))
         let world = try await World(customer: customer)
-        let view = try await world.create(.init(
-            session: "cs_1", configuration: .init(requiredShippingAddressFields: ["name", "postalAddress"]),
-            defaultPaymentMethod: "pm_visa"))
+        let view = try await world.create(
+            .init(
+                session: "cs_1", configuration: .init(requiredShippingAddressFields: ["name", "postalAddress"]),
+                defaultPaymentMethod: "pm_visa"))
         #expect(view.shippingAddress == Self.berlin)
         #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
         let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.berlin)
@@ -752,10 +831,12 @@ struct PaymentContextsTests {
 
     @Test func aValidatingAppMustChooseAShippingMethodBeforePaying() async throws {
         let world = try await World(customer: Self.cards())
-        let view = try await world.create(.init(
-            session: "cs_1",
-            configuration: .init(requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
-            validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
+        let view = try await world.create(
+            .init(
+                session: "cs_1",
+                configuration: .init(
+                    requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
+                validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
         // Complete, not to verify, but no method: methodRequired.
         let needs = try await world.requestPayment(view.id)
         #expect(needs.needs == "shippingAddress")
@@ -772,11 +853,13 @@ struct PaymentContextsTests {
         #expect(paying.paymentAmount == 500)
 
         // A delivery needs no method.
-        let delivery = try await world.create(.init(
-            session: "cs_1",
-            configuration: .init(requiredShippingAddressFields: ["postalAddress"], shippingType: "delivery",
-                                 verifyPrefilledShippingAddress: false),
-            validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
+        let delivery = try await world.create(
+            .init(
+                session: "cs_1",
+                configuration: .init(
+                    requiredShippingAddressFields: ["postalAddress"], shippingType: "delivery",
+                    verifyPrefilledShippingAddress: false),
+                validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
         #expect(try await world.requestPayment(delivery.id).pendingAction?.kind == "didCreatePaymentResult")
     }
 
@@ -804,7 +887,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        let done = try await world.answer(pending.id, "error", error: .init(message: "Your card was declined", code: "card_declined"))
+        let done = try await world.answer(
+            pending.id, "error", error: .init(message: "Your card was declined", code: "card_declined"))
         let error = try #require(done.lastResult?["error"])
         #expect(error["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
         #expect(error["data"]?["message"] == "Your card was declined")
@@ -826,8 +910,10 @@ struct PaymentContextsTests {
 
     @Test func aStatusOfTheOtherKindIsAnInvalidParameter() async throws {
         let world = try await World(customer: Self.cards())
-        let view = try await world.create(.init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
-        let shipping = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let view = try await world.create(
+            .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
+        let shipping = try #require(
+            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
         let wrongForShipping = await #expect(throws: RPCError.self) { try await world.answer(shipping.id, "success") }
         #expect(wrongForShipping?.code == RPCError.invalidParamsCode)
         _ = try await world.answer(shipping.id, "valid")
@@ -874,8 +960,10 @@ struct PaymentContextsTests {
     /// screen is an address the app is validating.
     @Test func requestPaymentWhileTheAppValidatesAnAddressIsIgnored() async throws {
         let world = try await World(customer: Self.cards())
-        let view = try await world.create(.init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
-        let validation = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let view = try await world.create(
+            .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
+        let validation = try #require(
+            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
         let since = try await world.mark()
         let ignored = try await world.requestPayment(view.id)
         #expect(ignored.pendingAction == validation)
@@ -915,11 +1003,14 @@ struct PaymentContextsTests {
 
     @Test func cancellingWhileTheAppValidatesAnAddressDropsItsDeadline() async throws {
         let world = try await World(customer: Self.cards(), timeout: 30)
-        let view = try await world.create(.init(
-            session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]), validatesShipping: true,
-            defaultPaymentMethod: "pm_visa"))
+        let view = try await world.create(
+            .init(
+                session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
+                validatesShipping: true,
+                defaultPaymentMethod: "pm_visa"))
         #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
-        let pending = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let pending = try #require(
+            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
 
         let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
@@ -950,7 +1041,8 @@ struct PaymentContextsTests {
 
     @Test func anUnansweredPaymentResultFinishesWithATimeoutError() async throws {
         let world = try await World(customer: Self.cards(), timeout: 60)
-        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa", pendingActionTimeout: 30))
+        let view = try await world.create(
+            .init(session: "cs_1", defaultPaymentMethod: "pm_visa", pendingActionTimeout: 30))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         #expect(pending.deadline == t0.addingTimeInterval(30).formatted(.iso8601))
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
@@ -977,7 +1069,8 @@ struct PaymentContextsTests {
     @Test func anUnansweredAddressValidationIsShippingInvalidWithATimeoutError() async throws {
         let world = try await World(timeout: 45)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
-        let pending = try #require(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+        let pending = try #require(
+            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
         #expect(pending.deadline == t0.addingTimeInterval(45).formatted(.iso8601))
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
         let since = try await world.mark()
@@ -988,7 +1081,9 @@ struct PaymentContextsTests {
         #expect(invalid.pendingAction == nil)
         #expect(invalid.shippingAddress == nil)
         // The customer can submit again.
-        #expect(try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction != nil)
+        #expect(
+            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction
+                != nil)
     }
 
     @Test func anAnsweredActionsDeadlineNoLongerFires() async throws {
@@ -1062,7 +1157,8 @@ struct PaymentContextsTests {
         let held = Self.cards()
         let gate = held.hold(.listPaymentMethods)
         let before = try await World(customer: held, store: store)
-        let created = try await before.contexts.create(owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+        let created = try await before.contexts.create(
+            owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         await Self.within("listPaymentMethods") { [c = held] in await c.called(.listPaymentMethods) }
         #expect(try await before.requestPayment(created.id).loading)
         // The "process" ends with the load held: it never finishes there.
@@ -1126,7 +1222,9 @@ struct PaymentContextsTests {
         #expect(redirect.paymentIntentId == intentID)
 
         world.api.setIntentStatus(intentID, "succeeded")
-        #expect(try await world.redirects.handleURL("myshop://done?order=42&payment_intent=\(intentID)", viewer: 1000) == session)
+        #expect(
+            try await world.redirects.handleURL("myshop://done?order=42&payment_intent=\(intentID)", viewer: 1000)
+                == session)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(done.lastResult == ["status": "success", "error": nil])
         #expect(done.redirect == nil)

@@ -39,7 +39,8 @@ struct RedirectSessionsTests {
 
         func outcome(_ session: String) async throws -> RedirectSessionView.Outcome {
             let found = try await log.wait(
-                since: 0, filter: EventFilter(objectIds: [session], types: ["redirect.outcome"]), limit: 1, timeout: .seconds(10))
+                since: 0, filter: EventFilter(objectIds: [session], types: ["redirect.outcome"]), limit: 1,
+                timeout: .seconds(10))
             let event = try #require(found.events.first)
             return try JSONCoding.typed(RedirectSessionView.self, from: event.object).outcome!
         }
@@ -49,14 +50,16 @@ struct RedirectSessionsTests {
         let world = try await World()
         let id = world.api.addSource()
         try await world.knownSource(id)
-        let session = try await world.redirects.create(owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        let session = try await world.redirects.create(
+            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
         #expect(session.status == "notStarted")
         #expect(session.followUpTimeout == 10)
         let started = try await world.redirects.start(id: session.id, viewer: 1000, mode: nil, opener: nil)
         #expect(started.status == "inProgress")
         #expect(started.openURL == "https://hooks.stripe.test/redirect/\(id)")
 
-        #expect(try await world.redirects.handleURL("myshop://elsewhere?redirect_merchant_name=Shop", viewer: 1000) == nil)
+        #expect(
+            try await world.redirects.handleURL("myshop://elsewhere?redirect_merchant_name=Shop", viewer: 1000) == nil)
         world.api.setSourceStatus(id, "chargeable")
         let url = "MYSHOP://Stripe-Redirect?source=\(id)&redirect_merchant_name=Shop&livemode=false"
         #expect(try await world.redirects.handleURL(url, viewer: 1000) == session.id)
@@ -75,15 +78,19 @@ struct RedirectSessionsTests {
         let world = try await World()
         let id = world.api.addSource()
         try await world.knownSource(id)
-        let session = try await world.redirects.create(owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        let session = try await world.redirects.create(
+            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
         // Cancel applies only in progress.
         #expect(try await world.redirects.cancel(id: session.id, viewer: 1000).status == "notStarted")
         _ = try await world.redirects.start(id: session.id, viewer: 1000, mode: .browser, opener: nil)
         #expect(try await world.redirects.cancel(id: session.id, viewer: 1000).status == "cancelled")
-        #expect(try await world.redirects.handleURL("myshop://stripe-redirect?redirect_merchant_name=Shop", viewer: 1000) == nil)
+        #expect(
+            try await world.redirects.handleURL("myshop://stripe-redirect?redirect_merchant_name=Shop", viewer: 1000)
+                == nil)
         #expect(try await world.redirects.foreground(viewer: 1000).isEmpty)
         // Starting again is a no-op: a context is single-use.
-        #expect(try await world.redirects.start(id: session.id, viewer: 1000, mode: nil, opener: nil).status == "cancelled")
+        #expect(
+            try await world.redirects.start(id: session.id, viewer: 1000, mode: nil, opener: nil).status == "cancelled")
     }
 
     @Test func foregroundCompletesAutomaticAndBrowserSessionsButNotInApp() async throws {
@@ -92,7 +99,8 @@ struct RedirectSessionsTests {
         for mode in RedirectMode.allCases {
             let id = world.api.addSource(status: "chargeable")
             try await world.knownSource(id)
-            let session = try await world.redirects.create(owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+            let session = try await world.redirects.create(
+                owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
             _ = try await world.redirects.start(id: session.id, viewer: 1000, mode: mode, opener: nil)
             sessions[mode] = session.id
         }
@@ -108,7 +116,10 @@ struct RedirectSessionsTests {
         for owner: UInt32 in [1000, 1000, 2000] {
             let id = world.api.addSource()
             try await world.knownSource(id, owner: owner)
-            ids.append(try await world.redirects.create(owner: owner, viewer: owner, sourceID: id, clientSecret: nil, followUpTimeout: nil).id)
+            ids.append(
+                try await world.redirects.create(
+                    owner: owner, viewer: owner, sourceID: id, clientSecret: nil, followUpTimeout: nil
+                ).id)
         }
         // Started in the order 2000's, second, first: creation order does not count.
         _ = try await world.redirects.start(id: ids[2], viewer: 2000, mode: nil, opener: nil)
@@ -129,14 +140,18 @@ struct RedirectSessionsTests {
             let before = try await World(store: store)
             id = before.api.addSource()
             try await before.knownSource(id)
-            session = try await before.redirects.create(owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: 5).id
+            session = try await before.redirects.create(
+                owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: 5
+            ).id
             _ = try await before.redirects.start(id: session, viewer: 1000, mode: nil, opener: nil)
         }
         let after = try await World(store: store)
         after.api.addSource(id: id, status: "consumed")
         try await after.sources.restore()
         try await after.redirects.restore()
-        #expect(try await after.redirects.handleURL("myshop://stripe-redirect?redirect_merchant_name=Shop", viewer: 1000) == session)
+        #expect(
+            try await after.redirects.handleURL("myshop://stripe-redirect?redirect_merchant_name=Shop", viewer: 1000)
+                == session)
         #expect(try await after.outcome(session).result == "consumed")
         #expect(try after.redirects.get(id: session, viewer: 1000).followUpTimeout == 5)
     }
@@ -148,7 +163,8 @@ struct RedirectSessionsTests {
         for (id, reason) in [(card, "flow"), (consumed, "status")] {
             try await world.knownSource(id)
             let error = await #expect(throws: RPCError.self) {
-                try await world.redirects.create(owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+                try await world.redirects.create(
+                    owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
             }
             #expect(error?.code == StpdErrors.redirectUnavailable.code)
             #expect(error?.data?["reason"] == .string(reason))
@@ -163,7 +179,8 @@ struct RedirectSessionsTests {
         #expect(session.returnURL == "myshop://done?order=42")
         _ = try await world.redirects.start(id: session.id, viewer: 1000, mode: .inApp, opener: nil)
         world.api.setIntentStatus(try #require(session.paymentIntentId), "succeeded")
-        #expect(try await world.redirects.handleURL("myshop://done?order=42&payment_intent=x", viewer: 1000) == session.id)
+        #expect(
+            try await world.redirects.handleURL("myshop://done?order=42&payment_intent=x", viewer: 1000) == session.id)
         #expect(try await world.outcome(session.id).result == "succeeded")
 
         let settled = world.api.addIntent(status: "succeeded")
@@ -178,9 +195,13 @@ struct RedirectSessionsTests {
         let world = try await World(opener: opener)
         let id = world.api.addSource(type: "alipay", details: ["native_url": "alipays://platformapi/startapp?x=1"])
         try await world.knownSource(id)
-        let session = try await world.redirects.create(owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        let session = try await world.redirects.create(
+            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
         let started = try await world.redirects.start(id: session.id, viewer: 1000, mode: .automatic, opener: .daemon)
-        #expect(opener.opened.withLock { $0 } == ["alipays://platformapi/startapp?x=1", "https://hooks.stripe.test/redirect/\(id)"])
+        #expect(
+            opener.opened.withLock { $0 } == [
+                "alipays://platformapi/startapp?x=1", "https://hooks.stripe.test/redirect/\(id)",
+            ])
         #expect(started.openURL == "https://hooks.stripe.test/redirect/\(id)")
         #expect(started.status == "inProgress")
     }
@@ -189,7 +210,8 @@ struct RedirectSessionsTests {
         let world = try await World()
         let id = world.api.addSource()
         try await world.knownSource(id)
-        let session = try await world.redirects.create(owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        let session = try await world.redirects.create(
+            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
         let error = await #expect(throws: RPCError.self) {
             try await world.redirects.start(id: session.id, viewer: 1000, mode: nil, opener: .daemon)
         }
@@ -199,9 +221,11 @@ struct RedirectSessionsTests {
 
     @Test func weChatPayWhoseAppCannotBeOpenedCompletesWithTheSDKsAppRedirectError() async throws {
         let world = try await World(opener: RecordingOpener(failing: ["weixin://"]))
-        let id = world.api.addSource(type: "wechat", flow: "none", details: ["ios_native_url": "weixin://app/wx123/pay/?prepay=1"])
+        let id = world.api.addSource(
+            type: "wechat", flow: "none", details: ["ios_native_url": "weixin://app/wx123/pay/?prepay=1"])
         try await world.knownSource(id)
-        let session = try await world.redirects.create(owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        let session = try await world.redirects.create(
+            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
         #expect(session.returnURL == "wx123://pay/")
         let started = try await world.redirects.start(id: session.id, viewer: 1000, mode: .automatic, opener: .daemon)
         #expect(started.status == "completed")
@@ -211,7 +235,9 @@ struct RedirectSessionsTests {
 
     @Test func aMalformedURLIsAnInvalidParameter() async throws {
         let world = try await World()
-        let error = await #expect(throws: RPCError.self) { try await world.redirects.handleURL("not a url", viewer: nil) }
+        let error = await #expect(throws: RPCError.self) {
+            try await world.redirects.handleURL("not a url", viewer: nil)
+        }
         #expect(error?.code == RPCError.invalidParamsCode)
     }
 }

@@ -1,5 +1,6 @@
-@testable import StpdCore
 import Testing
+
+@testable import StpdCore
 
 @Suite("ReturnURLIndex")
 struct ReturnURLIndexTests {
@@ -89,7 +90,9 @@ struct ReturnURLIndexTests {
 
     /// Structural, not timed: a lookup examines as many entries with 10,000 sessions as with 10,
     /// whichever name the item that differs has (`order` sorts before the shared item, `z_id` after).
-    @Test(arguments: ["myshop://stripe-redirect?order=%d&redirect_merchant_name=Shop", "myshop://r?a_merchant=Shop&z_id=%d"])
+    @Test(arguments: [
+        "myshop://stripe-redirect?order=%d&redirect_merchant_name=Shop", "myshop://r?a_merchant=Shop&z_id=%d",
+    ])
     func lookupCostDoesNotGrowWithSessions(_ pattern: String) {
         func make(_ n: Int) -> ReturnURL { url(pattern.replacingOccurrences(of: "%d", with: String(n))) }
         let small = index(10, make)

@@ -49,15 +49,19 @@ struct SourcePollerTests {
         let end = await h.runToEnd()
         #expect(h.api.times == [0, 3, 9, 10.5, 12, 13.5])
         #expect(h.records.map(\.retryCount) == [1, 2, 0, 1, 0, 0])
-        #expect(h.records.map(\.lastError) == [
-            PollError(stripeError(500, "a")), PollError(stripeError(500, "b")), nil, PollError(offlineError("c")), nil, nil,
-        ])
+        #expect(
+            h.records.map(\.lastError) == [
+                PollError(stripeError(500, "a")), PollError(stripeError(500, "b")), nil, PollError(offlineError("c")),
+                nil, nil,
+            ])
         #expect(end == .finished(source: sourceJSON("consumed"), error: nil))
     }
 
     @Test func a4xxFinishesAtOnceWithTheParsedError() async {
         let error = StripeError(
-            body: ["error": ["type": "invalid_request_error", "code": "resource_missing", "message": "No such source"]],
+            body: [
+                "error": ["type": "invalid_request_error", "code": "resource_missing", "message": "No such source"]
+            ],
             httpStatus: 404, requestID: "req_1")!
         let h = PollHarness([.pending, .result(.httpError(status: 404, error))])
         let end = await h.runToEnd()
@@ -237,7 +241,11 @@ struct SourcePollerTests {
         progress.latestSource = sourceJSON("pending")
         progress.lastError = PollError(
             StripeError(
-                body: ["error": ["type": "card_error", "code": "card_declined", "decline_code": "do_not_honor", "message": "m"]],
+                body: [
+                    "error": [
+                        "type": "card_error", "code": "card_declined", "decline_code": "do_not_honor", "message": "m",
+                    ]
+                ],
                 httpStatus: 402, requestID: "req_9")!)
         let data = try JSONEncoder().encode(progress)
         let back = try JSONDecoder().decode(PollProgress.self, from: data)
@@ -252,7 +260,10 @@ struct SourcePollerTests {
 // MARK: - Fixtures
 
 private func sourceJSON(_ status: String, amount: Int64 = 1) -> JSONValue {
-    ["id": "src_1", "object": "source", "status": .string(status), "type": "sofort", "livemode": false, "amount": .int(amount)]
+    [
+        "id": "src_1", "object": "source", "status": .string(status), "type": "sofort", "livemode": false,
+        "amount": .int(amount),
+    ]
 }
 
 private func stripeError(_ status: Int, _ message: String) -> StripeError {

@@ -11,7 +11,10 @@ struct StateStoreContractTests {
     func applyAppendsOneEventPerChangeWithGapFreeIncreasingSeqs(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let first = try await store.apply(
-                [change("a", "payment_context.created", state: ["n": 1]), change("b", "customer_session.created", kind: "customer_session", owner: 7)],
+                [
+                    change("a", "payment_context.created", state: ["n": 1]),
+                    change("b", "customer_session.created", kind: "customer_session", owner: 7),
+                ],
                 at: t0)
             let second = try await store.apply([change("a", "payment_context.updated", state: ["n": 2])], at: t0 + 5)
 
@@ -176,7 +179,9 @@ struct StateStoreContractTests {
             _ = try await store.apply(
                 [
                     StateChange(object: object("pc_late", created: t0 + 100), eventType: "payment_context.created"),
-                    StateChange(object: object("cs_1", kind: "customer_session", created: t0 + 50), eventType: "customer_session.created"),
+                    StateChange(
+                        object: object("cs_1", kind: "customer_session", created: t0 + 50),
+                        eventType: "customer_session.created"),
                     StateChange(object: object("pc_early", created: t0), eventType: "payment_context.created"),
                     StateChange(object: object("pc_gone", created: t0 + 10), eventType: "payment_context.created"),
                 ], at: t0)
@@ -198,7 +203,8 @@ struct StateStoreContractTests {
             // through `timeIntervalSince1970` and back bit-for-bit.
             let time = Date(timeIntervalSinceReferenceDate: 800_000_000.1)
             let stored = object("pc_1", created: time, updated: time)
-            let applied = try await store.apply([StateChange(object: stored, eventType: "payment_context.created")], at: time)
+            let applied = try await store.apply(
+                [StateChange(object: stored, eventType: "payment_context.created")], at: time)
 
             #expect(try await store.events(after: 0, limit: 1) == applied)
             #expect(try await store.object(id: "pc_1") == stored)

@@ -56,7 +56,9 @@ func listJSON(_ items: JSONValue...) -> JSONValue {
 struct StripeCustomerContextTests {
     let stripe = ScriptedStripe()
     let clock = NowBox()
-    let provider = ScriptedKeyProvider([.key(ephemeralKeyJSON(expiresIn: 24 * 3600)), .key(ephemeralKeyJSON(2, expiresIn: 24 * 3600))])
+    let provider = ScriptedKeyProvider([
+        .key(ephemeralKeyJSON(expiresIn: 24 * 3600)), .key(ephemeralKeyJSON(2, expiresIn: 24 * 3600)),
+    ])
 
     func context(includeApplePay: Bool = false) -> StripeCustomerContext {
         let keys = EphemeralKeyManager(provider: provider, now: clock.clock)
@@ -97,7 +99,8 @@ struct StripeCustomerContextTests {
     }
 
     @Test func applePayCardsAreHiddenUnlessAskedFor() async throws {
-        stripe.answer("GET /v1/payment_methods", .success(listJSON(cardJSON("pm_1"), cardJSON("pm_ap", applePay: true))))
+        stripe.answer(
+            "GET /v1/payment_methods", .success(listJSON(cardJSON("pm_1"), cardJSON("pm_ap", applePay: true))))
         #expect(try await context().listPaymentMethods().map(\.id) == ["pm_1"])
         #expect(try await context(includeApplePay: true).listPaymentMethods().map(\.id) == ["pm_1", "pm_ap"])
     }
@@ -107,7 +110,9 @@ struct StripeCustomerContextTests {
         stripe.answer("GET /v1/payment_methods", .success(listJSON(cardJSON("pm_1"))))
         stripe.answer(
             "POST /v1/payment_methods/pm_2/attach",
-            succeeds ? .success(cardJSON("pm_2")) : .failure(StripeError(kind: .card, code: "card_declined", message: "declined")))
+            succeeds
+                ? .success(cardJSON("pm_2"))
+                : .failure(StripeError(kind: .card, code: "card_declined", message: "declined")))
         let context = context()
         _ = try await context.listPaymentMethods()
         var failed = false
@@ -132,14 +137,18 @@ struct StripeCustomerContextTests {
         stripe.answer("POST /v1/customers/cus_123", .success(customerJSON))
         let context = context()
         let address = try StripeAddress(
-            json: ["name": "Ada", "phone": "+49", "line1": "1 Main", "city": "Berlin", "postal_code": "10115", "country": "DE"],
+            json: [
+                "name": "Ada", "phone": "+49", "line1": "1 Main", "city": "Berlin", "postal_code": "10115",
+                "country": "DE",
+            ],
             codingPath: [])
         try await context.updateShipping(address)
         let request = try #require(stripe.requests.last)
-        #expect(request.params["shipping"] == [
-            "name": "Ada", "phone": "+49",
-            "address": ["line1": "1 Main", "city": "Berlin", "postal_code": "10115", "country": "DE"],
-        ])
+        #expect(
+            request.params["shipping"] == [
+                "name": "Ada", "phone": "+49",
+                "address": ["line1": "1 Main", "city": "Berlin", "postal_code": "10115", "country": "DE"],
+            ])
         _ = try await context.retrieveCustomer()
         #expect(stripe.count("GET /v1/customers/cus_123") == 0, "the update's answer filled the cache")
     }

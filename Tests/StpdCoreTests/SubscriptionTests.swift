@@ -181,7 +181,8 @@ struct SubscriptionTests {
             try await log.apply(changes(3))
             let gate = Gate()
             let sink = RecordingSink(holdSendOf: (seq: 2, gate: gate))
-            let subscription = try await log.subscribe(id: "s", since: 0, filter: EventFilter(), sink: sink, holdLimit: 2)
+            let subscription = try await log.subscribe(
+                id: "s", since: 0, filter: EventFilter(), sink: sink, holdLimit: 2)
 
             let replay = Task { await log.start(subscription) }
             await gate.arrivals(1)  // send(1) completed, send(2) blocked
@@ -194,7 +195,9 @@ struct SubscriptionTests {
             await replay.value
             try await log.apply(changes(1))
             #expect(sink.drops.count == 1)
-            #expect(sink.entries.last.map { if case .dropped = $0 { true } else { false } } == true, "nothing after the drop")
+            #expect(
+                sink.entries.last.map { if case .dropped = $0 { true } else { false } } == true,
+                "nothing after the drop")
             #expect(log.bus.listenerCount == 0)
         }
     }

@@ -13,12 +13,14 @@ extension PaymentContextsTests {
         let busy = try await world.create()
         _ = try await world.requestPayment(busy.id)
         let unpolled = world.api.addSource()
-        _ = try await world.sources.retrieve(id: unpolled, clientSecret: "\(unpolled)_secret", viewer: 1000, owner: 1000)
+        _ = try await world.sources.retrieve(
+            id: unpolled, clientSecret: "\(unpolled)_secret", viewer: 1000, owner: 1000)
         let neverStarted = try await world.redirects.create(
             owner: 1000, viewer: 1000, sourceID: unpolled, clientSecret: nil, followUpTimeout: nil)
         let other = world.api.addSource()
         _ = try await world.sources.retrieve(id: other, clientSecret: "\(other)_secret", viewer: 1000, owner: 1000)
-        let running = try await world.redirects.create(owner: 1000, viewer: 1000, sourceID: other, clientSecret: nil, followUpTimeout: nil)
+        let running = try await world.redirects.create(
+            owner: 1000, viewer: 1000, sourceID: other, clientSecret: nil, followUpTimeout: nil)
         _ = try await world.redirects.start(id: running.id, viewer: 1000, mode: nil, opener: nil)
 
         let services: [any Sweepable] = [world.sources, world.redirects, world.contexts]

@@ -21,7 +21,8 @@ import Testing
     }
 
     @Test func defaultsApplyWhenNothingIsSet() throws {
-        let c = try DaemonConfiguration.resolve(flags: [:], environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": directory.path])
+        let c = try DaemonConfiguration.resolve(
+            flags: [:], environment: ["HOME": "/home/u", "XDG_CONFIG_HOME": directory.path])
         #expect(c.socketMode == 0o600)
         #expect(c.maxFrameBytes == 1 << 20)
         #expect(c.idleTimeout == .seconds(30))
@@ -31,7 +32,8 @@ import Testing
     }
 
     @Test func flagBeatsEnvironmentBeatsFile() throws {
-        let file = try configFile("""
+        let file = try configFile(
+            """
             # comment
             STPD_MAX_FRAME_BYTES=111
             STPD_LOG_LEVEL="debug"
@@ -46,20 +48,24 @@ import Testing
 
     @Test func explicitConfigFileWinsOverEnvironmentVariableNamingOne() throws {
         let file = try configFile("STPD_SOCKET_MODE=0660\n")
-        let c = try DaemonConfiguration.resolve(flags: [:], environment: ["STPD_CONFIG": "/nonexistent"], configFile: file)
+        let c = try DaemonConfiguration.resolve(
+            flags: [:], environment: ["STPD_CONFIG": "/nonexistent"], configFile: file)
         #expect(c.socketMode == 0o660)
     }
 
     @Test func stateDirectoryFollowsSystemdThenXDG() throws {
-        let systemd = try DaemonConfiguration.resolve(flags: [:], environment: ["STATE_DIRECTORY": "/var/lib/stpd:/other", "XDG_CONFIG_HOME": directory.path])
+        let systemd = try DaemonConfiguration.resolve(
+            flags: [:], environment: ["STATE_DIRECTORY": "/var/lib/stpd:/other", "XDG_CONFIG_HOME": directory.path])
         #expect(systemd.stateDirectory == "/var/lib/stpd")
-        let xdg = try DaemonConfiguration.resolve(flags: [:], environment: ["XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": directory.path])
+        let xdg = try DaemonConfiguration.resolve(
+            flags: [:], environment: ["XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": directory.path])
         #expect(xdg.stateDirectory == "/s/stpd")
         #expect(xdg.databasePath == "/s/stpd/stpd.sqlite")
     }
 
     @Test func idleTimeoutZeroDisablesIdleExit() throws {
-        let c = try DaemonConfiguration.resolve(flags: ["STPD_IDLE_TIMEOUT": "0"], environment: ["XDG_CONFIG_HOME": directory.path])
+        let c = try DaemonConfiguration.resolve(
+            flags: ["STPD_IDLE_TIMEOUT": "0"], environment: ["XDG_CONFIG_HOME": directory.path])
         #expect(c.idleTimeout == nil)
     }
 

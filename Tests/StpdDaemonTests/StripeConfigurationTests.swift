@@ -81,7 +81,8 @@ import Testing
 
         try FileManager.default.removeItem(atPath: "\(credentials)/stripe-key")
         let fileThenEnv = try resolve(flags: ["STPD_STRIPE_KEY_FILE": keyFile], environment: env)
-        #expect(fileThenEnv.stripeKey?.secret == restrictedKey, "a credentials directory without stripe-key falls through")
+        #expect(
+            fileThenEnv.stripeKey?.secret == restrictedKey, "a credentials directory without stripe-key falls through")
         #expect(fileThenEnv.stripeKeySource == .file(path: keyFile))
 
         let envOnly = try resolve(environment: env)
@@ -97,7 +98,8 @@ import Testing
             flags: ["STPD_STRIPE_KEY_FILE": fromFlag], environment: ["STPD_STRIPE_KEY_FILE": fromEnv])
         #expect(c.stripeKeyFile == fromFlag)
         #expect(c.stripeKey?.secret == secretKey)
-        let e = try resolve(environment: ["STPD_STRIPE_KEY_FILE": fromEnv], configText: "STPD_STRIPE_KEY_FILE=\(fromFlag)\n")
+        let e = try resolve(
+            environment: ["STPD_STRIPE_KEY_FILE": fromEnv], configText: "STPD_STRIPE_KEY_FILE=\(fromFlag)\n")
         #expect(e.stripeKey?.secret == restrictedKey)
     }
 
@@ -109,7 +111,8 @@ import Testing
             return
         }
         #expect(path.hasSuffix("stpd.conf"))
-        let env = try resolve(environment: ["STPD_STRIPE_KEY": publishableKey], configText: "STPD_STRIPE_KEY=\(secretKey)\n")
+        let env = try resolve(
+            environment: ["STPD_STRIPE_KEY": publishableKey], configText: "STPD_STRIPE_KEY=\(secretKey)\n")
         #expect(env.stripeKey?.secret == publishableKey, "environment beats the config file")
     }
 
@@ -117,13 +120,17 @@ import Testing
         let c = try resolve(flags: ["STPD_STRIPE_KEY": secretKey])
         #expect(c.stripeKey == nil)
         #expect(DaemonConfiguration.keys.first { $0.key == "STPD_STRIPE_KEY" }?.flag == "")
-        #expect(DaemonConfiguration.keys.allSatisfy { $0.flag.isEmpty || !$0.flag.contains("stripe-key") || $0.flag == "--stripe-key-file" })
+        #expect(
+            DaemonConfiguration.keys.allSatisfy {
+                $0.flag.isEmpty || !$0.flag.contains("stripe-key") || $0.flag == "--stripe-key-file"
+            })
     }
 
     @Test func whitespaceAroundTheKeyIsTrimmed() throws {
         let file = try write("key", "\n  \(secretKey) \t\n\n")
         #expect(try resolve(flags: ["STPD_STRIPE_KEY_FILE": file]).stripeKey?.secret == secretKey)
-        #expect(try resolve(environment: ["STPD_STRIPE_KEY": "\t\(publishableKey)\n"]).stripeKey?.secret == publishableKey)
+        #expect(
+            try resolve(environment: ["STPD_STRIPE_KEY": "\t\(publishableKey)\n"]).stripeKey?.secret == publishableKey)
         let credentials = directory.appendingPathComponent("creds").path
         try write("creds/stripe-key", "\(restrictedKey)\r\n")
         #expect(try resolve(environment: ["CREDENTIALS_DIRECTORY": credentials]).stripeKey?.secret == restrictedKey)
@@ -196,7 +203,9 @@ import Testing
         #expect(c.stripeKey?.secret == secretKey, "precondition: the key loaded")
         var dumped = ""
         dump(c, to: &dumped)
-        let renderings = [String(describing: c), String(reflecting: c), "\(c)", dumped, String(describing: c.stripeKey as Any)]
+        let renderings = [
+            String(describing: c), String(reflecting: c), "\(c)", dumped, String(describing: c.stripeKey as Any),
+        ]
         for text in renderings {
             #expect(!text.contains(secretKey), "leaked in: \(text)")
             #expect(!text.contains(String(secretKey.dropFirst(8).prefix(12))), "a run of the secret leaked in: \(text)")
@@ -217,7 +226,9 @@ import Testing
         for message in cases {
             let message = try #require(message, "each case is refused")
             #expect(!message.contains(secretKey), "leaked in: \(message)")
-            #expect(!message.contains(String(secretKey.dropFirst(8).prefix(12))), "a run of the secret leaked in: \(message)")
+            #expect(
+                !message.contains(String(secretKey.dropFirst(8).prefix(12))),
+                "a run of the secret leaked in: \(message)")
         }
     }
 
@@ -251,7 +262,8 @@ import Testing
     }
 
     @Test func plainHTTPRefusalSaysWhy() throws {
-        let message = try #require(configurationError { try resolve(flags: ["STPD_STRIPE_API_BASE": "http://example.com"]) })
+        let message = try #require(
+            configurationError { try resolve(flags: ["STPD_STRIPE_API_BASE": "http://example.com"]) })
         #expect(message.contains("plain http is allowed only for a loopback host"))
     }
 
@@ -261,16 +273,23 @@ import Testing
         #expect(c.stripeTimeout == .seconds(5))
         #expect(try resolve(environment: ["STPD_STRIPE_ACCOUNT": ""]).stripeAccount == nil)
         for bad in ["cus_123", "acct_", "acct_1\r\nX-Evil: 1", "acct_ 1"] {
-            #expect(configurationError { try resolve(flags: ["STPD_STRIPE_ACCOUNT": bad]) }?.hasPrefix("STPD_STRIPE_ACCOUNT=") == true, "\(bad)")
+            #expect(
+                configurationError { try resolve(flags: ["STPD_STRIPE_ACCOUNT": bad]) }?.hasPrefix(
+                    "STPD_STRIPE_ACCOUNT=") == true, "\(bad)")
         }
         for bad in ["0", "-3", "soon"] {
-            #expect(configurationError { try resolve(flags: ["STPD_STRIPE_TIMEOUT": bad]) }?.hasPrefix("STPD_STRIPE_TIMEOUT=") == true, "\(bad)")
+            #expect(
+                configurationError { try resolve(flags: ["STPD_STRIPE_TIMEOUT": bad]) }?.hasPrefix(
+                    "STPD_STRIPE_TIMEOUT=") == true, "\(bad)")
         }
     }
 
     @Test func everyStripeKeyIsListed() {
         let listed = Set(DaemonConfiguration.keys.map(\.key))
-        for key in ["STPD_STRIPE_API_BASE", "STPD_STRIPE_KEY_FILE", "STPD_STRIPE_KEY", "STPD_STRIPE_ACCOUNT", "STPD_STRIPE_TIMEOUT"] {
+        for key in [
+            "STPD_STRIPE_API_BASE", "STPD_STRIPE_KEY_FILE", "STPD_STRIPE_KEY", "STPD_STRIPE_ACCOUNT",
+            "STPD_STRIPE_TIMEOUT",
+        ] {
             #expect(listed.contains(key), "\(key) missing from DaemonConfiguration.keys")
         }
     }

@@ -46,7 +46,8 @@ import Testing
     }
 
     @Test func unknownFieldsAreNullNotMissing() throws {
-        let rpc = StripeError(kind: .connection, message: "Could not connect to Stripe after 3 attempt(s): refused").rpcError
+        let rpc = StripeError(kind: .connection, message: "Could not connect to Stripe after 3 attempt(s): refused")
+            .rpcError
         #expect(rpc.code == 3006)
         let data = try #require(rpc.data?.objectValue)
         #expect(Set(data.keys) == ["type", "code", "decline_code", "param", "message", "request_id", "http_status"])
@@ -57,13 +58,16 @@ import Testing
     }
 
     @Test func aStripeErrorParsedFromABodyMapsByKind() throws {
-        let body: JSONValue = ["error": ["type": "invalid_request_error", "message": "No such customer: 'cus_x'", "param": "customer"]]
+        let body: JSONValue = [
+            "error": ["type": "invalid_request_error", "message": "No such customer: 'cus_x'", "param": "customer"]
+        ]
         let error = try #require(StripeError(body: body, httpStatus: 404, requestID: "req_9"))
         let rpc = error.rpcError
         #expect(rpc.code == 3002)
         #expect(rpc.data?["param"] == "customer")
         #expect(rpc.data?["http_status"] == .int(404))
-        let unauthorized = try #require(StripeError(body: ["error": ["type": "invalid_request_error"]], httpStatus: 401, requestID: nil))
+        let unauthorized = try #require(
+            StripeError(body: ["error": ["type": "invalid_request_error"]], httpStatus: 401, requestID: nil))
         #expect(unauthorized.rpcError.code == 3004)
     }
 
@@ -96,9 +100,14 @@ import Testing
     @Test func stripeBlockIsComplete() {
         let codes = StpdErrors.stripe.map(\.code)
         #expect(codes == Array(3001...3009))
-        #expect(StpdErrors.stripe.allSatisfy { decl in StpdErrors.all.contains { $0.code == decl.code && $0.name == decl.name } })
+        #expect(
+            StpdErrors.stripe.allSatisfy { decl in
+                StpdErrors.all.contains { $0.code == decl.code && $0.name == decl.name }
+            })
         for declaration in StpdErrors.stripe where declaration.code != 3009 {
-            #expect(declaration.description.contains("{type, code, decline_code, param, message, request_id, http_status}"), "\(declaration.name)")
+            #expect(
+                declaration.description.contains("{type, code, decline_code, param, message, request_id, http_status}"),
+                "\(declaration.name)")
         }
     }
 

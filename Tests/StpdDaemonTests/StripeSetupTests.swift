@@ -87,9 +87,11 @@ import Testing
     @Test func sendsTheConfiguredHeadersAndMapsStripesErrorToItsCode() async throws {
         let server = try OneShotHTTPServer(
             status: "402 Payment Required",
-            body: #"{"error":{"type":"card_error","code":"card_declined","decline_code":"do_not_honor","message":"Your card was declined.","param":""}}"#,
+            body:
+                #"{"error":{"type":"card_error","code":"card_declined","decline_code":"do_not_honor","message":"Your card was declined.","param":""}}"#,
             headers: ["Request-Id: req_abc"])
-        let setup = StripeSetup(configuration: configuration(base: "http://127.0.0.1:\(server.port)", key: key), logger: logger)
+        let setup = StripeSetup(
+            configuration: configuration(base: "http://127.0.0.1:\(server.port)", key: key), logger: logger)
         do {
             _ = try await setup.client!.send(StripeRequest(.get, "/v1/customers/cus_1"))
             Issue.record("expected a card error")
@@ -120,7 +122,8 @@ import Testing
         var policy = RetryPolicy()
         policy.maxTransientRetries = 0
         let setup = StripeSetup(
-            configuration: configuration(base: "http://127.0.0.1:\(port)", key: key), logger: logger, retryPolicy: policy)
+            configuration: configuration(base: "http://127.0.0.1:\(port)", key: key), logger: logger,
+            retryPolicy: policy)
         do {
             _ = try await setup.client!.send(StripeRequest(.get, "/v1/customers"))
             Issue.record("expected a connection error")
@@ -142,11 +145,18 @@ final class OneShotHTTPServer: @unchecked Sendable {
 
     init(status: String, body: String, headers: [String] = []) throws {
         (fd, port) = try Self.listen()
-        let response = (["HTTP/1.1 \(status)", "Content-Type: application/json", "Content-Length: \(body.utf8.count)", "Connection: close"]
+        let response =
+            ([
+                "HTTP/1.1 \(status)", "Content-Type: application/json", "Content-Length: \(body.utf8.count)",
+                "Connection: close",
+            ]
             + headers).joined(separator: "\r\n") + "\r\n\r\n" + body
         let fd = fd
         Thread.detachNewThread { [self] in
-            defer { close(fd); done.signal() }
+            defer {
+                close(fd)
+                done.signal()
+            }
             let client = accept(fd, nil, nil)
             guard client >= 0 else { return }
             defer { close(client) }
@@ -183,9 +193,14 @@ final class OneShotHTTPServer: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
-        guard bound == 0, Glibc.listen(fd, 1) == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
+        guard bound == 0, Glibc.listen(fd, 1) == 0 else {
+            close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }

@@ -2,8 +2,8 @@ import Foundation
 import JSONRPC
 import StpdCore
 import StpdStore
-import Testing
 import TestSupport
+import Testing
 
 /// What only the SQLite store has to get right: file permissions, durability across reopen,
 /// exact JSON storage, and seq assignment under concurrent writers. The behaviour it shares
@@ -20,10 +20,13 @@ struct SQLiteStateStoreTests {
         return try await body(dir.appendingPathComponent("state.sqlite").path)
     }
 
-    func change(_ id: String, _ type: String = "payment_context.updated", state: JSONValue = [:], created: Date? = nil) -> StateChange {
+    func change(_ id: String, _ type: String = "payment_context.updated", state: JSONValue = [:], created: Date? = nil)
+        -> StateChange
+    {
         let created = created ?? t0
         return StateChange(
-            object: StoredObject(id: id, kind: "payment_context", ownerUID: 1000, state: state, createdAt: created, updatedAt: created),
+            object: StoredObject(
+                id: id, kind: "payment_context", ownerUID: 1000, state: state, createdAt: created, updatedAt: created),
             eventType: type)
     }
 
@@ -162,7 +165,8 @@ struct SQLiteStateStoreTests {
         try await withDatabasePath { path in
             let store = try SQLiteStateStore(path: path)
             let stored = StoredObject(
-                id: "pc_ü🧾", kind: "payment_context", ownerUID: UInt32.max - 1, state: state, createdAt: t0, updatedAt: t0)
+                id: "pc_ü🧾", kind: "payment_context", ownerUID: UInt32.max - 1, state: state, createdAt: t0,
+                updatedAt: t0)
             _ = try await store.apply([StateChange(object: stored, eventType: "payment_context.created")], at: t0)
 
             #expect(try await store.object(id: "pc_ü🧾") == stored)
@@ -206,7 +210,8 @@ struct SQLiteStateStoreTests {
     @Test func sizeOnDiskIsPositive() async throws {
         try await withDatabasePath { path in
             let store = try SQLiteStateStore(path: path)
-            _ = try await store.apply([change("pc_1", state: ["blob": .string(String(repeating: "x", count: 10_000))])], at: t0)
+            _ = try await store.apply(
+                [change("pc_1", state: ["blob": .string(String(repeating: "x", count: 10_000))])], at: t0)
             #expect(store.sizeOnDisk > 0)
         }
     }

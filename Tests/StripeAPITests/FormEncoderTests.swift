@@ -51,10 +51,12 @@ import Testing
 
 @Test func nestedArraysOfObjects() {
     let body = FormEncoder.encode([
-        "source_order": ["items": [
-            ["type": "sku", "amount": 500, "description": "T-shirt"],
-            ["type": "shipping", "amount": 100, "tags": ["a", "b"]],
-        ]],
+        "source_order": [
+            "items": [
+                ["type": "sku", "amount": 500, "description": "T-shirt"],
+                ["type": "shipping", "amount": 100, "tags": ["a", "b"]],
+            ]
+        ],
         "expand": ["payment_method"],
     ])
     #expect(

@@ -142,7 +142,10 @@ func sourceRequiredFields(field: String) {
     #expect(message?.contains("id: Expected a string") == true, "\(message ?? "decoded")")
     // A decoding failure on a 4xx with no error object is still an HTTP error, not a decoding one.
     guard case .failure(let error) = parse(replacing(threeDSSource, "id", with: nil), as: Source.self, status: 404)
-    else { Issue.record("decoded"); return }
+    else {
+        Issue.record("decoded")
+        return
+    }
     #expect(error.kind == .invalidRequest)
 }
 
@@ -356,7 +359,9 @@ private let customerJSON = #"""
     // A name without an address is no shipping address (the SDK needs `shipping.address`).
     let nameOnly = try parse(#"{"id": "cus_Q", "shipping": {"name": "Ben", "address": null}}"#, as: Customer.self).get()
     #expect(nameOnly.shippingAddress == nil)
-    #expect(decodingFailure(parse(#"{"object": "customer"}"#, as: Customer.self))?.contains("missing required field id") == true)
+    #expect(
+        decodingFailure(parse(#"{"object": "customer"}"#, as: Customer.self))?.contains("missing required field id")
+            == true)
     #expect(decodingFailure(parse(#"["cus_1"]"#, as: Customer.self)) != nil)
 }
 
@@ -403,7 +408,9 @@ private let cardPaymentMethod = #"""
 }
 
 @Test func paymentMethodTolerance() throws {
-    let minimal = try parse(#"{"id": "pm_1", "type": "sepa_debit", "card": null, "customer": null}"#, as: PaymentMethod.self).get()
+    let minimal = try parse(
+        #"{"id": "pm_1", "type": "sepa_debit", "card": null, "customer": null}"#, as: PaymentMethod.self
+    ).get()
     #expect(minimal.card == nil)
     #expect(minimal.customerID == nil)
     #expect(minimal.label == "sepa_debit")
@@ -416,7 +423,9 @@ private let cardPaymentMethod = #"""
     #expect(odd.card?.wallet?.type == .unknown)
     #expect(odd.label == "Unknown")
     #expect(PaymentMethod.Card.Brand(apiValue: "amex").displayName == "American Express")
-    #expect(decodingFailure(parse(#"{"type": "card"}"#, as: PaymentMethod.self))?.contains("missing required field id") == true)
+    #expect(
+        decodingFailure(parse(#"{"type": "card"}"#, as: PaymentMethod.self))?.contains("missing required field id")
+            == true)
 }
 
 @Test func paymentMethodListFiltersApplePay() throws {
@@ -424,7 +433,8 @@ private let cardPaymentMethod = #"""
         cardPaymentMethod, "card",
         with: ["brand": "mastercard", "last4": "4444", "wallet": ["type": "apple_pay", "apple_pay": [:]]])
     let applePayWithID = replacing(applePay, "id", with: "pm_ap")
-    let text = #"{"object": "list", "url": "/v1/payment_methods", "has_more": true, "data": [\#(cardPaymentMethod), \#(applePayWithID), {"object": "payment_method"}]}"#
+    let text =
+        #"{"object": "list", "url": "/v1/payment_methods", "has_more": true, "data": [\#(cardPaymentMethod), \#(applePayWithID), {"object": "payment_method"}]}"#
     let list = try parse(text, as: PaymentMethodList.self).get()
     #expect(list.hasMore)
     #expect(list.data.map(\.id) == ["pm_123456789", "pm_ap"])
@@ -434,7 +444,9 @@ private let cardPaymentMethod = #"""
     #expect(list.filtered(includingApplePay: true).count == 2)
     let noFlag = try parse(#"{"data": []}"#, as: PaymentMethodList.self).get()
     #expect(!noFlag.hasMore)
-    #expect(decodingFailure(parse(#"{"object": "list"}"#, as: PaymentMethodList.self))?.contains("missing required field data") == true)
+    #expect(
+        decodingFailure(parse(#"{"object": "list"}"#, as: PaymentMethodList.self))?.contains(
+            "missing required field data") == true)
 }
 
 // MARK: - PaymentIntent
@@ -524,7 +536,9 @@ func paymentIntentRequiredFields(field: String) {
         text = replacing(text, "next_action", with: action)
         return try parse(text, as: PaymentIntent.self).get().redirectURLs
     }
-    let good: JSONValue = ["type": "redirect_to_url", "redirect_to_url": ["url": "https://x.test/a", "return_url": "app://done"]]
+    let good: JSONValue = [
+        "type": "redirect_to_url", "redirect_to_url": ["url": "https://x.test/a", "return_url": "app://done"],
+    ]
     #expect(try urls(good) != nil)
     #expect(try urls(good, status: "succeeded") == nil)
     #expect(try urls(nil) == nil)
@@ -532,16 +546,25 @@ func paymentIntentRequiredFields(field: String) {
     #expect(try urls(["type": "redirect_to_url", "redirect_to_url": ["url": "https://x.test/a"]]) == nil)
     #expect(try urls(["type": "redirect_to_url", "redirect_to_url": ["url": "", "return_url": "app://done"]]) == nil)
     // next_action without a type is dropped, the intent still decodes.
-    let pi = try parse(replacing(paymentIntentJSON, "next_action", with: ["redirect_to_url": [:]]), as: PaymentIntent.self).get()
+    let pi = try parse(
+        replacing(paymentIntentJSON, "next_action", with: ["redirect_to_url": [:]]), as: PaymentIntent.self
+    ).get()
     #expect(pi.nextAction == nil)
     // The API's current fixture shape: an unknown action type.
-    let unknown = try parse(replacing(paymentIntentJSON, "next_action", with: ["type": "type"]), as: PaymentIntent.self).get()
+    let unknown = try parse(replacing(paymentIntentJSON, "next_action", with: ["type": "type"]), as: PaymentIntent.self)
+        .get()
     #expect(unknown.nextAction?.type == .unknown)
     #expect(unknown.nextAction?.rawType == "type")
 }
 
 @Test func errorObjectWinsOverModel() {
-    guard case .failure(let error) = parse(#"{"error": {"type": "card_error", "code": "card_declined", "message": "no"}}"#, as: PaymentIntent.self, status: 402)
-    else { Issue.record("decoded"); return }
+    guard
+        case .failure(let error) = parse(
+            #"{"error": {"type": "card_error", "code": "card_declined", "message": "no"}}"#, as: PaymentIntent.self,
+            status: 402)
+    else {
+        Issue.record("decoded")
+        return
+    }
     #expect(error.kind == .card)
 }

@@ -3,7 +3,9 @@ import Testing
 
 private let policy = RetryPolicy()
 
-private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:], random: Double = 0) -> RetryPolicy.Decision {
+private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:], random: Double = 0)
+    -> RetryPolicy.Decision
+{
     policy.decide(retriesSoFar: retries, outcome: .response(status: status, headers: headers), unitRandom: random)
 }
 
@@ -15,7 +17,10 @@ private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:],
 }
 
 @Test func jitterStaysBelowHalfASecond() {
-    guard case .retry(let d) = decide(0, 429, random: 1.0) else { Issue.record("no retry"); return }
+    guard case .retry(let d) = decide(0, 429, random: 1.0) else {
+        Issue.record("no retry")
+        return
+    }
     #expect(d < .seconds(1.5) && d > .seconds(1.49))
     #expect(decide(0, 429, random: -3) == .retry(after: .seconds(1)))
 }

@@ -47,7 +47,8 @@ private let back = "app://done"
                     "owner": [
                         "name": "Jo",
                         "address": [
-                            "line1": "1 Main", "line2": "Apt 2", "city": "Berlin", "state": "BE", "postal_code": "10115",
+                            "line1": "1 Main", "line2": "Apt 2", "city": "Berlin", "state": "BE",
+                            "postal_code": "10115",
                             "country": "DE",
                         ],
                     ],
@@ -56,8 +57,14 @@ private let back = "app://done"
 
     @Test func cardWithoutAddressKeepsAnEmptyAddressThatEncodesToNothing() {
         let params = SourceParams.card(CardInput(number: "4000000000003220", expMonth: 1, expYear: 2031))
-        #expect(form(params) == ["type": "card", "card": ["number": "4000000000003220", "exp_month": 1, "exp_year": 2031], "owner": ["address": [:]]])
-        #expect(FormEncoder.encode(params.formParams(merchantName: nil)) == "card[exp_month]=1&card[exp_year]=2031&card[number]=4000000000003220&type=card")
+        #expect(
+            form(params) == [
+                "type": "card", "card": ["number": "4000000000003220", "exp_month": 1, "exp_year": 2031],
+                "owner": ["address": [:]],
+            ])
+        #expect(
+            FormEncoder.encode(params.formParams(merchantName: nil))
+                == "card[exp_month]=1&card[exp_year]=2031&card[number]=4000000000003220&type=card")
     }
 
     @Test func cardDescriptionHidesTheNumber() {
@@ -86,7 +93,10 @@ private let back = "app://done"
 
     @Test func sepaDebit() {
         #expect(
-            form(.sepaDebit(name: "Jo", iban: "DE89370400440532013000", addressLine1: "1 Main", city: nil, postalCode: "10115", country: "DE"))
+            form(
+                .sepaDebit(
+                    name: "Jo", iban: "DE89370400440532013000", addressLine1: "1 Main", city: nil, postalCode: "10115",
+                    country: "DE"))
                 == [
                     "type": "sepa_debit", "currency": "eur",
                     "owner": ["name": "Jo", "address": ["line1": "1 Main", "postal_code": "10115", "country": "DE"]],
@@ -127,7 +137,9 @@ private let back = "app://done"
                     "flow": "redirect",
                     "owner": [
                         "email": "jo@example.com", "phone": "+49 30 1",
-                        "address": ["line1": "1 Main", "city": "Berlin", "state": "BE", "postal_code": "10115", "country": "DE"],
+                        "address": [
+                            "line1": "1 Main", "city": "Berlin", "state": "BE", "postal_code": "10115", "country": "DE",
+                        ],
                     ],
                     "klarna": [
                         "product": "payment", "purchase_country": "DE", "first_name": "Jo", "last_name": "Doe",
@@ -138,7 +150,10 @@ private let back = "app://done"
                         "items": [
                             ["type": "sku", "description": "Mug", "quantity": 2, "amount": 2000, "currency": "eur"],
                             ["type": "tax", "description": "VAT", "quantity": 1, "amount": 380, "currency": "eur"],
-                            ["type": "shipping", "description": "Post", "quantity": 1, "amount": 499, "currency": "eur"],
+                            [
+                                "type": "shipping", "description": "Post", "quantity": 1, "amount": 499,
+                                "currency": "eur",
+                            ],
                         ]
                     ],
                 ])
@@ -161,9 +176,11 @@ private let back = "app://done"
     }
 
     @Test func klarnaNeedsBothNames() {
-        let address = KlarnaAddress(line1: "1 Main", city: "Berlin", postalCode: "10115", country: "DE", email: "jo@example.com")
+        let address = KlarnaAddress(
+            line1: "1 Main", city: "Berlin", postalCode: "10115", country: "DE", email: "jo@example.com")
         let params = SourceParams.klarna(
-            returnURL: back, currency: "eur", purchaseCountry: "DE", items: [], billingAddress: address, firstName: "Jo")
+            returnURL: back, currency: "eur", purchaseCountry: "DE", items: [], billingAddress: address, firstName: "Jo"
+        )
         #expect(form(params)["owner"] == nil)
         #expect(form(params)["amount"] == 0)
         #expect(form(params)["klarna"]?["custom_payment_methods"] == nil)
@@ -173,17 +190,21 @@ private let back = "app://done"
         #expect(
             form(.threeDSecure(amount: 1099, currency: "usd", returnURL: back, card: "src_card1"))
                 == [
-                    "type": "three_d_secure", "amount": 1099, "currency": "usd", "redirect": ["return_url": "app://done"],
+                    "type": "three_d_secure", "amount": 1099, "currency": "usd",
+                    "redirect": ["return_url": "app://done"],
                     "three_d_secure": ["card": "src_card1"],
                 ])
     }
 
     @Test func alipaySendsAppKeysOnlyWhenBothAreKnown() {
-        let base: JSONValue = ["type": "alipay", "amount": 1000, "currency": "usd", "redirect": ["return_url": "app://done"]]
+        let base: JSONValue = [
+            "type": "alipay", "amount": 1000, "currency": "usd", "redirect": ["return_url": "app://done"],
+        ]
         #expect(form(.alipay(amount: 1000, currency: "usd", returnURL: back)) == base)
         #expect(form(.alipay(amount: 1000, currency: "usd", returnURL: back, appBundleID: "com.shop")) == base)
         #expect(
-            form(.alipay(amount: 1000, currency: "usd", returnURL: back, appBundleID: "com.shop", appVersion: "2.1"))["alipay"]
+            form(.alipay(amount: 1000, currency: "usd", returnURL: back, appBundleID: "com.shop", appVersion: "2.1"))[
+                "alipay"]
                 == ["app_bundle_id": "com.shop", "app_version_key": "2.1"])
     }
 
@@ -197,7 +218,8 @@ private let back = "app://done"
         #expect(
             form(.p24(amount: 1200, currency: "pln", email: "jo@example.com", name: "Jo", returnURL: back))
                 == [
-                    "type": "p24", "amount": 1200, "currency": "pln", "owner": ["email": "jo@example.com", "name": "Jo"],
+                    "type": "p24", "amount": 1200, "currency": "pln",
+                    "owner": ["email": "jo@example.com", "name": "Jo"],
                     "redirect": ["return_url": "app://done"],
                 ])
         #expect(form(.p24(amount: 1, currency: "eur", email: "a@b.c", returnURL: back))["owner"] == ["email": "a@b.c"])
@@ -217,7 +239,9 @@ private let back = "app://done"
                     "type": "eps", "amount": 300, "currency": "eur", "owner": ["name": "Jo"],
                     "redirect": ["return_url": "app://done"], "statement_descriptor": "SD",
                 ])
-        #expect(form(.eps(amount: 300, name: "Jo", returnURL: back, statementDescriptor: ""))["statement_descriptor"] == nil)
+        #expect(
+            form(.eps(amount: 300, name: "Jo", returnURL: back, statementDescriptor: ""))["statement_descriptor"] == nil
+        )
     }
 
     @Test func multibanco() {
@@ -232,8 +256,14 @@ private let back = "app://done"
     @Test func wechatPayHasNoRedirect() {
         #expect(
             form(.wechatPay(amount: 100, currency: "cny", appID: "wx123", statementDescriptor: "SD"))
-                == ["type": "wechat", "amount": 100, "currency": "cny", "wechat": ["appid": "wx123", "statement_descriptor": "SD"]])
-        #expect(form(.wechatPay(amount: 100, currency: "cny", appID: "wx123", statementDescriptor: ""))["wechat"] == ["appid": "wx123"])
+                == [
+                    "type": "wechat", "amount": 100, "currency": "cny",
+                    "wechat": ["appid": "wx123", "statement_descriptor": "SD"],
+                ])
+        #expect(
+            form(.wechatPay(amount: 100, currency: "cny", appID: "wx123", statementDescriptor: ""))["wechat"] == [
+                "appid": "wx123"
+            ])
     }
 }
 
@@ -243,23 +273,30 @@ private let back = "app://done"
     }
 
     @Test func merchantNameIsAppendedEscaped() {
-        #expect(returnURL("app://done", merchantName: "Jo's Shop & Co") == "app://done?redirect_merchant_name=Jo's%20Shop%20%26%20Co")
+        #expect(
+            returnURL("app://done", merchantName: "Jo's Shop & Co")
+                == "app://done?redirect_merchant_name=Jo's%20Shop%20%26%20Co")
         #expect(
             returnURL("https://shop.example/r?order=1#top", merchantName: "Shop")
                 == "https://shop.example/r?order=1&redirect_merchant_name=Shop#top")
     }
 
     @Test func existingMerchantNameIsKept() {
-        #expect(returnURL("app://done?redirect_merchant_name=Other", merchantName: "Shop") == "app://done?redirect_merchant_name=Other")
+        #expect(
+            returnURL("app://done?redirect_merchant_name=Other", merchantName: "Shop")
+                == "app://done?redirect_merchant_name=Other")
     }
 
-    @Test(arguments: [("app://done", nil), ("app://done", ""), ("http://[::1", "Shop"), ("", "Shop")] as [(String, String?)])
+    @Test(
+        arguments: [("app://done", nil), ("app://done", ""), ("http://[::1", "Shop"), ("", "Shop")]
+            as [(String, String?)])
     func returnURLIsLeftAlone(url: String, merchantName: String?) {
         #expect(returnURL(url, merchantName: merchantName) == .string(url))
     }
 
     @Test func encodedBodyCarriesTheNamedReturnURL() {
-        let body = FormEncoder.encode(SourceParams.sofort(amount: 1099, returnURL: "app://done", country: "DE").formParams(merchantName: "Shop"))
+        let body = FormEncoder.encode(
+            SourceParams.sofort(amount: 1099, returnURL: "app://done", country: "DE").formParams(merchantName: "Shop"))
         #expect(
             body == "amount=1099&currency=eur&redirect[return_url]=app%3A//done?redirect_merchant_name%3DShop"
                 + "&sofort[country]=DE&type=sofort")
@@ -268,17 +305,27 @@ private let back = "app://done"
     @Test func additionalParametersReplaceSameNamedFields() {
         let params = SourceParams(
             type: "sofort", amount: 100, currency: "eur", redirect: ["return_url": "app://done"],
-            additionalAPIParameters: ["currency": "usd", "redirect": ["return_url": "app://other"], "extra": ["a": "b"]])
+            additionalAPIParameters: [
+                "currency": "usd", "redirect": ["return_url": "app://other"], "extra": ["a": "b"],
+            ])
         #expect(
             form(params, merchantName: "Shop")
-                == ["type": "sofort", "amount": 100, "currency": "usd", "redirect": ["return_url": "app://other"], "extra": ["a": "b"]])
+                == [
+                    "type": "sofort", "amount": 100, "currency": "usd", "redirect": ["return_url": "app://other"],
+                    "extra": ["a": "b"],
+                ])
     }
 
     @Test func unknownFlowAndUsageAreOmittedOthersUseAPINames() {
         #expect(form(SourceParams(type: "x", flow: .unknown, usage: .unknown)) == ["type": "x"])
         #expect(
-            form(SourceParams(type: "x", flow: .codeVerification, metadata: ["k": "v"], token: "tok_1", usage: .singleUse))
-                == ["type": "x", "flow": "code_verification", "usage": "single_use", "metadata": ["k": "v"], "token": "tok_1"])
+            form(
+                SourceParams(
+                    type: "x", flow: .codeVerification, metadata: ["k": "v"], token: "tok_1", usage: .singleUse))
+                == [
+                    "type": "x", "flow": "code_verification", "usage": "single_use", "metadata": ["k": "v"],
+                    "token": "tok_1",
+                ])
         #expect(form(SourceParams()) == ["type": ""])
     }
 }
@@ -304,8 +351,10 @@ private let back = "app://done"
     }
 
     @Test func cardData() {
-        let card = CardInput(number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", name: "Jo", zip: "10115")
-        let body = FormEncoder.encode(PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams())
+        let card = CardInput(
+            number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", name: "Jo", zip: "10115")
+        let body = FormEncoder.encode(
+            PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams())
         #expect(
             body == "client_secret=pi_123_secret_abc&payment_method_data[billing_details][address][postal_code]=10115"
                 + "&payment_method_data[billing_details][name]=Jo&payment_method_data[card][cvc]=123"
@@ -313,15 +362,22 @@ private let back = "app://done"
                 + "&payment_method_data[card][number]=4242424242424242&payment_method_data[type]=card")
     }
 
-    @Test(arguments: [
-        (PaymentMethodData.ideal(bank: "ing"), nil, ["type": "ideal", "ideal": ["bank": "ing"]]),
-        (.ideal(bank: nil), nil, ["type": "ideal"]),
-        (.sofort(country: "DE"), nil, ["type": "sofort", "sofort": ["country": "DE"]]),
-        (.bancontact, .init(name: "Jo"), ["type": "bancontact", "billing_details": ["name": "Jo"]]),
-        (.giropay, .init(name: "Jo"), ["type": "giropay", "billing_details": ["name": "Jo"]]),
-        (.eps(bank: "bank_austria"), .init(name: "Jo"), ["type": "eps", "eps": ["bank": "bank_austria"], "billing_details": ["name": "Jo"]]),
-        (.p24(bank: nil), .init(email: "jo@example.com"), ["type": "p24", "billing_details": ["email": "jo@example.com"]]),
-    ] as [(PaymentMethodData, PaymentIntentConfirmParams.BillingDetails?, JSONValue)])
+    @Test(
+        arguments: [
+            (PaymentMethodData.ideal(bank: "ing"), nil, ["type": "ideal", "ideal": ["bank": "ing"]]),
+            (.ideal(bank: nil), nil, ["type": "ideal"]),
+            (.sofort(country: "DE"), nil, ["type": "sofort", "sofort": ["country": "DE"]]),
+            (.bancontact, .init(name: "Jo"), ["type": "bancontact", "billing_details": ["name": "Jo"]]),
+            (.giropay, .init(name: "Jo"), ["type": "giropay", "billing_details": ["name": "Jo"]]),
+            (
+                .eps(bank: "bank_austria"), .init(name: "Jo"),
+                ["type": "eps", "eps": ["bank": "bank_austria"], "billing_details": ["name": "Jo"]]
+            ),
+            (
+                .p24(bank: nil), .init(email: "jo@example.com"),
+                ["type": "p24", "billing_details": ["email": "jo@example.com"]]
+            ),
+        ] as [(PaymentMethodData, PaymentIntentConfirmParams.BillingDetails?, JSONValue)])
     func bankData(data: PaymentMethodData, billing: PaymentIntentConfirmParams.BillingDetails?, expected: JSONValue) {
         let params = PaymentIntentConfirmParams(
             clientSecret: secret, paymentMethodData: data, billingDetails: billing, returnURL: "app://done")

@@ -6,9 +6,14 @@ import Testing
 
 /// Answers each attempt from a script and records what was sent.
 private final class ScriptedTransport: StripeHTTPTransport {
-    enum Step { case respond(HTTPResponseData), drop }
+    enum Step {
+        case respond(HTTPResponseData)
+        case drop
+    }
     struct Dropped: Error, CustomStringConvertible {
-        var description: String { "connection reset fetching https://api.stripe.com/v1/x?client_secret=pi_1_secret_abc" }
+        var description: String {
+            "connection reset fetching https://api.stripe.com/v1/x?client_secret=pi_1_secret_abc"
+        }
     }
     private let state: Mutex<(steps: [Step], sent: [HTTPRequestData])>
     init(_ steps: [Step]) { state = Mutex((steps, [])) }
@@ -37,14 +42,21 @@ private func client(_ transport: ScriptedTransport, sleeps: Sleeps = Sleeps()) -
         configuration: testConfiguration(), transport: transport,
         sleep: { d in sleeps.delays.withLock { $0.append(d) } },
         random: { 0 },
-        makeIdempotencyKey: { counter.withLock { $0 += 1; return "idem-\($0)" } })
+        makeIdempotencyKey: {
+            counter.withLock {
+                $0 += 1
+                return "idem-\($0)"
+            }
+        })
 }
 
 private let ok = response(200, #"{"id":"src_1","object":"source"}"#)
 private let createSource = StripeRequest(.post, "/v1/sources", params: ["type": "card"])
 
 @Test func rateLimitThenSuccess() async throws {
-    let transport = ScriptedTransport([.respond(response(429, #"{"error":{"type":"invalid_request_error","code":"rate_limit"}}"#)), .respond(ok)])
+    let transport = ScriptedTransport([
+        .respond(response(429, #"{"error":{"type":"invalid_request_error","code":"rate_limit"}}"#)), .respond(ok),
+    ])
     let sleeps = Sleeps()
     let value = try await client(transport, sleeps: sleeps).send(createSource)
     #expect(value["id"] == "src_1")
@@ -53,7 +65,9 @@ private let createSource = StripeRequest(.post, "/v1/sources", params: ["type": 
 }
 
 @Test func serverErrorDropThenSuccessReusesIdempotencyKey() async throws {
-    let transport = ScriptedTransport([.respond(response(500, #"{"error":{"type":"api_error"}}"#)), .drop, .respond(ok)])
+    let transport = ScriptedTransport([
+        .respond(response(500, #"{"error":{"type":"api_error"}}"#)), .drop, .respond(ok),
+    ])
     let sleeps = Sleeps()
     let c = client(transport, sleeps: sleeps)
     _ = try await c.send(createSource)
@@ -75,10 +89,13 @@ private let createSource = StripeRequest(.post, "/v1/sources", params: ["type": 
 }
 
 @Test func cardDeclinedIsNotRetried() async throws {
-    let body = #"{"error":{"type":"card_error","code":"card_declined","decline_code":"generic_decline","message":"Your card was declined."}}"#
+    let body =
+        #"{"error":{"type":"card_error","code":"card_declined","decline_code":"generic_decline","message":"Your card was declined."}}"#
     let transport = ScriptedTransport([.respond(response(402, body, requestID: "req_9")), .respond(ok)])
     let sleeps = Sleeps()
-    let error = await #expect(throws: StripeError.self) { try await client(transport, sleeps: sleeps).send(createSource) }
+    let error = await #expect(throws: StripeError.self) {
+        try await client(transport, sleeps: sleeps).send(createSource)
+    }
     #expect(error?.kind == .card)
     #expect(error?.declineCode == "generic_decline")
     #expect(error?.requestID == "req_9")
@@ -87,17 +104,24 @@ private let createSource = StripeRequest(.post, "/v1/sources", params: ["type": 
 }
 
 @Test func errorBodyWith200() async throws {
-    let transport = ScriptedTransport([.respond(response(200, #"{"error":{"type":"invalid_request_error","message":"No such source","param":"id"}}"#))])
+    let transport = ScriptedTransport([
+        .respond(response(200, #"{"error":{"type":"invalid_request_error","message":"No such source","param":"id"}}"#))
+    ])
     let error = await #expect(throws: StripeError.self) { try await client(transport).send(createSource) }
     #expect(error?.kind == .invalidRequest)
     #expect(error?.param == "id")
 }
 
-private struct Source: Decodable { var id: String; var status: String }
+private struct Source: Decodable {
+    var id: String
+    var status: String
+}
 
 @Test func undecodable200() async throws {
     let transport = ScriptedTransport([.respond(ok)])
-    let error = await #expect(throws: StripeError.self) { try await client(transport).send(createSource, as: Source.self) }
+    let error = await #expect(throws: StripeError.self) {
+        try await client(transport).send(createSource, as: Source.self)
+    }
     #expect(error?.kind == .decoding)
     #expect(error?.rpcData["http_status"] == 200)
     #expect(error?.rpcData["request_id"] == "req_123")
@@ -127,7 +151,9 @@ private struct Source: Decodable { var id: String; var status: String }
     let limited = response(429, #"{"error":{"type":"invalid_request_error","message":"Too many requests"}}"#)
     let transport = ScriptedTransport(Array(repeating: .respond(limited), count: 4) + [.respond(ok)])
     let sleeps = Sleeps()
-    let error = await #expect(throws: StripeError.self) { try await client(transport, sleeps: sleeps).send(createSource) }
+    let error = await #expect(throws: StripeError.self) {
+        try await client(transport, sleeps: sleeps).send(createSource)
+    }
     #expect(error?.kind == .rateLimit)
     #expect(transport.sent.count == 4)
     #expect(sleeps.all == [.seconds(1), .seconds(4), .seconds(9)])

@@ -14,7 +14,8 @@ func failure<T>(_ result: Result<T, StripeError>) -> StripeError? {
 }
 
 @Test func cardDeclinedKeepsDeclineCode() throws {
-    let body = #"{"error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds","#
+    let body =
+        #"{"error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds","#
         + #""param":"","message":"Your card has insufficient funds."}}"#
     let error = try #require(failure(ResponseParser.parseJSON(response(402, body))))
     #expect(error.kind == .card)
@@ -71,7 +72,9 @@ func failure<T>(_ result: Result<T, StripeError>) -> StripeError? {
 }
 
 @Test func missingMessageAndRequestID() throws {
-    let error = try #require(failure(ResponseParser.parseJSON(response(400, #"{"error":{"type":"invalid_request_error"}}"#, requestID: nil))))
+    let error = try #require(
+        failure(ResponseParser.parseJSON(response(400, #"{"error":{"type":"invalid_request_error"}}"#, requestID: nil)))
+    )
     #expect(error.message == "Could not interpret the error response from Stripe")
     #expect(error.rpcData["request_id"] == .null)
     #expect(error.rpcData["code"] == .null)
@@ -91,18 +94,23 @@ private struct Source: Decodable, Equatable {
     let body = #"{"id":"src_1","status":"CHARGEABLE","amount":null,"livemode":false,"extra":{"a":null}}"#
     let source = try ResponseParser.parse(response(200, body), as: Source.self).get()
     #expect(source == Source(id: "src_1", status: .chargeable, amount: nil, livemode: false))
-    let odd = try ResponseParser.parse(response(200, #"{"id":"s","status":"brand_new","livemode":true}"#), as: Source.self).get()
+    let odd = try ResponseParser.parse(
+        response(200, #"{"id":"s","status":"brand_new","livemode":true}"#), as: Source.self
+    ).get()
     #expect(odd.status == .unknown)
 }
 
 @Test func typedModelDecodesRegardlessOfStatus() throws {
     // SDK rule (§7.4 step 3) kept for typed models.
-    let source = try ResponseParser.parse(response(402, #"{"id":"s","status":"failed","livemode":true}"#), as: Source.self).get()
+    let source = try ResponseParser.parse(
+        response(402, #"{"id":"s","status":"failed","livemode":true}"#), as: Source.self
+    ).get()
     #expect(source.status == .failed)
 }
 
 @Test func missingRequiredFieldIsDecodingError() throws {
-    let error = try #require(failure(ResponseParser.parse(response(200, #"{"id":"s","livemode":true}"#), as: Source.self)))
+    let error = try #require(
+        failure(ResponseParser.parse(response(200, #"{"id":"s","livemode":true}"#), as: Source.self)))
     #expect(error.kind == .decoding)
     #expect(error.httpStatus == 200)
     #expect(error.message.contains("missing required field status"))

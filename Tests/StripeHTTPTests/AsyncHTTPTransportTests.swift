@@ -3,8 +3,8 @@ import JSONRPC
 import StripeAPI
 import StripeHTTP
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Runs `body` with a fresh transport and server, shutting both down after.
 private func withServer(
@@ -47,7 +47,9 @@ private func transportError(_ operation: () async throws -> HTTPResponseData) as
 
 @Test func postArrivesIntact() async throws {
     try await withServer({ _, _ in
-        .respond(status: 200, headers: [("Request-Id", "req_abc"), ("Content-Type", "application/json")], body: #"{"id":"src_1"}"#)
+        .respond(
+            status: 200, headers: [("Request-Id", "req_abc"), ("Content-Type", "application/json")],
+            body: #"{"id":"src_1"}"#)
     }) { transport, server in
         let body = Data("amount=1099&owner[name]=Jenny%20Rosen&type=card".utf8)
         let response = try await transport.send(
@@ -83,15 +85,21 @@ private func transportError(_ operation: () async throws -> HTTPResponseData) as
 @Test func getAndDeleteCarryQueryAndNoBody() async throws {
     try await withServer({ _, _ in .respond(status: 200, body: "{}", chunked: true) }) { transport, server in
         let get = try await transport.send(
-            request(server.baseURL + "/v1/payment_methods?customer=cus_1&type=card", headers: ["Authorization": "Bearer ek_test_1"]))
+            request(
+                server.baseURL + "/v1/payment_methods?customer=cus_1&type=card",
+                headers: ["Authorization": "Bearer ek_test_1"]))
         #expect(get.status == 200)
         #expect(get.body == Data("{}".utf8))
-        let delete = try await transport.send(request(server.baseURL + "/v1/customers/cus_1/sources/src_1", method: "DELETE"))
+        let delete = try await transport.send(
+            request(server.baseURL + "/v1/customers/cus_1/sources/src_1", method: "DELETE"))
         #expect(delete.status == 200)
 
         let received = server.received
         #expect(received.map(\.method) == ["GET", "DELETE"])
-        #expect(received.map(\.uri) == ["/v1/payment_methods?customer=cus_1&type=card", "/v1/customers/cus_1/sources/src_1"])
+        #expect(
+            received.map(\.uri) == [
+                "/v1/payment_methods?customer=cus_1&type=card", "/v1/customers/cus_1/sources/src_1",
+            ])
         #expect(received.allSatisfy { $0.body.isEmpty })
         #expect(received[0].values("Authorization") == ["Bearer ek_test_1"])
     }
@@ -101,7 +109,8 @@ private func transportError(_ operation: () async throws -> HTTPResponseData) as
     try await withServer({ index, _ in
         index == 0
             ? .respond(status: 500, body: #"{"error":{"type":"api_error"}}"#)
-            : .respond(status: 429, headers: [("Retry-After", "1"), ("Stripe-Should-Retry", "true")], body: "slow down")
+            : .respond(
+                status: 429, headers: [("Retry-After", "1"), ("Stripe-Should-Retry", "true")], body: "slow down")
     }) { transport, server in
         let first = try await transport.send(request(server.baseURL + "/v1/x"))
         #expect(first.status == 500)
@@ -115,7 +124,8 @@ private func transportError(_ operation: () async throws -> HTTPResponseData) as
 }
 
 @Test func redirectsAreNotFollowed() async throws {
-    try await withServer({ _, _ in .respond(status: 302, headers: [("Location", "/elsewhere")]) }) { transport, server in
+    try await withServer({ _, _ in .respond(status: 302, headers: [("Location", "/elsewhere")]) }) {
+        transport, server in
         let response = try await transport.send(request(server.baseURL + "/v1/x"))
         #expect(response.status == 302)
         #expect(response.headers["Location"] == "/elsewhere")
@@ -157,13 +167,16 @@ private func transportError(_ operation: () async throws -> HTTPResponseData) as
 
 @Test func bodyOverTheLimitIsAnError() async throws {
     let big = String(repeating: "x", count: 100)
-    try await withServer(maxResponseBodySize: 64, { index, _ in
-        switch index {
-        case 0: .respond(status: 200, body: big)
-        case 1: .respond(status: 200, body: big, chunked: true)
-        default: .respond(status: 200, body: String(big.prefix(64)), chunked: true)
+    try await withServer(
+        maxResponseBodySize: 64,
+        { index, _ in
+            switch index {
+            case 0: .respond(status: 200, body: big)
+            case 1: .respond(status: 200, body: big, chunked: true)
+            default: .respond(status: 200, body: String(big.prefix(64)), chunked: true)
+            }
         }
-    }) { transport, server in
+    ) { transport, server in
         let declared = await transportError { try await transport.send(request(server.baseURL + "/a")) }
         #expect(declared?.kind == .responseTooLarge)
         let streamed = await transportError { try await transport.send(request(server.baseURL + "/b")) }
@@ -181,7 +194,9 @@ private func transportError(_ operation: () async throws -> HTTPResponseData) as
 
 // MARK: - StripeClient over the real transport
 
-private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransport, timeout: Duration = .seconds(5)) -> StripeClient {
+private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransport, timeout: Duration = .seconds(5))
+    -> StripeClient
+{
     StripeClient(
         configuration: StripeConfiguration(
             key: StripeKey("pk_test_51HxYzAbCdEfGhIjKlMn1234")!, baseURL: server.baseURL,
@@ -231,7 +246,9 @@ private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransp
     try await withServer({ _, _ in
         .respond(
             status: 200,
-            body: #"{"id":"pm_1","object":"payment_method","type":"card","card":{"brand":"visa","last4":"4242","wallet":null}}"#)
+            body:
+                #"{"id":"pm_1","object":"payment_method","type":"card","card":{"brand":"visa","last4":"4242","wallet":null}}"#
+        )
     }) { transport, server in
         let pm = try await stripeClient(server, transport).send(
             StripeRequest(.get, "/v1/payment_methods/pm_1"), as: PaymentMethod.self)

@@ -2,9 +2,10 @@ import Foundation
 import JSONRPC
 import StripeAPI
 import StripeHTTP
-@testable import StripeTestServer
 import Synchronization
 import Testing
+
+@testable import StripeTestServer
 
 // The real StripeClient over the real AsyncHTTPTransport against the in-process test server:
 // retries of one logical POST carry one Idempotency-Key and produce one object, whatever fault
@@ -136,8 +137,10 @@ private func customerPOSTs(_ state: StripeTestState) -> [LoggedRequest] {
     /// on the second.
     @Test func rateLimitHonoursRetryAfterAndBackoff() async throws {
         try await withStripeTestServer { server in
-            server.state.addFault(Fault(method: "POST", path: "/v1/customers", status: 429, headers: ["Retry-After": "3"]))
-            server.state.addFault(Fault(method: "POST", path: "/v1/customers", status: 429, headers: ["Retry-After": "1"]))
+            server.state.addFault(
+                Fault(method: "POST", path: "/v1/customers", status: 429, headers: ["Retry-After": "3"]))
+            server.state.addFault(
+                Fault(method: "POST", path: "/v1/customers", status: 429, headers: ["Retry-After": "1"]))
             let sleeps = RecordedSleeps()
             let value = try await withClient(server, sleeps: sleeps, unitRandom: 0.5) { client in
                 try await client.send(StripeRequest(.post, "/v1/customers", params: ["email": "rate@example.com"]))
@@ -179,15 +182,22 @@ private func customerPOSTs(_ state: StripeTestState) -> [LoggedRequest] {
             let sleeps = RecordedSleeps()
             let error = await #expect(throws: StripeError.self) {
                 try await withClient(server, sleeps: sleeps) { client in
-                    let customer = try await client.send(StripeRequest(.post, "/v1/customers", params: ["email": "d@example.com"]))
-                    let pm = try await client.send(StripeRequest(.post, "/v1/payment_methods", params: [
-                        "type": "card",
-                        "card": ["number": "4000000000000002", "exp_month": "12", "exp_year": "2040", "cvc": "123"],
-                    ]))
+                    let customer = try await client.send(
+                        StripeRequest(.post, "/v1/customers", params: ["email": "d@example.com"]))
+                    let pm = try await client.send(
+                        StripeRequest(
+                            .post, "/v1/payment_methods",
+                            params: [
+                                "type": "card",
+                                "card": [
+                                    "number": "4000000000000002", "exp_month": "12", "exp_year": "2040", "cvc": "123",
+                                ],
+                            ]))
                     let customerID = try #require(customer["id"]?.stringValue)
                     let pmID = try #require(pm["id"]?.stringValue)
                     return try await client.send(
-                        StripeRequest(.post, "/v1/payment_methods/\(pmID)/attach", params: ["customer": .string(customerID)]))
+                        StripeRequest(
+                            .post, "/v1/payment_methods/\(pmID)/attach", params: ["customer": .string(customerID)]))
                 }
             }
             #expect(error?.kind == .card)

@@ -32,10 +32,17 @@ import Testing
         #expect(await call(state, "POST", "/v1/customers", key: pk).status == 401)
         let customer = await makeCustomer(state)
         #expect(await call(state, "GET", "/v1/customers/\(customer)", key: pk).status == 401)
-        #expect(await call(state, "POST", "/v1/ephemeral_keys", key: pk, form: ["customer": .string(customer)],
-                           headers: ["Stripe-Version": "2020-08-27"]).status == 401)
-        let pm = await call(state, "POST", "/v1/payment_methods", key: pk,
-                            form: ["type": "card", "card": ["number": "4242424242424242", "exp_month": 12, "exp_year": 2040, "cvc": "123"]])
+        #expect(
+            await call(
+                state, "POST", "/v1/ephemeral_keys", key: pk, form: ["customer": .string(customer)],
+                headers: ["Stripe-Version": "2020-08-27"]
+            ).status == 401)
+        let pm = await call(
+            state, "POST", "/v1/payment_methods", key: pk,
+            form: [
+                "type": "card",
+                "card": ["number": "4242424242424242", "exp_month": 12, "exp_year": 2040, "cvc": "123"],
+            ])
         #expect(pm.status == 200)
     }
 
@@ -45,8 +52,9 @@ import Testing
         let other = await makeCustomer(state)
         let noVersion = await call(state, "POST", "/v1/ephemeral_keys", form: ["customer": .string(customer)])
         #expect(noVersion.status == 400)
-        let key = await call(state, "POST", "/v1/ephemeral_keys", form: ["customer": .string(customer)],
-                             headers: ["Stripe-Version": "2020-08-27"])
+        let key = await call(
+            state, "POST", "/v1/ephemeral_keys", form: ["customer": .string(customer)],
+            headers: ["Stripe-Version": "2020-08-27"])
         #expect(key.status == 200)
         #expect(key["object"] == "ephemeral_key")
         #expect(key["id"]?.stringValue?.hasPrefix("ephkey_") == true)
@@ -60,16 +68,26 @@ import Testing
         #expect(await call(state, "GET", "/v1/customers/\(customer)", key: secret).status == 200)
         #expect(await call(state, "GET", "/v1/customers/\(other)", key: secret).status == 403)
         #expect(await call(state, "POST", "/v1/customers", key: secret).status == 401)
-        #expect(await call(state, "GET", "/v1/payment_methods", key: secret,
-                           form: ["customer": .string(customer), "type": "card"]).status == 200)
-        #expect(await call(state, "GET", "/v1/payment_methods", key: secret,
-                           form: ["customer": .string(other), "type": "card"]).status == 403)
-        let attached = await call(state, "POST", "/v1/payment_methods/pm_card_visa/attach", key: secret,
-                                  form: ["customer": .string(customer)])
+        #expect(
+            await call(
+                state, "GET", "/v1/payment_methods", key: secret,
+                form: ["customer": .string(customer), "type": "card"]
+            ).status == 200)
+        #expect(
+            await call(
+                state, "GET", "/v1/payment_methods", key: secret,
+                form: ["customer": .string(other), "type": "card"]
+            ).status == 403)
+        let attached = await call(
+            state, "POST", "/v1/payment_methods/pm_card_visa/attach", key: secret,
+            form: ["customer": .string(customer)])
         #expect(attached.status == 200)
         #expect(attached["customer"] == .string(customer))
-        #expect(await call(state, "POST", "/v1/payment_methods/pm_card_visa/attach", key: secret,
-                           form: ["customer": .string(other)]).status == 403)
+        #expect(
+            await call(
+                state, "POST", "/v1/payment_methods/pm_card_visa/attach", key: secret,
+                form: ["customer": .string(other)]
+            ).status == 403)
 
         state.advanceClock(seconds: 3601)
         let expired = await call(state, "GET", "/v1/customers/\(customer)", key: secret)
@@ -80,24 +98,33 @@ import Testing
 @Suite struct CustomerAndPaymentMethodTests {
     @Test func customerShapeAndShippingUpdate() async throws {
         let state = StripeTestState()
-        let created = await call(state, "POST", "/v1/customers", form: ["email": "jenny@example.com", "metadata": ["a": "1"]])
+        let created = await call(
+            state, "POST", "/v1/customers", form: ["email": "jenny@example.com", "metadata": ["a": "1"]])
         #expect(created.status == 200)
-        for field in ["id", "object", "created", "livemode", "email", "shipping", "metadata", "invoice_settings", "default_source"] {
+        for field in [
+            "id", "object", "created", "livemode", "email", "shipping", "metadata", "invoice_settings",
+            "default_source",
+        ] {
             #expect(created[field] != nil, "missing \(field)")
         }
         #expect(created["object"] == "customer")
         #expect(created["shipping"] == .null)
         let id = try #require(created["id"]?.stringValue)
         let ek = await makeEphemeralKey(state, customer: id)
-        let updated = await call(state, "POST", "/v1/customers/\(id)", key: ek, form: [
-            "shipping": ["name": "Jenny Rosen", "phone": "+15555550100",
-                         "address": ["line1": "1 Main St", "city": "Berlin", "postal_code": "10115", "country": "DE"]],
-        ])
+        let updated = await call(
+            state, "POST", "/v1/customers/\(id)", key: ek,
+            form: [
+                "shipping": [
+                    "name": "Jenny Rosen", "phone": "+15555550100",
+                    "address": ["line1": "1 Main St", "city": "Berlin", "postal_code": "10115", "country": "DE"],
+                ]
+            ])
         #expect(updated.status == 200)
         #expect(updated["shipping"]?["name"] == "Jenny Rosen")
         #expect(updated["shipping"]?["address"]?["city"] == "Berlin")
         #expect(updated["shipping"]?["address"]?["line2"] == .null)
-        let missingName = await call(state, "POST", "/v1/customers/\(id)", form: ["shipping": ["address": ["line1": "x"]]])
+        let missingName = await call(
+            state, "POST", "/v1/customers/\(id)", form: ["shipping": ["address": ["line1": "x"]]])
         #expect(missingName.status == 400)
         #expect(missingName.error?["param"] == "shipping[name]")
         #expect(await call(state, "GET", "/v1/customers/cus_nope").status == 404)
@@ -112,16 +139,20 @@ import Testing
         #expect(top.error?["param"] == "foo")
         let nested = await call(state, "POST", "/v1/customers", form: ["shipping": ["name": "x", "bogus": "y"]])
         #expect(nested.error?["message"] == "Received unknown parameter: shipping[bogus]")
-        let get = await call(state, "GET", "/v1/payment_methods", form: ["customer": "cus_x", "type": "card", "zzz": "1"])
+        let get = await call(
+            state, "GET", "/v1/payment_methods", form: ["customer": "cus_x", "type": "card", "zzz": "1"])
         #expect(get.error?["param"] == "zzz")
     }
 
     @Test func cardPaymentMethodsAttachListDetach() async throws {
         let state = StripeTestState()
         let customer = await makeCustomer(state)
-        let pm = await call(state, "POST", "/v1/payment_methods", key: pk,
-                            form: ["type": "card", "card": ["number": "4242424242424242", "exp_month": 8, "exp_year": 2040, "cvc": "123"],
-                                   "billing_details": ["name": "Jenny"]])
+        let pm = await call(
+            state, "POST", "/v1/payment_methods", key: pk,
+            form: [
+                "type": "card", "card": ["number": "4242424242424242", "exp_month": 8, "exp_year": 2040, "cvc": "123"],
+                "billing_details": ["name": "Jenny"],
+            ])
         #expect(pm["object"] == "payment_method")
         #expect(pm["type"] == "card")
         #expect(pm["card"]?["brand"] == "visa")
@@ -134,9 +165,14 @@ import Testing
         #expect(pmID.hasPrefix("pm_"))
 
         let ek = await makeEphemeralKey(state, customer: customer)
-        #expect(await call(state, "POST", "/v1/payment_methods/\(pmID)/attach", key: ek, form: ["customer": .string(customer)]).status == 200)
-        _ = await call(state, "POST", "/v1/payment_methods/pm_card_mastercard/attach", form: ["customer": .string(customer)])
-        let list = await call(state, "GET", "/v1/payment_methods", key: ek, form: ["customer": .string(customer), "type": "card"])
+        #expect(
+            await call(
+                state, "POST", "/v1/payment_methods/\(pmID)/attach", key: ek, form: ["customer": .string(customer)]
+            ).status == 200)
+        _ = await call(
+            state, "POST", "/v1/payment_methods/pm_card_mastercard/attach", form: ["customer": .string(customer)])
+        let list = await call(
+            state, "GET", "/v1/payment_methods", key: ek, form: ["customer": .string(customer), "type": "card"])
         #expect(list["object"] == "list")
         #expect(list["url"] == "/v1/payment_methods")
         #expect(list["has_more"] == false)
@@ -147,7 +183,8 @@ import Testing
         #expect(detached.status == 200)
         #expect(detached["customer"] == .null)
         #expect(await call(state, "POST", "/v1/payment_methods/\(pmID)/detach", key: ek).status == 400)
-        let after = await call(state, "GET", "/v1/payment_methods", key: ek, form: ["customer": .string(customer), "type": "card"])
+        let after = await call(
+            state, "GET", "/v1/payment_methods", key: ek, form: ["customer": .string(customer), "type": "card"])
         #expect(after["data"]?.arrayValue?.count == 1)
     }
 
@@ -155,20 +192,25 @@ import Testing
         let state = StripeTestState()
         let customer = await makeCustomer(state)
         for (number, decline) in [("4000000000000002", "generic_decline"), ("4000000000009995", "insufficient_funds")] {
-            let pm = await call(state, "POST", "/v1/payment_methods", key: pk,
-                                form: ["type": "card", "card": ["number": .string(number), "exp_month": 1, "exp_year": 2041]])
+            let pm = await call(
+                state, "POST", "/v1/payment_methods", key: pk,
+                form: ["type": "card", "card": ["number": .string(number), "exp_month": 1, "exp_year": 2041]])
             let id = try #require(pm["id"]?.stringValue)
-            let attach = await call(state, "POST", "/v1/payment_methods/\(id)/attach", form: ["customer": .string(customer)])
+            let attach = await call(
+                state, "POST", "/v1/payment_methods/\(id)/attach", form: ["customer": .string(customer)])
             #expect(attach.status == 402)
             #expect(attach.error?["type"] == "card_error")
             #expect(attach.error?["code"] == "card_declined")
             #expect(attach.error?["decline_code"] == .string(decline))
         }
-        let bad = await call(state, "POST", "/v1/payment_methods", key: pk,
-                             form: ["type": "card", "card": ["number": "4242424242424241", "exp_month": 1, "exp_year": 2041]])
+        let bad = await call(
+            state, "POST", "/v1/payment_methods", key: pk,
+            form: ["type": "card", "card": ["number": "4242424242424241", "exp_month": 1, "exp_year": 2041]])
         #expect(bad.status == 402)
         #expect(bad.error?["code"] == "incorrect_number")
-        let missing = await call(state, "POST", "/v1/payment_methods", key: pk, form: ["type": "card", "card": ["number": "4242424242424242"]])
+        let missing = await call(
+            state, "POST", "/v1/payment_methods", key: pk,
+            form: ["type": "card", "card": ["number": "4242424242424242"]])
         #expect(missing.error?["param"] == "card[exp_month]")
     }
 }
@@ -200,10 +242,15 @@ import Testing
 @Suite struct FaultTests {
     @Test func statusFaultsFireInOrderThenExpire() async {
         let state = StripeTestState()
-        let added = await control(state, "POST", "/_test/faults", json: [
-            ["method": "POST", "path": "/v1/customers", "status": 500, "times": 2],
-            ["path": "^/v1/customers$", "status": 429, "headers": ["Retry-After": "1", "Stripe-Should-Retry": "true"]],
-        ])
+        let added = await control(
+            state, "POST", "/_test/faults",
+            json: [
+                ["method": "POST", "path": "/v1/customers", "status": 500, "times": 2],
+                [
+                    "path": "^/v1/customers$", "status": 429,
+                    "headers": ["Retry-After": "1", "Stripe-Should-Retry": "true"],
+                ],
+            ])
         #expect(added.status == 200)
         let a = await call(state, "POST", "/v1/customers", headers: ["Idempotency-Key": "k"])
         let b = await call(state, "POST", "/v1/customers", headers: ["Idempotency-Key": "k"])
@@ -221,14 +268,18 @@ import Testing
 
     @Test func customBodyMethodFilterAndDelay() async {
         let state = StripeTestState()
-        state.addFault(Fault(method: "GET", path: "/v1/customers", status: 402, body: ["error": ["type": "card_error", "message": "x"]]))
+        state.addFault(
+            Fault(
+                method: "GET", path: "/v1/customers", status: 402,
+                body: ["error": ["type": "card_error", "message": "x"]]))
         state.addFault(Fault(path: "/v1/payment_methods", delayMs: 300))
         #expect(await call(state, "POST", "/v1/customers").status == 200)  // method does not match
         let faulted = await call(state, "GET", "/v1/customers/cus_x")
         #expect(faulted.status == 402)
         #expect(faulted.error?["type"] == "card_error")
         let start = ContinuousClock.now
-        let slow = await call(state, "POST", "/v1/payment_methods", key: pk, form: ["type": "card", "card": ["token": "tok_visa"]])
+        let slow = await call(
+            state, "POST", "/v1/payment_methods", key: pk, form: ["type": "card", "card": ["token": "tok_visa"]])
         #expect(ContinuousClock.now - start >= .milliseconds(300))
         #expect(slow.status == 200)
     }

@@ -2,8 +2,9 @@ import Foundation
 import JSONRPC
 import StripeAPI
 import StripeTestServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let sk = StripeTestServerConfiguration().secretKey
@@ -21,16 +22,21 @@ struct Reply {
 
 /// Sends one request through the core, form-encoding `form` with the client's own encoder.
 @discardableResult
-func call(_ state: StripeTestState, _ method: String, _ path: String, key: String? = sk,
-          form: [String: JSONValue] = [:], headers: [String: String] = [:]) async -> Reply {
+func call(
+    _ state: StripeTestState, _ method: String, _ path: String, key: String? = sk,
+    form: [String: JSONValue] = [:], headers: [String: String] = [:]
+) async -> Reply {
     var h = headers
     if let key { h["Authorization"] = "Bearer \(key)" }
     h["Host"] = h["Host"] ?? "127.0.0.1:12111"
     let encoded = FormEncoder.encode(form)
-    let request = method == "GET" || method == "DELETE"
+    let request =
+        method == "GET" || method == "DELETE"
         ? TestHTTPRequest(method: method, path: path, query: encoded, headers: h)
-        : TestHTTPRequest(method: method, path: path, headers: h.merging(["Content-Type": "application/x-www-form-urlencoded"]) { a, _ in a },
-                          body: Array(encoded.utf8))
+        : TestHTTPRequest(
+            method: method, path: path,
+            headers: h.merging(["Content-Type": "application/x-www-form-urlencoded"]) { a, _ in a },
+            body: Array(encoded.utf8))
     let response = await state.handle(request)
     let json = (try? JSONCoding.decode(JSONValue.self, from: Data(response.body))) ?? .null
     return Reply(status: response.status, json: json, raw: response)
@@ -41,8 +47,10 @@ func call(_ state: StripeTestState, _ method: String, _ path: String, key: Strin
 func control(_ state: StripeTestState, _ method: String, _ path: String, json: JSONValue? = nil) async -> Reply {
     let body = json.map { Array((try? JSONCoding.encode($0)) ?? Data()) } ?? []
     let parts = path.split(separator: "?", maxSplits: 1).map(String.init)
-    let response = await state.handle(TestHTTPRequest(method: method, path: parts[0], query: parts.count > 1 ? parts[1] : "",
-                                                      headers: ["Host": "127.0.0.1:12111"], body: body))
+    let response = await state.handle(
+        TestHTTPRequest(
+            method: method, path: parts[0], query: parts.count > 1 ? parts[1] : "",
+            headers: ["Host": "127.0.0.1:12111"], body: body))
     let decoded = (try? JSONCoding.decode(JSONValue.self, from: Data(response.body))) ?? .null
     return Reply(status: response.status, json: decoded, raw: response)
 }
@@ -52,8 +60,9 @@ func makeCustomer(_ state: StripeTestState) async -> String {
 }
 
 func makeEphemeralKey(_ state: StripeTestState, customer: String) async -> String {
-    await call(state, "POST", "/v1/ephemeral_keys", form: ["customer": .string(customer)],
-               headers: ["Stripe-Version": "2020-08-27"])["secret"]!.stringValue!
+    await call(
+        state, "POST", "/v1/ephemeral_keys", form: ["customer": .string(customer)],
+        headers: ["Stripe-Version": "2020-08-27"])["secret"]!.stringValue!
 }
 
 // MARK: A tiny blocking HTTP/1.1 client over a TCP socket (run off the cooperative pool).
@@ -76,7 +85,8 @@ enum RawHTTPError: Error { case socket(String) }
 func rawHTTP(port: Int, _ request: String, timeoutSeconds: Int = 10) async throws -> RawHTTPResult {
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RawHTTPResult, Error>) in
         Thread.detachNewThread {
-            continuation.resume(with: Result { try rawHTTPBlocking(port: port, request, timeoutSeconds: timeoutSeconds) })
+            continuation.resume(
+                with: Result { try rawHTTPBlocking(port: port, request, timeoutSeconds: timeoutSeconds) })
         }
     }
 }
@@ -92,7 +102,9 @@ private func rawHTTPBlocking(port: Int, _ request: String, timeoutSeconds: Int) 
     addr.sin_port = in_port_t(UInt16(port).bigEndian)
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     let rc = withUnsafePointer(to: &addr) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard rc == 0 else { throw RawHTTPError.socket("connect errno \(errno)") }
     let bytes = Array(request.utf8)
@@ -106,7 +118,10 @@ private func rawHTTPBlocking(port: Int, _ request: String, timeoutSeconds: Int) 
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
         let n = recv(fd, &buffer, buffer.count, 0)
-        if n > 0 { out.append(contentsOf: buffer[0..<n]); continue }
+        if n > 0 {
+            out.append(contentsOf: buffer[0..<n])
+            continue
+        }
         if n == 0 { break }
         if errno == EINTR { continue }
         if errno == ECONNRESET { break }

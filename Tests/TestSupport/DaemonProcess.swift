@@ -41,7 +41,8 @@ public final class ChildProcess: Sendable {
         let status = ExitBox()
         let exited = Gate()
         process.terminationHandler = { finished in
-            let exit: Exit = finished.terminationReason == .uncaughtSignal
+            let exit: Exit =
+                finished.terminationReason == .uncaughtSignal
                 ? .signalled(finished.terminationStatus) : .exited(finished.terminationStatus)
             status.value.withLock { $0 = exit }
             exited.open()
@@ -104,7 +105,9 @@ public final class StpdInstance: Sendable {
 
     /// Starts stpd and waits for `READY=1`. The environment is scrubbed of anything that could
     /// change how it starts (systemd's socket passing, a user config file, STPD_* settings).
-    public static func launch(extraArguments: [String] = [], extraEnvironment: [String: String] = [:]) async throws -> StpdInstance {
+    public static func launch(extraArguments: [String] = [], extraEnvironment: [String: String] = [:]) async throws
+        -> StpdInstance
+    {
         let executable = try builtExecutable("stpd")
         let directory = try TemporaryDirectory(prefix: "stpd-e2e")
         do {
@@ -115,7 +118,8 @@ public final class StpdInstance: Sendable {
                 try await instance.notify.waitFor("READY=1")
             } catch {
                 instance.process.signal(SIGKILL)
-                throw TestSupportError.unexpected("stpd did not become ready (\(error)); its output:\n\(instance.process.output)")
+                throw TestSupportError.unexpected(
+                    "stpd did not become ready (\(error)); its output:\n\(instance.process.output)")
             }
             return instance
         } catch {
@@ -124,14 +128,17 @@ public final class StpdInstance: Sendable {
         }
     }
 
-    private init(executable: String, directory: TemporaryDirectory, extraArguments: [String], extraEnvironment: [String: String]) throws {
+    private init(
+        executable: String, directory: TemporaryDirectory, extraArguments: [String], extraEnvironment: [String: String]
+    ) throws {
         self.directory = directory
         socketPath = directory.appending("s.sock")
         stateDirectory = directory.appending("state")
         notify = try NotifySocket(path: directory.appending("notify"))
         var environment = ProcessInfo.processInfo.environment.filter { key, _ in
             !key.hasPrefix("STPD_") && !key.hasPrefix("LISTEN_")
-                && !["NOTIFY_SOCKET", "JOURNAL_STREAM", "WATCHDOG_USEC", "WATCHDOG_PID", "STATE_DIRECTORY"].contains(key)
+                && !["NOTIFY_SOCKET", "JOURNAL_STREAM", "WATCHDOG_USEC", "WATCHDOG_PID", "STATE_DIRECTORY"].contains(
+                    key)
         }
         environment["NOTIFY_SOCKET"] = notify.path
         environment["XDG_CONFIG_HOME"] = directory.appending("config")

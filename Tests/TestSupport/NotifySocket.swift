@@ -16,7 +16,9 @@ public final class NotifySocket: Sendable {
         guard fd >= 0 else { throw TestSupportError.system("socket", errno: errno) }
         var address = try unixAddress(path)
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard rc == 0 else {
             let code = errno
@@ -44,9 +46,11 @@ public final class NotifySocket: Sendable {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let remaining = end - ContinuousClock.now
-                let milliseconds = remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
+                let milliseconds =
+                    remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000
                 guard milliseconds > 0 else {
-                    throw TestSupportError.timedOut("no \(assignment) on the notify socket within \(deadline); got \(self.messages)")
+                    throw TestSupportError.timedOut(
+                        "no \(assignment) on the notify socket within \(deadline); got \(self.messages)")
                 }
                 var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&poller, 1, CInt(clamping: milliseconds))

@@ -25,7 +25,9 @@ public final class RawSocket: Sendable {
         guard fd >= 0 else { throw TestSupportError.system("socket", errno: errno) }
         var address = try unixAddress(path)
         let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard rc == 0 else {
             let code = errno
@@ -57,7 +59,9 @@ public final class RawSocket: Sendable {
             var sent = 0
             while sent < bytes.count {
                 let piece = Array(bytes[sent..<min(sent + pieceSize, bytes.count)])
-                do { try Self.sendAll(fd, piece) } catch TestSupportError.system(_, let code) where code == EPIPE || code == ECONNRESET {
+                do { try Self.sendAll(fd, piece) } catch TestSupportError.system(_, let code)
+                    where code == EPIPE || code == ECONNRESET
+                {
                     return sent
                 }
                 sent += piece.count
@@ -92,7 +96,9 @@ public final class RawSocket: Sendable {
 
     /// The next line decoded as a JSON value; fails at EOF or when the line is not JSON.
     public func readJSONLine() async throws -> JSONValue {
-        guard let line = try await readLine() else { throw TestSupportError.unexpected("connection ended before a reply") }
+        guard let line = try await readLine() else {
+            throw TestSupportError.unexpected("connection ended before a reply")
+        }
         do { return try JSONCoding.decode(JSONValue.self, from: Data(line)) } catch {
             throw TestSupportError.unexpected("reply is not JSON: \(String(decoding: line, as: UTF8.self))")
         }
@@ -101,7 +107,10 @@ public final class RawSocket: Sendable {
     /// Everything until the peer closes, and how it closed.
     public func readToEnd() async throws -> (bytes: [UInt8], end: End) {
         try await blocking {
-            var all = self.buffer.withLock { b in defer { b = [] }; return b }
+            var all = self.buffer.withLock { b in
+                defer { b = [] }
+                return b
+            }
             while true {
                 switch try self.receiveChunk() {
                 case .data(let chunk): all += chunk
@@ -111,7 +120,10 @@ public final class RawSocket: Sendable {
         }
     }
 
-    private enum Chunk { case data([UInt8]), end(End) }
+    private enum Chunk {
+        case data([UInt8])
+        case end(End)
+    }
 
     private func receiveChunk() throws -> Chunk {
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -139,7 +151,10 @@ public final class RawSocket: Sendable {
             switch try receiveChunk() {
             case .data(let chunk): buffer.withLock { $0 += chunk }
             case .end:
-                let rest = buffer.withLock { b in defer { b = [] }; return b }
+                let rest = buffer.withLock { b in
+                    defer { b = [] }
+                    return b
+                }
                 return rest.isEmpty ? nil : rest
             }
         }

@@ -40,7 +40,9 @@ struct FramingTests {
     @Test func severalRequestsInOneWriteGetEveryReply() async throws {
         try await withTestServer(service: TestService()) { server in
             let socket = try RawSocket(connectingTo: server.socketPath)
-            let lines = try (1...5).flatMap { try requestLine("echo", id: .int(Int64($0)), params: ["n": .int(Int64($0))]) }
+            let lines = try (1...5).flatMap {
+                try requestLine("echo", id: .int(Int64($0)), params: ["n": .int(Int64($0))])
+            }
             try await socket.send(lines)
             var seen: [JSONValue: JSONValue] = [:]
             for _ in 1...5 {
@@ -82,7 +84,8 @@ struct FramingTests {
             socket.shutdownWrite()
             let (bytes, end) = try await socket.readToEnd()
             let lines = bytes.split(separator: UInt8(ascii: "\n"))
-            #expect(lines.count == 1, "only the request with an id is answered: \(String(decoding: bytes, as: UTF8.self))")
+            #expect(
+                lines.count == 1, "only the request with an id is answered: \(String(decoding: bytes, as: UTF8.self))")
             #expect(try JSONCoding.decode(JSONValue.self, from: Data(lines.first ?? []))["id"] == 9)
             #expect(end == .eof)
         }
@@ -91,7 +94,8 @@ struct FramingTests {
     @Test func batchGetsOneArrayReply() async throws {
         try await withTestServer(service: TestService()) { server in
             let socket = try RawSocket(connectingTo: server.socketPath)
-            try await socket.send(#"""
+            try await socket.send(
+                #"""
                 [{"jsonrpc":"2.0","method":"echo","params":{"n":1},"id":1},{"jsonrpc":"2.0","method":"echo"},{"foo":"boo"},{"jsonrpc":"2.0","method":"nope","id":"x"}]
 
                 """#)
@@ -190,7 +194,9 @@ struct FramingTests {
             _ = try await releaser.readJSONLine()
 
             let (bytes, end) = try await socket.readToEnd()
-            let replies = try bytes.split(separator: UInt8(ascii: "\n")).map { try JSONCoding.decode(JSONValue.self, from: Data($0)) }
+            let replies = try bytes.split(separator: UInt8(ascii: "\n")).map {
+                try JSONCoding.decode(JSONValue.self, from: Data($0))
+            }
             #expect(Set(replies.compactMap { $0["id"] }) == [1, 2])
             #expect(end == .eof)
         }
@@ -295,7 +301,8 @@ struct ServerBehaviourTests {
 func paddedRequest(id: JSONValue, lineLength: Int) throws -> [UInt8] {
     let bare = try requestLine("echo", id: id, params: ["pad": ""]).count - 1
     precondition(lineLength >= bare)
-    let line = try requestLine("echo", id: id, params: ["pad": .string(String(repeating: "x", count: lineLength - bare))])
+    let line = try requestLine(
+        "echo", id: id, params: ["pad": .string(String(repeating: "x", count: lineLength - bare))])
     precondition(line.count == lineLength + 1)
     return line
 }

@@ -46,7 +46,10 @@ final class TestService: RPCService {
             }
             result = ["accepted": .bool(accepted)]
         case "whoami":
-            guard let peer = connection.peer else { result = .null; break }
+            guard let peer = connection.peer else {
+                result = .null
+                break
+            }
             result = ["pid": .int(Int64(peer.pid)), "uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid))]
         default:
             return request.id.map { Response(id: $0, error: .methodNotFound(request.method)) }

@@ -111,7 +111,8 @@ private func permissions(_ path: String) -> mode_t? {
         defer { directory.remove() }
         let modes: [mode_t] = [0o600, 0o640, 0o660, 0o644]
         let wrong = Findings()
-        let workers = 8, rounds = 200
+        let workers = 8
+        let rounds = 200
         withBindLock {
             // Plain threads rather than concurrentPerform (capped at the CPU count), so binds
             // interleave even on a two-core machine.
@@ -128,7 +129,9 @@ private func permissions(_ path: String) -> mode_t? {
                         }
                         close(socket.fileDescriptor)
                         if let got = permissions(path), got != mode {
-                            wrong.list.withLock { $0.append("\(String(mode, radix: 8)) became \(String(got, radix: 8))") }
+                            wrong.list.withLock {
+                                $0.append("\(String(mode, radix: 8)) became \(String(got, radix: 8))")
+                            }
                         }
                         unlink(path)
                     }
@@ -137,7 +140,9 @@ private func permissions(_ path: String) -> mode_t? {
             for _ in 0..<workers { finished.wait() }
         }
         let failures = wrong.list.withLock { $0 }
-        #expect(failures.count == 0, "\(failures.count) of \(workers * rounds) sockets got another bind's mode, e.g. \(failures.prefix(3))")
+        #expect(
+            failures.count == 0,
+            "\(failures.count) of \(workers * rounds) sockets got another bind's mode, e.g. \(failures.prefix(3))")
     }
 }
 

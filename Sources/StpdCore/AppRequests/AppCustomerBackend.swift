@@ -74,11 +74,13 @@ public final class AppCustomerBackend: CustomerBackend {
     }
 
     /// `decode(answer)`, with a failure reported as `AppRequestError.malformedAnswer` naming the operation.
-    static func decode<T>(_ answer: JSONValue, for operation: Operation, _ decode: (JSONValue) throws -> T) throws -> T {
+    static func decode<T>(_ answer: JSONValue, for operation: Operation, _ decode: (JSONValue) throws -> T) throws -> T
+    {
         do {
             return try decode(answer)
         } catch {
-            throw AppRequestError.malformedAnswer(operation: operation.rawValue, detail: ResponseParser.describe(error, subject: "the result"))
+            throw AppRequestError.malformedAnswer(
+                operation: operation.rawValue, detail: ResponseParser.describe(error, subject: "the result"))
         }
     }
 }

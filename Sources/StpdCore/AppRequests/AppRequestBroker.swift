@@ -63,7 +63,9 @@ public final class AppRequestBroker: Sendable {
     private let now: @Sendable () -> Date
     private let entries = Mutex<[String: Entry]>([:])
 
-    public init(log: EventLog, clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init) {
+    public init(
+        log: EventLog, clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.log = log
         self.clock = clock
         self.now = now
@@ -147,7 +149,10 @@ public final class AppRequestBroker: Sendable {
             let continuation = entries.withLock { entries -> CheckedContinuation<JSONValue, any Error>? in
                 guard var entry = entries[id], entry.finishing == nil else { return nil }
                 entry.finishing = .cancelled
-                defer { entry.continuation = nil; entries[id] = entry }
+                defer {
+                    entry.continuation = nil
+                    entries[id] = entry
+                }
                 return entry.continuation
             }
             continuation?.resume(throwing: CancellationError())
@@ -210,7 +215,8 @@ public final class AppRequestBroker: Sendable {
                 throw storeError
             }
             if let error {
-                let failure = AppRequestError.failed(message: error.message, code: error.code, operation: request.operation)
+                let failure = AppRequestError.failed(
+                    message: error.message, code: error.code, operation: request.operation)
                 deliver(id, .failure(failure))
             } else {
                 deliver(id, .success(result ?? .null))
@@ -315,7 +321,8 @@ extension AppRequestBroker: Sweepable {
     /// A request is finished once answered, timed out, cancelled or abandoned.
     public func sweep(before cutoff: Date) async throws -> Int {
         let changes = try await log.store.objects(kind: Self.kind).compactMap { stored -> StateChange? in
-            guard stored.updatedAt < cutoff, stored.state["state"]?.stringValue != AppRequestState.pending.rawValue else { return nil }
+            guard stored.updatedAt < cutoff, stored.state["state"]?.stringValue != AppRequestState.pending.rawValue
+            else { return nil }
             return StateChange(object: stored, eventType: "\(Self.kind).removed", removesObject: true)
         }
         if !changes.isEmpty { try await log.apply(changes) }

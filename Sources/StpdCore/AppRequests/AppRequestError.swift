@@ -94,7 +94,10 @@ extension AppRequestError: RPCErrorConvertible {
         case .failed(let message, let code, let operation):
             StpdErrors.appRequestFailed(
                 message,
-                data: ["operation": .string(operation), "message": .string(message), "code": code.map(JSONValue.string) ?? .null])
+                data: [
+                    "operation": .string(operation), "message": .string(message),
+                    "code": code.map(JSONValue.string) ?? .null,
+                ])
         case .malformedAnswer(let operation, _):
             StpdErrors.appAnswerInvalid(description, data: ["operation": .string(operation)])
         case .notFound(let id):

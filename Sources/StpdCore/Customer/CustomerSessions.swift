@@ -33,7 +33,8 @@ public final class CustomerSessions: Sendable {
         self.now = now
     }
 
-    public func open(owner: UInt32, adapter: CustomerAdapter, prefetch: Bool = true) async throws -> CustomerSessionView {
+    public func open(owner: UInt32, adapter: CustomerAdapter, prefetch: Bool = true) async throws -> CustomerSessionView
+    {
         let id = ObjectID.make("cses_")
         let backend = try factory.makeBackend(session: id, owner: owner, adapter: adapter)
         backends.withLock { $0[id] = backend }
@@ -88,21 +89,24 @@ public final class CustomerSessions: Sendable {
     }
 
     public func attach(id: String, paymentMethod: String, viewer: UInt32?) async throws -> CustomerSessionView {
-        try await operateView(id, viewer, "attachPaymentMethod", event: "customer.paymentMethodAttached") { backend, record in
+        try await operateView(id, viewer, "attachPaymentMethod", event: "customer.paymentMethodAttached") {
+            backend, record in
             defer { record.paymentMethodsFetchedAt = nil }
             try await backend.attachPaymentMethod(id: paymentMethod)
         }
     }
 
     public func detach(id: String, paymentMethod: String, viewer: UInt32?) async throws -> CustomerSessionView {
-        try await operateView(id, viewer, "detachPaymentMethod", event: "customer.paymentMethodDetached") { backend, record in
+        try await operateView(id, viewer, "detachPaymentMethod", event: "customer.paymentMethodDetached") {
+            backend, record in
             defer { record.paymentMethodsFetchedAt = nil }
             try await backend.detachPaymentMethod(id: paymentMethod)
             if record.lastSelectedPaymentMethod == paymentMethod { record.lastSelectedPaymentMethod = nil }
         }
     }
 
-    public func updateShipping(id: String, shipping: StripeAddress, viewer: UInt32?) async throws -> CustomerSessionView {
+    public func updateShipping(id: String, shipping: StripeAddress, viewer: UInt32?) async throws -> CustomerSessionView
+    {
         try await operateView(id, viewer, "updateShipping", event: "customer.shippingUpdated") { backend, _ in
             try await backend.updateShipping(shipping)
         }
@@ -111,7 +115,8 @@ public final class CustomerSessions: Sendable {
     /// Remembers the last selected payment method per customer (the SDK keeps it per customer
     /// id; learning the id may take a customer fetch).
     public func select(id: String, paymentMethod: String?, viewer: UInt32?) async throws -> CustomerSessionView {
-        try await operateView(id, viewer, "selectPaymentMethod", event: "customer.paymentMethodSelected") { backend, record in
+        try await operateView(id, viewer, "selectPaymentMethod", event: "customer.paymentMethodSelected") {
+            backend, record in
             if record.customerId == nil { record.customerId = try await backend.retrieveCustomer().id }
             let customer = record.customerId!
             record.lastSelectedPaymentMethod = paymentMethod
@@ -191,7 +196,7 @@ public final class CustomerSessions: Sendable {
 
     private func record(_ id: String, _ viewer: UInt32?, open: Bool = false) async throws -> Record {
         guard let stored = try await log.store.object(id: id), stored.kind == Self.kind,
-              viewer == nil || stored.ownerUID == viewer
+            viewer == nil || stored.ownerUID == viewer
         else { throw StpdErrors.notFound("no customer session \(id)", data: ["session": .string(id)]) }
         let record = try Record.decode(stored)
         if open, record.status != "open" {
@@ -208,13 +213,16 @@ public final class CustomerSessions: Sendable {
         let object = StoredObject(
             id: record.id, kind: Self.kind, ownerUID: record.owner, state: try JSONCoding.value(of: record),
             createdAt: record.createdAt, updatedAt: record.updatedAt)
-        try await log.apply([StateChange(object: object, eventType: event, publicState: try JSONCoding.value(of: view))])
+        try await log.apply([StateChange(object: object, eventType: event, publicState: try JSONCoding.value(of: view))]
+        )
         return view
     }
 
     private func savePreference(customer: String, owner: UInt32, paymentMethod: String?) async throws {
         let stamp = now()
-        let state: JSONValue = ["customerId": .string(customer), "paymentMethod": paymentMethod.map(JSONValue.string) ?? .null]
+        let state: JSONValue = [
+            "customerId": .string(customer), "paymentMethod": paymentMethod.map(JSONValue.string) ?? .null,
+        ]
         let object = StoredObject(
             id: Self.preferenceID(customer, owner), kind: Self.preferenceKind, ownerUID: owner, state: state,
             createdAt: stamp, updatedAt: stamp)
@@ -264,8 +272,12 @@ extension CustomerSessions: Sweepable {
     /// A session is finished once closed.
     public func sweep(before cutoff: Date) async throws -> Int {
         let changes = try await log.store.objects(kind: Self.kind).compactMap { stored -> StateChange? in
-            guard stored.updatedAt < cutoff, let record = try? Record.decode(stored), record.status == "closed" else { return nil }
-            return StateChange(object: stored, eventType: "customer.removed", removesObject: true, publicState: try JSONCoding.value(of: record.view))
+            guard stored.updatedAt < cutoff, let record = try? Record.decode(stored), record.status == "closed" else {
+                return nil
+            }
+            return StateChange(
+                object: stored, eventType: "customer.removed", removesObject: true,
+                publicState: try JSONCoding.value(of: record.view))
         }
         if !changes.isEmpty { try await log.apply(changes) }
         return changes.count

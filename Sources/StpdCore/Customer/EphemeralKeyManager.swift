@@ -85,7 +85,9 @@ public final class EphemeralKeyManager: Sendable {
     /// An unexpired key: the stored one, or one fetched now (shared with every concurrent caller).
     public func key() async throws -> EphemeralKey {
         let time = now()
-        if let key = state.withLock({ s in s.key.flatMap { Self.isUnexpired($0, at: time, margin: s.refreshMargin) ? $0 : nil } }) {
+        if let key = state.withLock({ s in
+            s.key.flatMap { Self.isUnexpired($0, at: time, margin: s.refreshMargin) ? $0 : nil }
+        }) {
             return key
         }
         let id = state.withLock { s in

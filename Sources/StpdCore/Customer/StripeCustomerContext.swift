@@ -48,8 +48,10 @@ public final class StripeCustomerContext: CustomerBackend {
     public var cacheTimes: (customer: Date?, paymentMethods: Date?) {
         let current = now()
         return cache.withLock { c in
-            (c.customer.flatMap { fresh($0.at, current) ? $0.at : nil },
-             c.paymentMethods.flatMap { fresh($0.at, current) ? $0.at : nil })
+            (
+                c.customer.flatMap { fresh($0.at, current) ? $0.at : nil },
+                c.paymentMethods.flatMap { fresh($0.at, current) ? $0.at : nil }
+            )
         }
     }
 
@@ -91,7 +93,8 @@ public final class StripeCustomerContext: CustomerBackend {
         let key = try await keys.customerKey()
         defer { cache.withLock { $0.paymentMethods = nil } }
         _ = try await stripe.send(
-            StripeRequest(.post, "/v1/payment_methods/\(try pathID(id))/detach", key: key.secret), as: PaymentMethod.self)
+            StripeRequest(.post, "/v1/payment_methods/\(try pathID(id))/detach", key: key.secret),
+            as: PaymentMethod.self)
     }
 
     public func updateShipping(_ shipping: StripeAddress) async throws {

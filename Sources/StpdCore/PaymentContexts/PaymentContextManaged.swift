@@ -7,10 +7,12 @@ import StripeAPI
 /// 3-D Secure or bank redirect through a redirect session, and finishes with the outcome.
 extension PaymentContexts: RedirectOutcomeFollower {
     func confirmManaged(_ id: String) async {
-        guard let record = records.withLock({ $0[id] }), let managed = record.managed, let method = record.selected else { return }
+        guard let record = records.withLock({ $0[id] }), let managed = record.managed, let method = record.selected
+        else { return }
         do {
             let intent = try await api.confirmPaymentIntent(
-                PaymentIntentConfirmParams(clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL))
+                PaymentIntentConfirmParams(
+                    clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL))
             try await settle(id, intent: intent, clientSecret: managed.clientSecret)
         } catch {
             await finishManaged(id, status: "error", error: RPCError.json(error))
@@ -38,7 +40,8 @@ extension PaymentContexts: RedirectOutcomeFollower {
             await finishManaged(id, status: "success", error: nil)
         case .requiresAction where intent.redirectURLs != nil:
             guard let owner = records.withLock({ $0[id]?.owner }) else { return }
-            let session = try await redirects.create(owner: owner, paymentIntent: intent, clientSecret: clientSecret, followUpTimeout: nil)
+            let session = try await redirects.create(
+                owner: owner, paymentIntent: intent, clientSecret: clientSecret, followUpTimeout: nil)
             _ = try await redirects.start(id: session.id, viewer: nil, mode: .automatic, opener: nil)
             try await update(id) { record in
                 guard record.managed != nil else { return nil }
@@ -47,7 +50,9 @@ extension PaymentContexts: RedirectOutcomeFollower {
                 return "paymentContext.needsInput"
             }
         default:
-            await finishManaged(id, status: "error", error: Self.unpaid(intent.status.rawValue, intent.lastPaymentError?.allResponseFields))
+            await finishManaged(
+                id, status: "error",
+                error: Self.unpaid(intent.status.rawValue, intent.lastPaymentError?.allResponseFields))
         }
     }
 
@@ -56,13 +61,17 @@ extension PaymentContexts: RedirectOutcomeFollower {
         if ["succeeded", "processing", "requires_capture"].contains(outcome.result) {
             await finishManaged(id, status: "success", error: nil)
         } else {
-            await finishManaged(id, status: "error", error: outcome.error ?? Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
+            await finishManaged(
+                id, status: "error",
+                error: outcome.error ?? Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
         }
     }
 
     private static func unpaid(_ status: String, _ lastError: JSONValue?) -> JSONValue {
-        RPCError.json(StpdErrors.paymentFailed(
-            "the PaymentIntent is \(status)", data: ["paymentIntentStatus": .string(status), "lastPaymentError": lastError ?? .null]))
+        RPCError.json(
+            StpdErrors.paymentFailed(
+                "the PaymentIntent is \(status)",
+                data: ["paymentIntentStatus": .string(status), "lastPaymentError": lastError ?? .null]))
     }
 
     private func finishManaged(_ id: String, status: String, error: JSONValue?) async {
@@ -75,14 +84,22 @@ extension PaymentContexts: RedirectOutcomeFollower {
 
     /// Loads stored contexts and picks up what was under way: loading, deadlines, managed payments.
     public func restore() async throws {
-        let stored = try await store.objects(kind: Self.kind).map { try JSONCoding.typed(PaymentContextRecord.self, from: $0.state) }
+        let stored = try await store.objects(kind: Self.kind).map {
+            try JSONCoding.typed(PaymentContextRecord.self, from: $0.state)
+        }
         records.withLock { all in for record in stored { all[record.id] = record } }
         for record in stored where record.status == "open" {
             if record.loading { startLoading(record.id) }
-            if let pending = record.pending { startTimer(context: record.id, action: pending.id, deadline: pending.deadline) }
-            guard record.managed != nil, record.requestState == .requestingPayment, record.pending == nil else { continue }
+            if let pending = record.pending {
+                startTimer(context: record.id, action: pending.id, deadline: pending.deadline)
+            }
+            guard record.managed != nil, record.requestState == .requestingPayment, record.pending == nil else {
+                continue
+            }
             if let session = record.redirect {
-                if let outcome = try? redirects.get(id: session, viewer: nil).outcome { await redirectSettled(session: session, outcome: outcome) }
+                if let outcome = try? redirects.get(id: session, viewer: nil).outcome {
+                    await redirectSettled(session: session, outcome: outcome)
+                }
             } else if record.needs == nil {
                 background.start { [self] in await resumeManaged(record.id) }
             }

@@ -10,7 +10,9 @@ extension PaymentContexts {
     public func select(id: String, viewer: UInt32?, paymentMethod: String) async throws -> PaymentContextView {
         let record = try record(id, viewer, open: true)
         guard record.options.contains(where: { $0.id == paymentMethod }) else {
-            throw StpdErrors.notFound("\(paymentMethod) is not one of the context's payment options", data: ["paymentMethod": .string(paymentMethod)])
+            throw StpdErrors.notFound(
+                "\(paymentMethod) is not one of the context's payment options",
+                data: ["paymentMethod": .string(paymentMethod)])
         }
         try await customers.select(session: record.session, paymentMethod: paymentMethod, owner: record.owner)
         let view = try await update(id) { record in
@@ -40,10 +42,13 @@ extension PaymentContexts {
     public func remove(id: String, viewer: UInt32?, paymentMethod: String) async throws -> PaymentContextView {
         let record = try record(id, viewer, open: true)
         guard record.configuration.canDeletePaymentOptions ?? true else {
-            throw StpdErrors.invalidState("the configuration forbids deleting payment options", data: ["state": "canDeletePaymentOptions"])
+            throw StpdErrors.invalidState(
+                "the configuration forbids deleting payment options", data: ["state": "canDeletePaymentOptions"])
         }
         guard record.options.contains(where: { $0.id == paymentMethod }) else {
-            throw StpdErrors.notFound("\(paymentMethod) is not one of the context's payment options", data: ["paymentMethod": .string(paymentMethod)])
+            throw StpdErrors.notFound(
+                "\(paymentMethod) is not one of the context's payment options",
+                data: ["paymentMethod": .string(paymentMethod)])
         }
         try await customers.detach(session: record.session, paymentMethod: paymentMethod, owner: record.owner)
         return try await update(id) { record in
@@ -55,21 +60,29 @@ extension PaymentContexts {
 
     /// The shipping screen's submit: asks the app when it validates addresses (shipping type
     /// `shipping`), else accepts the address as the SDK does without the delegate method.
-    public func setShippingAddress(id: String, viewer: UInt32?, address: ShippingAddressParams) async throws -> PaymentContextView {
+    public func setShippingAddress(id: String, viewer: UInt32?, address: ShippingAddressParams) async throws
+        -> PaymentContextView
+    {
         let record = try record(id, viewer, open: true)
         guard record.pending?.kind != "didUpdateShippingAddress" else {
-            throw StpdErrors.invalidState("an address is being validated by the app", data: ["state": "didUpdateShippingAddress"])
+            throw StpdErrors.invalidState(
+                "an address is being validated by the app", data: ["state": "didUpdateShippingAddress"])
         }
         guard record.validatesShipping, record.shippingType == "shipping" else {
             return try await acceptShipping(id, address: address, methods: nil, selected: nil)
         }
-        return try await ask(id, kind: "didUpdateShippingAddress", payload: ["address": try JSONCoding.value(of: address)])
+        return try await ask(
+            id, kind: "didUpdateShippingAddress", payload: ["address": try JSONCoding.value(of: address)])
     }
 
-    public func selectShippingMethod(id: String, viewer: UInt32?, shippingMethod: String) async throws -> PaymentContextView {
+    public func selectShippingMethod(id: String, viewer: UInt32?, shippingMethod: String) async throws
+        -> PaymentContextView
+    {
         let record = try record(id, viewer, open: true)
         guard record.shippingMethods?.contains(where: { $0.identifier == shippingMethod }) == true else {
-            throw StpdErrors.notFound("\(shippingMethod) is not one of the shipping methods", data: ["shippingMethod": .string(shippingMethod)])
+            throw StpdErrors.notFound(
+                "\(shippingMethod) is not one of the shipping methods",
+                data: ["shippingMethod": .string(shippingMethod)])
         }
         return try await update(id) { record in
             record.selectedShippingMethod = shippingMethod
@@ -91,7 +104,8 @@ extension PaymentContexts {
         if let record = records.withLock({ $0[id] }) {
             background.start { [self] in
                 do {
-                    try await customers.updateShipping(session: record.session, address: address.stripeAddress, owner: record.owner)
+                    try await customers.updateShipping(
+                        session: record.session, address: address.stripeAddress, owner: record.owner)
                 } catch {
                     let failure = RPCError.json(error)
                     _ = try? await update(id) { record in

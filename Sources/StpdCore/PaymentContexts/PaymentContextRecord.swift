@@ -79,7 +79,8 @@ struct PaymentContextRecord: Codable, Sendable {
             selectedShippingMethod = preferred
         } else if methods.isEmpty {
             selectedShippingMethod = nil
-        } else if selectedShippingMethod == nil || !methods.contains(where: { $0.identifier == selectedShippingMethod }) {
+        } else if selectedShippingMethod == nil || !methods.contains(where: { $0.identifier == selectedShippingMethod })
+        {
             selectedShippingMethod = methods[0].identifier
         }
     }
@@ -88,10 +89,14 @@ struct PaymentContextRecord: Codable, Sendable {
         let shipping = shippingMethods?.first { $0.identifier == selectedShippingMethod }
         var items: [PaymentContextView.SummaryItem] = []
         if let shipping {
-            items.append(.init(label: shipping.label, amount: shipping.amount, decimal: CurrencyAmounts.decimal(shipping.amount, currency: currency)))
+            items.append(
+                .init(
+                    label: shipping.label, amount: shipping.amount,
+                    decimal: CurrencyAmounts.decimal(shipping.amount, currency: currency)))
         }
         let total = amount + shippingAmount
-        items.append(.init(label: companyName, amount: total, decimal: CurrencyAmounts.decimal(total, currency: currency)))
+        items.append(
+            .init(label: companyName, amount: total, decimal: CurrencyAmounts.decimal(total, currency: currency)))
         return PaymentContextView(
             id: id, customerSession: session, status: status, amount: amount, currency: currency, country: country,
             configuration: configuration, validatesShipping: validatesShipping, loading: loading, loadError: loadError,
@@ -110,7 +115,8 @@ struct PaymentContextRecord: Codable, Sendable {
 
     func change(_ event: String) throws -> StateChange {
         let object = StoredObject(
-            id: id, kind: PaymentContexts.kind, ownerUID: owner, state: try JSONCoding.value(of: self), createdAt: createdAt,
+            id: id, kind: PaymentContexts.kind, ownerUID: owner, state: try JSONCoding.value(of: self),
+            createdAt: createdAt,
             updatedAt: updatedAt)
         return StateChange(object: object, eventType: event, publicState: try JSONCoding.value(of: view))
     }

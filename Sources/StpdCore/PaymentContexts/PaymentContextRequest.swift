@@ -10,7 +10,9 @@ extension PaymentContexts {
         id: String, viewer: UInt32?, paymentIntent: PaymentContextRequestPayment.Params.ManagedIntent?
     ) async throws -> PaymentContextView {
         let record = try record(id, viewer, open: true)
-        let managed = paymentIntent.map { PaymentContextRecord.ManagedIntent(clientSecret: $0.clientSecret, returnURL: $0.returnURL) }
+        let managed = paymentIntent.map {
+            PaymentContextRecord.ManagedIntent(clientSecret: $0.clientSecret, returnURL: $0.returnURL)
+        }
         // The SDK ignores it while a request runs or a screen shows (state != none): an address the
         // app is validating is the shipping screen showing.
         guard record.requestState == .none, record.pending == nil else { return record.view }
@@ -92,7 +94,8 @@ extension PaymentContexts {
         var deadline = now()
         let view = try await update(id) { record in
             if let pending = record.pending {
-                throw StpdErrors.invalidState("a \(pending.kind) pending action is waiting", data: ["state": .string(pending.kind)])
+                throw StpdErrors.invalidState(
+                    "a \(pending.kind) pending action is waiting", data: ["state": .string(pending.kind)])
             }
             deadline = now().addingTimeInterval(record.pendingActionTimeout)
             record.pending = .init(id: actionID, kind: kind, deadline: deadline, payload: payload)
@@ -105,25 +108,36 @@ extension PaymentContexts {
     public func answer(by uid: UInt32, _ params: PaymentContextAnswer.Params) async throws -> PaymentContextView {
         let found = records.withLock { $0.values.first { $0.pending?.id == params.action } }
         guard let record = found, let pending = record.pending else {
-            throw StpdErrors.pendingActionGone("\(params.action) is not waiting (answered, timed out or unknown)", data: ["action": .string(params.action)])
+            throw StpdErrors.pendingActionGone(
+                "\(params.action) is not waiting (answered, timed out or unknown)",
+                data: ["action": .string(params.action)])
         }
         guard uid == 0 || record.owner == uid else {
-            throw StpdErrors.permissionDenied("the pending action belongs to another user", data: ["action": .string(params.action)])
+            throw StpdErrors.permissionDenied(
+                "the pending action belongs to another user", data: ["action": .string(params.action)])
         }
-        let allowed = pending.kind == "didCreatePaymentResult" ? ["success", "error", "userCancellation"] : ["valid", "invalid"]
+        let allowed =
+            pending.kind == "didCreatePaymentResult" ? ["success", "error", "userCancellation"] : ["valid", "invalid"]
         guard allowed.contains(params.status) else {
-            throw RPCError.invalidParams("a \(pending.kind) answer is one of \(allowed.joined(separator: ", "))", parameter: "status")
+            throw RPCError.invalidParams(
+                "a \(pending.kind) answer is one of \(allowed.joined(separator: ", "))", parameter: "status")
         }
         let appError = params.error.map { failure in
-            RPCError.json(StpdErrors.paymentFailed(failure.message, data: ["message": .string(failure.message), "code": failure.code.map(JSONValue.string) ?? .null]))
+            RPCError.json(
+                StpdErrors.paymentFailed(
+                    failure.message,
+                    data: ["message": .string(failure.message), "code": failure.code.map(JSONValue.string) ?? .null]))
         }
         let view = try await update(record.id) { record in
             guard record.pending?.id == params.action else {
-                throw StpdErrors.pendingActionGone("\(params.action) was answered already", data: ["action": .string(params.action)])
+                throw StpdErrors.pendingActionGone(
+                    "\(params.action) was answered already", data: ["action": .string(params.action)])
             }
             record.pending = nil
             if pending.kind == "didCreatePaymentResult" {
-                Self.finish(&record, status: params.status, error: params.status == "error" ? appError ?? RPCError.json(StpdErrors.paymentFailed()) : nil)
+                Self.finish(
+                    &record, status: params.status,
+                    error: params.status == "error" ? appError ?? RPCError.json(StpdErrors.paymentFailed()) : nil)
                 return "paymentContext.didFinish"
             }
             guard params.status == "valid" else {
@@ -137,7 +151,8 @@ extension PaymentContexts {
         guard pending.kind == "didUpdateShippingAddress", params.status == "valid",
             let address = try? JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null)
         else { return view }
-        return try await acceptShipping(record.id, address: address, methods: params.shippingMethods ?? [], selected: params.selectedShippingMethod)
+        return try await acceptShipping(
+            record.id, address: address, methods: params.shippingMethods ?? [], selected: params.selectedShippingMethod)
     }
 
     /// The customer backed out of a screen requestPayment showed: didFinish(userCancellation).
@@ -149,7 +164,8 @@ extension PaymentContexts {
         var dropped: String?
         let view = try await update(id) { record in
             guard record.requestState == .requestingPayment, record.needs != nil else {
-                throw StpdErrors.invalidState("requestPayment is not waiting for input", data: ["state": .string(record.requestState.rawValue)])
+                throw StpdErrors.invalidState(
+                    "requestPayment is not waiting for input", data: ["state": .string(record.requestState.rawValue)])
             }
             dropped = record.pending?.id
             Self.finish(&record, status: "userCancellation", error: nil)
@@ -179,7 +195,10 @@ extension PaymentContexts {
             let delay = max(0, deadline.timeIntervalSince(now()))
             let fired = await withTaskGroup(of: Bool.self) { group in
                 group.addTask { [clock] in (try? await clock.sleep(for: .seconds(delay))) != nil }
-                group.addTask { for await _ in ended {}; return false }
+                group.addTask {
+                    for await _ in ended {}
+                    return false
+                }
                 let first = await group.next() ?? false
                 group.cancelAll()
                 return first
@@ -196,9 +215,10 @@ extension PaymentContexts {
         timers.withLock { _ = $0.removeValue(forKey: action) }
         _ = try? await update(context) { record in
             guard let pending = record.pending, pending.id == action else { return nil }
-            let error = RPCError.json(StpdErrors.pendingActionTimedOut(
-                "\(pending.kind) got no answer within \(Int(record.pendingActionTimeout)) s",
-                data: ["action": .string(action), "kind": .string(pending.kind)]))
+            let error = RPCError.json(
+                StpdErrors.pendingActionTimedOut(
+                    "\(pending.kind) got no answer within \(Int(record.pendingActionTimeout)) s",
+                    data: ["action": .string(action), "kind": .string(pending.kind)]))
             record.pending = nil
             if pending.kind == "didCreatePaymentResult" {
                 Self.finish(&record, status: "error", error: error)

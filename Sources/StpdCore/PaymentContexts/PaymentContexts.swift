@@ -40,7 +40,8 @@ public final class PaymentContexts: Sendable {
 
     public init(
         customers: any PaymentContextCustomer, api: any PaymentsAPI, redirects: RedirectSessions, log: EventLog,
-        writer: OrderedWriter, background: BackgroundWork, pendingActionTimeout: Double = 600, companyName: String? = nil,
+        writer: OrderedWriter, background: BackgroundWork, pendingActionTimeout: Double = 600,
+        companyName: String? = nil,
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.customers = customers
@@ -64,7 +65,8 @@ public final class PaymentContexts: Sendable {
             id: id, owner: owner, session: params.session, amount: params.amount ?? 0,
             currency: (params.currency ?? "USD").uppercased(), country: (params.country ?? "US").uppercased(),
             configuration: configuration, validatesShipping: params.validatesShipping ?? false,
-            defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout ?? defaultTimeout,
+            defaultPaymentMethod: params.defaultPaymentMethod,
+            pendingActionTimeout: params.pendingActionTimeout ?? defaultTimeout,
             createdAt: stamp, updatedAt: stamp)
         if let prefilled = params.prefilledShippingAddress {
             record.shippingAddress = prefilled
@@ -98,7 +100,9 @@ public final class PaymentContexts: Sendable {
         return view
     }
 
-    public func setAmount(id: String, viewer: UInt32?, amount: Int?, currency: String?, country: String?) async throws -> PaymentContextView {
+    public func setAmount(id: String, viewer: UInt32?, amount: Int?, currency: String?, country: String?) async throws
+        -> PaymentContextView
+    {
         _ = try record(id, viewer, open: true)
         return try await update(id) { record in
             if let amount { record.amount = amount }
@@ -119,7 +123,8 @@ public final class PaymentContexts: Sendable {
                 let methods = try await customers.listPaymentMethods(session: record.session, owner: record.owner)
                 var chosen = record.defaultPaymentMethod
                 if chosen == nil {
-                    chosen = try await customers.lastSelected(session: record.session, customer: customer.id, owner: record.owner)
+                    chosen = try await customers.lastSelected(
+                        session: record.session, customer: customer.id, owner: record.owner)
                 }
                 _ = try await update(id) { [chosen] record in
                     if record.shippingAddress == nil, let shipping = customer.shippingAddress {
@@ -147,9 +152,14 @@ public final class PaymentContexts: Sendable {
     /// Mutates a record under the lock and commits it with the event `mutate` returns. Nil: nothing a
     /// client sees changed, so the record changes in memory only (the next event stores it).
     @discardableResult
-    func update(_ id: String, _ mutate: (inout PaymentContextRecord) throws -> String?) async throws -> PaymentContextView {
-        let (view, pending, dropped) = try records.withLock { all -> (PaymentContextView, OrderedWriter.Pending?, String?) in
-            guard var record = all[id] else { throw StpdErrors.notFound("no payment context \(id)", data: ["context": .string(id)]) }
+    func update(_ id: String, _ mutate: (inout PaymentContextRecord) throws -> String?) async throws
+        -> PaymentContextView
+    {
+        let (view, pending, dropped) = try records.withLock {
+            all -> (PaymentContextView, OrderedWriter.Pending?, String?) in
+            guard var record = all[id] else {
+                throw StpdErrors.notFound("no payment context \(id)", data: ["context": .string(id)])
+            }
             let before = record.pending?.id
             let event = try mutate(&record)
             if event != nil { record.updatedAt = now() }
@@ -181,7 +191,8 @@ extension PaymentContexts: Sweepable {
             let done = all.values.filter { record in
                 record.updatedAt < cutoff
                     && (record.status == "closed"
-                        || (!record.loading && record.requestState == .none && record.pending == nil && !record.requestWaitsForLoad))
+                        || (!record.loading && record.requestState == .none && record.pending == nil
+                            && !record.requestWaitsForLoad))
             }
             return try done.map { record in
                 all[record.id] = nil

@@ -6,7 +6,9 @@ import StripeAPI
 /// Starting, completing and cancelling sessions, and the follow-up once they complete.
 extension RedirectSessions: PollFollower {
     /// The SDK's three start variants; a no-op unless the session is notStarted.
-    public func start(id: String, viewer: UInt32?, mode: RedirectMode?, opener: RedirectOpener?) async throws -> RedirectSessionView {
+    public func start(id: String, viewer: UInt32?, mode: RedirectMode?, opener: RedirectOpener?) async throws
+        -> RedirectSessionView
+    {
         let record = try record(id, viewer)
         guard record.status == .notStarted else { return record.view }
         let mode = mode ?? .automatic
@@ -16,7 +18,8 @@ extension RedirectSessions: PollFollower {
         }
         var url = mode == .automatic ? record.nativeURL ?? record.redirectURL : record.redirectURL
         guard let first = url else {
-            throw StpdErrors.redirectUnavailable("the session has no web URL; start it in automatic mode", data: ["reason": "mode"])
+            throw StpdErrors.redirectUnavailable(
+                "the session has no web URL; start it in automatic mode", data: ["reason": "mode"])
         }
         if opener == .daemon, let urlOpener = self.opener {
             do {
@@ -24,7 +27,9 @@ extension RedirectSessions: PollFollower {
             } catch {
                 // As the SDK: a native URL that fails to open falls back to the web page (WeChat has none).
                 guard mode == .automatic, first == record.nativeURL else { throw Self.openFailed(first, error) }
-                if record.isWeChat { return try await completeWithOpenFailure(id, "opening the WeChat app failed: \(error)") }
+                if record.isWeChat {
+                    return try await completeWithOpenFailure(id, "opening the WeChat app failed: \(error)")
+                }
                 guard let web = record.redirectURL else { throw Self.openFailed(first, error) }
                 do { try await urlOpener.open(web) } catch { throw Self.openFailed(web, error) }
                 url = web
@@ -102,18 +107,22 @@ extension RedirectSessions: PollFollower {
         }.view
     }
 
-    private func complete(_ record: inout RedirectRecord, _ state: inout State, trigger: String, url: String?) -> String? {
+    private func complete(_ record: inout RedirectRecord, _ state: inout State, trigger: String, url: String?)
+        -> String?
+    {
         guard record.status == .inProgress else { return nil }
         state.index.unregister(session: record.id)
         record.status = .completed
-        record.completion = .init(trigger: trigger, url: url.map(Redaction.redact), error: nil, at: now().formatted(.iso8601))
+        record.completion = .init(
+            trigger: trigger, url: url.map(Redaction.redact), error: nil, at: now().formatted(.iso8601))
         return "redirect.completed"
     }
 
     private func transitionMatching(
         _ find: (inout State) -> String?, mutate: (inout RedirectRecord, inout State) -> String?
     ) async throws -> (RedirectSessionView?, String?) {
-        let (view, event, pending) = try state.withLock { s -> (RedirectSessionView?, String?, OrderedWriter.Pending?) in
+        let (view, event, pending) = try state.withLock {
+            s -> (RedirectSessionView?, String?, OrderedWriter.Pending?) in
             guard let id = find(&s), var record = s.records[id] else { return (nil, nil, nil) }
             guard let event = mutate(&record, &s) else { return (record.view, nil, nil) }
             record.updatedAt = now()

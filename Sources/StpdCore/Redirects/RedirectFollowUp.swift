@@ -39,14 +39,17 @@ extension RedirectSessions {
             guard let id = record.sourceId else { return }
             do {
                 _ = try await sources.startPoll(
-                    id: id, viewer: nil, clientSecret: record.clientSecret, timeout: record.followUpTimeout, redirect: record.id)
+                    id: id, viewer: nil, clientSecret: record.clientSecret, timeout: record.followUpTimeout,
+                    redirect: record.id)
             } catch {
                 await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
             }
         case .paymentIntent:
             do {
                 let intent = try await api.retrievePaymentIntent(clientSecret: record.clientSecret)
-                await settle(record.id, result: intent.status.rawValue, error: nil, object: SourceRecord.public(intent.allResponseFields))
+                await settle(
+                    record.id, result: intent.status.rawValue, error: nil,
+                    object: SourceRecord.public(intent.allResponseFields))
             } catch {
                 await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
             }
@@ -65,7 +68,9 @@ extension RedirectSessions {
             return "redirect.outcome"
         }
         if settled?.event != nil, let outcome = settled?.view.outcome {
-            for follower in outcomeFollowers.withLock({ $0 }) { await follower.redirectSettled(session: id, outcome: outcome) }
+            for follower in outcomeFollowers.withLock({ $0 }) {
+                await follower.redirectSettled(session: id, outcome: outcome)
+            }
         }
     }
 }

@@ -45,7 +45,9 @@ public final class RedirectSessions: Sendable {
 
     /// Loads stored sessions, re-registers started ones and finishes follow-ups a restart interrupted.
     public func restore() async throws {
-        let stored = try await store.objects(kind: Self.kind).map { try JSONCoding.typed(RedirectRecord.self, from: $0.state) }
+        let stored = try await store.objects(kind: Self.kind).map {
+            try JSONCoding.typed(RedirectRecord.self, from: $0.state)
+        }
         state.withLock { s in
             for record in stored {
                 s.records[record.id] = record
@@ -62,7 +64,8 @@ public final class RedirectSessions: Sendable {
         owner: UInt32, viewer: UInt32?, sourceID: String, clientSecret: String?, followUpTimeout: Double?
     ) async throws -> RedirectSessionView {
         guard let secret = clientSecret ?? sources.clientSecret(id: sourceID, viewer: viewer) else {
-            throw RPCError.invalidParams("stpd holds no client secret for \(sourceID)", parameter: "source.clientSecret")
+            throw RPCError.invalidParams(
+                "stpd holds no client secret for \(sourceID)", parameter: "source.clientSecret")
         }
         let (_, source) = try await sources.retrieve(id: sourceID, clientSecret: secret, viewer: viewer, owner: owner)
         guard let targets = source.redirectTargets else {
@@ -83,9 +86,12 @@ public final class RedirectSessions: Sendable {
         return try await insert(record)
     }
 
-    public func create(owner: UInt32, paymentIntentSecret: String, followUpTimeout: Double?) async throws -> RedirectSessionView {
+    public func create(owner: UInt32, paymentIntentSecret: String, followUpTimeout: Double?) async throws
+        -> RedirectSessionView
+    {
         let intent = try await api.retrievePaymentIntent(clientSecret: paymentIntentSecret)
-        return try await create(owner: owner, paymentIntent: intent, clientSecret: paymentIntentSecret, followUpTimeout: followUpTimeout)
+        return try await create(
+            owner: owner, paymentIntent: intent, clientSecret: paymentIntentSecret, followUpTimeout: followUpTimeout)
     }
 
     /// For a PaymentIntent already in hand (just confirmed).
@@ -101,18 +107,22 @@ public final class RedirectSessions: Sendable {
                     "type": intent.nextAction.map { .string($0.rawType) } ?? .null,
                 ])
         }
-        var record = newRecord(owner: owner, kind: .paymentIntent, secret: clientSecret, followUpTimeout: followUpTimeout)
+        var record = newRecord(
+            owner: owner, kind: .paymentIntent, secret: clientSecret, followUpTimeout: followUpTimeout)
         record.paymentIntentId = intent.id
         record.redirectURL = urls.url.absoluteString
         record.returnURL = urls.returnURL.absoluteString
         return try await insert(record)
     }
 
-    private func newRecord(owner: UInt32, kind: RedirectRecord.Kind, secret: String, followUpTimeout: Double?) -> RedirectRecord {
+    private func newRecord(owner: UInt32, kind: RedirectRecord.Kind, secret: String, followUpTimeout: Double?)
+        -> RedirectRecord
+    {
         let id = ObjectID.make("rdr_")
         let stamp = now()
         return RedirectRecord(
-            id: id, owner: owner, kind: kind, clientSecret: secret, followUpTimeout: followUpTimeout ?? defaultFollowUpTimeout,
+            id: id, owner: owner, kind: kind, clientSecret: secret,
+            followUpTimeout: followUpTimeout ?? defaultFollowUpTimeout,
             createdAt: stamp, updatedAt: stamp)
     }
 

@@ -145,7 +145,8 @@ extension ReturnURLIndex {
 
         /// Binary search for the first position whose entry does not precede `entry`.
         private static func position(of entry: Entry, in list: [Entry]) -> Int {
-            var low = 0, high = list.count
+            var low = 0
+            var high = list.count
             while low < high {
                 let mid = (low + high) / 2
                 if list[mid].precedes(entry) { low = mid + 1 } else { high = mid }

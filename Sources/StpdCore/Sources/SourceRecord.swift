@@ -60,7 +60,8 @@ struct SourceRecord: Codable, Sendable {
         let seen = poll.progress.latestSource.flatMap { try? Source(json: $0, codingPath: []) }?.status.rawValue
         return PollView(
             status: poll.status.rawValue, startedAt: poll.progress.startedAt.formatted(.iso8601),
-            deadline: deadline.formatted(.iso8601), timeout: poll.progress.timeout, retryCount: poll.progress.retryCount,
+            deadline: deadline.formatted(.iso8601), timeout: poll.progress.timeout,
+            retryCount: poll.progress.retryCount,
             sourceStatus: poll.sourceStatus ?? seen, error: poll.error, redirect: poll.redirect)
     }
 
@@ -75,7 +76,8 @@ struct SourceRecord: Codable, Sendable {
 extension RPCError {
     /// The error as JSON inside an object's state (a poll's or a redirect's end).
     static func json(_ error: any Error) -> JSONValue {
-        let rpc = (error as? any RPCErrorConvertible)?.rpcError ?? (error as? RPCError)
+        let rpc =
+            (error as? any RPCErrorConvertible)?.rpcError ?? (error as? RPCError)
             ?? RPCError.internalError(String(describing: error))
         return (try? JSONCoding.value(of: rpc)) ?? .null
     }

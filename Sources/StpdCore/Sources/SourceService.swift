@@ -42,7 +42,9 @@ public final class SourceService: Sendable {
 
     /// Loads the stored Sources and resumes the polls that were running (paused ones stay paused).
     public func restore() async throws {
-        let stored = try await store.objects(kind: Self.kind).map { try JSONCoding.typed(SourceRecord.self, from: $0.state) }
+        let stored = try await store.objects(kind: Self.kind).map {
+            try JSONCoding.typed(SourceRecord.self, from: $0.state)
+        }
         records.withLock { all in for record in stored { all[record.id] = record } }
         for record in stored where record.poll?.status == .polling { launch(record) }
     }
@@ -58,7 +60,9 @@ public final class SourceService: Sendable {
         return (record.view, source.clientSecret)
     }
 
-    public func retrieve(id: String, clientSecret: String, viewer: UInt32?, owner: UInt32) async throws -> (SourceView, Source) {
+    public func retrieve(id: String, clientSecret: String, viewer: UInt32?, owner: UInt32) async throws -> (
+        SourceView, Source
+    ) {
         if let known = records.withLock({ $0[id] }), !Self.visible(known, to: viewer) {
             throw StpdErrors.permissionDenied("source \(id) was created by another user", data: ["source": .string(id)])
         }
@@ -81,8 +85,10 @@ public final class SourceService: Sendable {
     public func get(id: String, viewer: UInt32?) throws -> SourceView { try record(id, viewer).view }
 
     public func list(viewer: UInt32?) -> [SourceView] {
-        records.withLock { Array($0.values) }.filter { Self.visible($0, to: viewer) }.sorted { $0.createdAt < $1.createdAt }
-            .map(\.view)
+        records.withLock { Array($0.values) }.filter { Self.visible($0, to: viewer) }.sorted {
+            $0.createdAt < $1.createdAt
+        }
+        .map(\.view)
     }
 
     /// The client secret stpd holds for a Source the viewer may see.
@@ -121,7 +127,9 @@ public final class SourceService: Sendable {
 
     /// app.background: pauses the viewer's running polls; returns their source ids.
     public func pauseAll(viewer: UInt32?) async throws -> [String] {
-        let running = records.withLock { $0.values.filter { Self.visible($0, to: viewer) && $0.poll?.status == .polling } }
+        let running = records.withLock {
+            $0.values.filter { Self.visible($0, to: viewer) && $0.poll?.status == .polling }
+        }
         for record in running {
             pollers.withLock { $0[record.id] }?.pause()
             try await update(id: record.id) { record in
@@ -135,7 +143,9 @@ public final class SourceService: Sendable {
 
     /// app.foreground: resumes the viewer's paused polls, each polling at once.
     public func resumeAll(viewer: UInt32?) async throws -> [String] {
-        let paused = records.withLock { $0.values.filter { Self.visible($0, to: viewer) && $0.poll?.status == .paused } }
+        let paused = records.withLock {
+            $0.values.filter { Self.visible($0, to: viewer) && $0.poll?.status == .paused }
+        }
         for record in paused {
             try await update(id: record.id) { record in
                 guard record?.poll?.status == .paused else { return nil }
@@ -175,7 +185,9 @@ public final class SourceService: Sendable {
             record!.poll!.progress = progress
             if let latest = progress.latestSource { record!.source = SourceRecord.public(latest) }
             let seen = { (p: PollProgress) in p.latestSource?["status"] }
-            let visible = seen(old) != seen(progress) || old.retryCount != progress.retryCount || old.lastError != progress.lastError
+            let visible =
+                seen(old) != seen(progress) || old.retryCount != progress.retryCount
+                || old.lastError != progress.lastError
             return visible ? "source.polled" : nil
         }
     }
@@ -228,7 +240,8 @@ extension SourceService: Sweepable {
     public func sweep(before cutoff: Date) async throws -> Int {
         let pending = try records.withLock { all -> [OrderedWriter.Pending] in
             let done = all.values.filter { record in
-                record.updatedAt < cutoff && (record.poll == nil || record.poll?.status == .finished || record.poll?.status == .stopped)
+                record.updatedAt < cutoff
+                    && (record.poll == nil || record.poll?.status == .finished || record.poll?.status == .stopped)
             }
             return try done.map { record in
                 all[record.id] = nil

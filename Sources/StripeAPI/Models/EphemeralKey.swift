@@ -48,7 +48,9 @@ public struct EphemeralKey: Sendable, Hashable, Decodable, CustomStringConvertib
         guard let object = json.objectValue else { throw Self.failure("the response is not a JSON object") }
         func string(_ key: String) throws(StripeError) -> String {
             guard let value = object[key] else { throw Self.failure("missing required field \(key)") }
-            guard let text = value.stringValue, !text.isEmpty else { throw Self.failure("\(key) is not a non-empty string") }
+            guard let text = value.stringValue, !text.isEmpty else {
+                throw Self.failure("\(key) is not a non-empty string")
+            }
             return text
         }
         func date(_ key: String) throws(StripeError) -> Date {

@@ -27,7 +27,9 @@ public struct PaymentIntent: StripeModel, Hashable {
     /// `next_action`: requires `type`.
     public struct NextAction: StripeModel, Hashable {
         public enum ActionType: String, TolerantStringEnum {
-            case redirectToURL = "redirect_to_url", useStripeSDK = "use_stripe_sdk", unknown
+            case redirectToURL = "redirect_to_url"
+            case useStripeSDK = "use_stripe_sdk"
+            case unknown
         }
 
         /// `redirect_to_url`: requires `url` (a non-empty, parseable URL).

@@ -27,7 +27,9 @@ public struct PaymentMethod: StripeModel, Hashable {
     public struct Card: StripeModel, Hashable {
         /// The API's `card.brand` values.
         public enum Brand: String, TolerantStringEnum {
-            case amex, cartesBancaires = "cartes_bancaires", diners, discover, jcb, mastercard, unionpay, visa
+            case amex
+            case cartesBancaires = "cartes_bancaires"
+            case diners, discover, jcb, mastercard, unionpay, visa
             case unknown
 
             /// The SDK's display names (`STPCardBrandUtilities.stringFrom`).
@@ -48,9 +50,13 @@ public struct PaymentMethod: StripeModel, Hashable {
 
         public struct Wallet: StripeModel, Hashable {
             public enum WalletType: String, TolerantStringEnum {
-                case amexExpressCheckout = "amex_express_checkout", applePay = "apple_pay"
-                case googlePay = "google_pay", link, masterpass, samsungPay = "samsung_pay"
-                case visaCheckout = "visa_checkout", unknown
+                case amexExpressCheckout = "amex_express_checkout"
+                case applePay = "apple_pay"
+                case googlePay = "google_pay"
+                case link, masterpass
+                case samsungPay = "samsung_pay"
+                case visaCheckout = "visa_checkout"
+                case unknown
             }
 
             /// `.unknown` when absent or unmapped.

@@ -8,7 +8,9 @@ import JSONRPC
 /// is optional and tolerant; `details` is the sub-object keyed by the raw `type` string.
 public struct Source: StripeModel, Hashable {
     public enum Flow: String, TolerantStringEnum {
-        case none, redirect, codeVerification = "code_verification", receiver, unknown
+        case none, redirect
+        case codeVerification = "code_verification"
+        case receiver, unknown
     }
 
     public enum Status: String, TolerantStringEnum {
@@ -16,12 +18,20 @@ public struct Source: StripeModel, Hashable {
     }
 
     public enum Usage: String, TolerantStringEnum {
-        case reusable, singleUse = "single_use", unknown
+        case reusable
+        case singleUse = "single_use"
+        case unknown
     }
 
     public enum SourceType: String, TolerantStringEnum {
-        case bancontact, card, giropay, iDEAL = "ideal", sepaDebit = "sepa_debit", sofort
-        case threeDSecure = "three_d_secure", alipay, p24, eps, multibanco, weChatPay = "wechat", klarna
+        case bancontact, card, giropay
+        case iDEAL = "ideal"
+        case sepaDebit = "sepa_debit"
+        case sofort
+        case threeDSecure = "three_d_secure"
+        case alipay, p24, eps, multibanco
+        case weChatPay = "wechat"
+        case klarna
         case unknown
     }
 
@@ -77,7 +87,9 @@ public struct Source: StripeModel, Hashable {
     /// otherwise the Source's `redirect` is nil (the Source itself still decodes).
     public struct Redirect: StripeModel, Hashable {
         public enum Status: String, TolerantStringEnum {
-            case pending, succeeded, failed, notRequired = "not_required", unknown
+            case pending, succeeded, failed
+            case notRequired = "not_required"
+            case unknown
         }
 
         public var returnURL: URL

@@ -25,7 +25,8 @@ final class FakePaymentsAPI: PaymentsAPI {
         details: JSONValue = [:]
     ) -> String {
         var source: [String: JSONValue] = [
-            "id": .string(id), "object": "source", "type": .string(type), "status": .string(status), "flow": .string(flow),
+            "id": .string(id), "object": "source", "type": .string(type), "status": .string(status),
+            "flow": .string(flow),
             "livemode": false, "client_secret": .string("\(id)_secret"), "amount": 1099, "currency": "eur",
             "usage": "single_use", .init(stringLiteral: type): details,
         ]
@@ -49,8 +50,10 @@ final class FakePaymentsAPI: PaymentsAPI {
     }
 
     @discardableResult
-    func addIntent(id: String = "pi_" + String(UUID().uuidString.prefix(8)), status: String = "requires_action",
-                   returnURL: String = "myshop://done?order=42") -> String {
+    func addIntent(
+        id: String = "pi_" + String(UUID().uuidString.prefix(8)), status: String = "requires_action",
+        returnURL: String = "myshop://done?order=42"
+    ) -> String {
         var intent: [String: JSONValue] = [
             "id": .string(id), "object": "payment_intent", "client_secret": .string("\(id)_secret_abc"),
             "status": .string(status), "amount": 1000, "currency": "eur",
@@ -58,7 +61,9 @@ final class FakePaymentsAPI: PaymentsAPI {
         if status == "requires_action" {
             intent["next_action"] = [
                 "type": "redirect_to_url",
-                "redirect_to_url": ["url": .string("https://hooks.stripe.test/pi/\(id)"), "return_url": .string(returnURL)],
+                "redirect_to_url": [
+                    "url": .string("https://hooks.stripe.test/pi/\(id)"), "return_url": .string(returnURL),
+                ],
             ]
         }
         state.withLock { $0.intents[id] = .object(intent) }
@@ -113,7 +118,10 @@ final class FakePaymentsAPI: PaymentsAPI {
         let last4 = String(card.number.filter(\.isNumber).suffix(4))
         let json: JSONValue = [
             "id": .string("pm_" + String(UUID().uuidString.prefix(8))), "object": "payment_method", "type": "card",
-            "card": ["brand": "visa", "last4": .string(last4), "exp_month": .int(Int64(card.expMonth)), "exp_year": .int(Int64(card.expYear))],
+            "card": [
+                "brand": "visa", "last4": .string(last4), "exp_month": .int(Int64(card.expMonth)),
+                "exp_year": .int(Int64(card.expYear)),
+            ],
         ]
         return try PaymentMethod(json: json, codingPath: [])
     }

@@ -39,7 +39,8 @@ final class ManualClock: Clock, Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (outcome, ready) = state.withLock { s -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
+                let (outcome, ready) = state.withLock {
+                    s -> (Result<Void, any Error>?, [CheckedContinuation<Void, Never>]) in
                     // Checked under the lock: a cancellation that ran its handler before we got
                     // here has already set the flag, so it cannot be missed.
                     if Task.isCancelled { return (.failure(CancellationError()), []) }

@@ -17,19 +17,25 @@ final class GatedStore: StateStore {
 
     func events(after: Int64, limit: Int) async throws -> [Event] {
         let page = try await inner.events(after: after, limit: limit)
-        let hold = page.isEmpty && armed.withLock { armed in
-            defer { armed = false }
-            return armed
-        }
+        let hold =
+            page.isEmpty
+            && armed.withLock { armed in
+                defer { armed = false }
+                return armed
+            }
         if hold { await gate.wait() }
         return page
     }
 
-    func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] { try await inner.apply(changes, at: time) }
+    func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
+        try await inner.apply(changes, at: time)
+    }
     func object(id: String) async throws -> StoredObject? { try await inner.object(id: id) }
     func objects(kind: String) async throws -> [StoredObject] { try await inner.objects(kind: kind) }
     func eventBounds() async throws -> EventBounds { try await inner.eventBounds() }
-    func prune(_ retention: EventRetention, now: Date) async throws -> Int { try await inner.prune(retention, now: now) }
+    func prune(_ retention: EventRetention, now: Date) async throws -> Int {
+        try await inner.prune(retention, now: now)
+    }
 }
 
 /// A minimal store that is not an actor: its methods run on the caller's executor. With a
