@@ -14,42 +14,105 @@ public enum Inbound: Sendable {
         case invalid(Response)
     }
 
-    /// Nesting deeper than this is refused before decoding, so hostile input cannot exhaust the stack.
-    public static let maximumDepth = 128
+    /// Nesting deeper than this is refused while reading, so hostile input cannot exhaust the stack.
+    public static let maximumDepth = JSONText.maximumDepth
 
-    public static func parse(_ bytes: Data) -> Inbound {
-        if String(validating: bytes, as: UTF8.self) == nil {
-            return .single(.invalid(Response(id: .null, error: .parseError("frame is not valid UTF-8"))))
-        }
-        if let problem = lexicalProblem(bytes, depthLimit: maximumDepth) {
-            return .single(.invalid(Response(id: .null, error: .parseError(problem))))
-        }
-        let value: JSONValue
-        do {
-            value = try JSONCoding.decode(JSONValue.self, from: bytes)
-        } catch {
-            return .single(.invalid(Response(id: .null, error: .parseError("not a JSON text"))))
-        }
-        if case .array(let members) = value {
-            if members.isEmpty {
-                return .single(.invalid(Response(id: .null, error: .invalidRequest("empty batch"))))
-            }
-            return .batch(members.map(entry(from:)))
-        }
-        return .single(entry(from: value))
+    public static func parse(_ bytes: Data, maximumBatch: Int = .max) -> Inbound {
+        bytes.withUnsafeBytes { parse($0, maximumBatch: maximumBatch) }
     }
 
-    static func entry(from value: JSONValue) -> Entry {
-        guard case .object(let fields) = value else {
+    /// Reads one frame (without its newline). Syntax errors anywhere make the whole frame -32700;
+    /// a batch of more than `maximumBatch` requests is one -32600.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maximumBatch: Int = .max) -> Inbound {
+        var scanner = JSONScanner(bytes, depthLimit: maximumDepth)
+        do throws(JSONSyntaxError) {
+            scanner.skipWhitespace()
+            guard scanner.peek() == UInt8(ascii: "[") else {
+                let envelope = try Envelope.scan(&scanner, depth: 0)
+                try scanner.expectEnd()
+                return .single(entry(envelope))
+            }
+            // A batch past the limit is refused before any of it is built.
+            let length = batchLength(bytes, from: scanner.offset)
+            if length > maximumBatch {
+                let error = RPCError.invalidRequest(
+                    "a batch of \(length) requests is over the limit of \(maximumBatch)",
+                    data: ["maxBatchRequests": .int(Int64(maximumBatch))])
+                return .single(.invalid(Response(id: .null, error: error)))
+            }
+            scanner.offset += 1
+            scanner.skipWhitespace()
+            var envelopes: [Envelope] = []
+            if scanner.peek() == UInt8(ascii: "]") {
+                scanner.offset += 1
+            } else {
+                repeat {
+                    envelopes.append(try Envelope.scan(&scanner, depth: 1))
+                } while try !scanner.endOfContainer(UInt8(ascii: "]"))
+            }
+            try scanner.expectEnd()
+            if envelopes.isEmpty {
+                return .single(.invalid(Response(id: .null, error: .invalidRequest("empty batch"))))
+            }
+            return .batch(envelopes.map(entry(_:)))
+        } catch {
+            return .single(.invalid(Response(id: .null, error: .parseError(error.description))))
+        }
+    }
+
+    /// How many members the array at `start` has, by a quick look at its commas (strings
+    /// skipped, nothing validated); a malformed array is found out later by the real reading.
+    static func batchLength(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var depth = 0
+        var commas = 0
+        var inString = false
+        var escaped = false
+        var empty = true
+        var index = start
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"): depth += 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                if depth == 0 { return empty ? 0 : commas + 1 }
+            case UInt8(ascii: ","): if depth == 1 { commas += 1 }
+            case 0x20, 0x09, 0x0A, 0x0D: continue
+            default: break
+            }
+            if depth > 1 || (depth == 1 && byte != UInt8(ascii: "[")) { empty = false }
+        }
+        return empty ? 0 : commas + 1
+    }
+
+    static func entry(_ envelope: Envelope) -> Entry {
+        guard case .object(let fields) = envelope.value else {
             return .invalid(Response(id: .null, error: .invalidRequest("a request must be a JSON object")))
         }
         var id: RequestID? = nil
         if let rawID = fields["id"] {
             switch rawID {
-            case .string, .int, .double, .null: id = rawID
+            case .string, .int, .double, .null: id = envelope.rawID
             default:
                 return .invalid(Response(id: .null, error: .invalidRequest("id must be a string, number or null")))
             }
+        }
+        if let duplicate = envelope.duplicate {
+            // Two ids: neither can be trusted as the one to echo.
+            let echoed = duplicate == "id" ? .null : id ?? .null
+            return .invalid(Response(id: echoed, error: .invalidRequest("member \"\(duplicate)\" is given twice")))
         }
         func reject(_ detail: String) -> Entry {
             .invalid(Response(id: id ?? .null, error: .invalidRequest(detail)))
@@ -62,41 +125,80 @@ public enum Inbound: Sendable {
             default: return reject("params must be an object or an array")
             }
         }
-        return .call(Request(id: id, method: method, params: fields["params"]))
+        let paramsError = envelope.paramsProblem.map { problem in
+            RPCError.invalidParams(problem.description, parameter: problem.path.dotted)
+        }
+        return .call(Request(id: id, method: method, params: fields["params"], paramsError: paramsError))
+    }
+}
+
+/// What stands where a request object should be: its value, the exact text of its `id`, and
+/// what its members say that the value cannot hold.
+struct Envelope {
+    var value: JSONValue
+    /// The text of the `id` member as sent, when there is one.
+    var rawID: RequestID?
+    /// The first envelope member given twice.
+    var duplicate: String?
+    /// The first problem inside `params`, its path relative to `params`.
+    var paramsProblem: JSONValueProblem?
+
+    /// Reads one whole JSON text as an envelope (a client reading the daemon's frames).
+    static func read(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> Envelope {
+        var scanner = JSONScanner(bytes, depthLimit: JSONText.maximumDepth)
+        let envelope = try scan(&scanner, depth: 0)
+        try scanner.expectEnd()
+        return envelope
     }
 
-    /// Checks what Foundation's decoder lets through: nesting deep enough to exhaust the stack,
-    /// and trailing commas (`[1,]`, `{"a":1,}`), which are not JSON. Cheap enough for every frame.
-    static func lexicalProblem(_ bytes: Data, depthLimit: Int) -> String? {
-        var depth = 0
-        var inString = false
-        var escaped = false
-        var afterComma = false
-        for byte in bytes {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"):
-                continue
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > depthLimit { return "nesting deeper than \(depthLimit) levels" }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                if afterComma { return "trailing comma" }
-                depth -= 1
-            default: break
-            }
-            afterComma = byte == UInt8(ascii: ",")
+    /// Reads the value at the scanner's position; `depth` is the level of its container.
+    static func scan(_ scanner: inout JSONScanner, depth: Int) throws(JSONSyntaxError) -> Envelope {
+        scanner.skipWhitespace()
+        guard scanner.peek() == UInt8(ascii: "{") else { return Envelope(value: try scanner.value(depth: depth)) }
+        let level = depth + 1
+        guard level <= scanner.depthLimit else { throw scanner.failure("nesting too deep") }
+        scanner.offset += 1
+        scanner.skipWhitespace()
+        if scanner.peek() == UInt8(ascii: "}") {
+            scanner.offset += 1
+            return Envelope(value: .object([:]))
         }
-        return nil
+        var envelope = Envelope(value: .null)
+        var members: [String: JSONValue] = [:]
+        repeat {
+            let name = try scanner.memberName()
+            scanner.skipWhitespace()
+            let start = scanner.offset
+            let problemsBefore = scanner.problems.count
+            let outerPath = scanner.path
+            scanner.path = []
+            let member = try scanner.value(depth: level)
+            scanner.path = outerPath
+            if name == "id" {
+                let text = UnsafeRawBufferPointer(rebasing: scanner.bytes[start..<scanner.offset])
+                envelope.rawID = RequestID(validatedJSON: String(decoding: text, as: UTF8.self))
+            }
+            if name == "params", envelope.paramsProblem == nil, scanner.problems.count > problemsBefore {
+                envelope.paramsProblem = scanner.problems[problemsBefore]
+            }
+            // Outside params nothing else is read closely enough for a problem to matter.
+            scanner.problems.removeSubrange(problemsBefore...)
+            if members.updateValue(member, forKey: name) != nil, envelope.duplicate == nil {
+                envelope.duplicate = name
+            }
+        } while try !scanner.endOfContainer(UInt8(ascii: "}"))
+        envelope.value = .object(members)
+        return envelope
+    }
+
+    init(value: JSONValue) {
+        self.value = value
+    }
+}
+
+extension JSONScanner {
+    mutating func expectEnd() throws(JSONSyntaxError) {
+        skipWhitespace()
+        guard atEnd else { throw failure("text continues after the value") }
     }
 }

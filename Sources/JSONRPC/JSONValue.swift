@@ -109,12 +109,13 @@ public enum JSONCoding {
         try JSONDecoder().decode(type, from: data)
     }
 
-    /// Converts between a typed value and a `JSONValue` through the Codable machinery.
+    /// Converts between a typed value and a `JSONValue` through the Codable machinery, with
+    /// no JSON text in between (the same results as a round trip through Foundation's coders).
     public static func value<T: Encodable>(of typed: T) throws -> JSONValue {
-        try decode(JSONValue.self, from: encode(typed))
+        try JSONValueEncoder.encode(typed)
     }
 
     public static func typed<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
-        try decode(type, from: encode(value))
+        try JSONValueDecoder.decode(type, from: value)
     }
 }

@@ -1,68 +1,156 @@
 /// Maps method names to handlers built from `RPCMethod` declarations: validates params against
 /// the declared schema (so errors name the parameter), decodes them, runs the handler and
 /// encodes its result. `Context` is whatever the server knows about the caller.
+///
+/// Routing is split in two so a server can answer cheaply: `route` runs synchronously (method
+/// lookup, validation, decoding, and the whole of an immediate handler), and only a regular
+/// handler's body is left to run asynchronously.
 public struct MethodRouter<Context: Sendable>: Sendable {
-    public typealias Handler = @Sendable (JSONValue, Context) async throws -> JSONValue
+    public typealias Routed = RoutedCall
 
-    private var handlers: [String: Handler] = [:]
+    private typealias Entry = @Sendable (_ params: JSONValue, _ id: RequestID?, _ context: Context) -> Routed
+
+    private var entries: [String: Entry] = [:]
     private let validator: SchemaValidator
 
     public init(definitions: [String: JSONValue] = [:]) {
         validator = SchemaValidator(definitions: definitions)
     }
 
-    public var methodNames: Set<String> { Set(handlers.keys) }
+    public var methodNames: Set<String> { Set(entries.keys) }
 
+    /// Registers a handler that runs asynchronously, as a task of the caller's connection.
     public mutating func register<M: RPCMethod>(
         _ method: M.Type, _ body: @escaping @Sendable (M.Params, Context) async throws -> M.Result
     ) {
-        precondition(handlers[M.name] == nil, "\(M.name) registered twice")
+        precondition(entries[M.name] == nil, "\(M.name) registered twice")
         let validator = self.validator
-        handlers[M.name] = { raw, context in
-            do throws(SchemaValidator.Failure) {
-                try validator.validate(raw, against: M.paramsSchema)
-            } catch {
-                throw RPCError.invalidParams(error.reason, parameter: error.path.isEmpty ? nil : error.path)
-            }
+        entries[M.name] = { raw, id, context in
             let params: M.Params
-            do {
-                params = try JSONCoding.typed(M.Params.self, from: raw)
+            do throws(RPCError) {
+                params = try Self.decode(M.self, raw, validator)
             } catch {
-                throw RPCError.invalidParams(String(describing: error), parameter: nil)
+                return .answered(id.map { Response(id: $0, error: error) })
             }
-            return try JSONCoding.value(of: try await body(params, context))
+            return .pending {
+                let outcome: Result<JSONValue, RPCError>
+                do {
+                    outcome = .success(try JSONCoding.value(of: try await body(params, context)))
+                } catch {
+                    outcome = .failure(Self.rpcError(error))
+                }
+                return id.map { Response(id: $0, outcome: outcome) }
+            }
+        }
+    }
+
+    /// Registers a handler answered where the request is read, without a task: for cheap calls
+    /// that never wait (`daemon.ping`). It must not block or take long.
+    public mutating func registerImmediate<M: RPCMethod>(
+        _ method: M.Type, _ body: @escaping @Sendable (M.Params, Context) throws -> M.Result
+    ) {
+        precondition(entries[M.name] == nil, "\(M.name) registered twice")
+        let validator = self.validator
+        entries[M.name] = { raw, id, context in
+            let outcome: Result<JSONValue, RPCError>
+            do {
+                let params = try Self.decode(M.self, raw, validator)
+                outcome = .success(try JSONCoding.value(of: try body(params, context)))
+            } catch {
+                outcome = .failure(Self.rpcError(error))
+            }
+            return .answered(id.map { Response(id: $0, outcome: outcome) })
+        }
+    }
+
+    /// Decides what to do with one call: everything but a regular handler's body happens here.
+    public func route(_ request: Request, context: Context) -> Routed {
+        guard let entry = entries[request.method] else {
+            return .answered(request.id.map { Response(id: $0, error: .methodNotFound(request.method)) })
+        }
+        if let error = request.paramsError {
+            return .answered(request.id.map { Response(id: $0, error: error) })
+        }
+        switch request.params {
+        case .array:
+            let error = RPCError.invalidParams("params must be an object (by-name)", parameter: "params")
+            return .answered(request.id.map { Response(id: $0, error: error) })
+        default:
+            return entry(request.params ?? .object([:]), request.id, context)
         }
     }
 
     /// Runs one call. Returns nil for a notification (whose outcome, even an error, is not sent).
     public func handle(_ request: Request, context: Context) async -> Response? {
-        let outcome: Result<JSONValue, RPCError>
-        if let handler = handlers[request.method] {
-            switch request.params {
-            case .array:
-                outcome = .failure(.invalidParams("params must be an object (by-name)", parameter: nil))
-            default:
-                do {
-                    outcome = .success(try await handler(request.params ?? .object([:]), context))
-                } catch let error as RPCError {
-                    outcome = .failure(error)
-                } catch let error as any RPCErrorConvertible {
-                    outcome = .failure(error.rpcError)
-                } catch {
-                    outcome = .failure(.internalError(String(describing: error)))
-                }
-            }
-        } else {
-            outcome = .failure(.methodNotFound(request.method))
+        switch route(request, context: context) {
+        case .answered(let response): return response
+        case .pending(let run): return await run()
         }
-        guard let id = request.id else { return nil }
-        return Response(id: id, outcome: outcome)
     }
+
+    private static func decode<M: RPCMethod>(
+        _ method: M.Type, _ raw: JSONValue, _ validator: SchemaValidator
+    ) throws(RPCError) -> M.Params {
+        do throws(SchemaValidator.Failure) {
+            try validator.validate(raw, against: M.paramsSchema)
+        } catch {
+            throw RPCError.invalidParams(error.reason, parameter: error.path.isEmpty ? "params" : error.path)
+        }
+        do {
+            return try JSONCoding.typed(M.Params.self, from: raw)
+        } catch let error as RPCError {
+            throw error
+        } catch let error as DecodingError {
+            throw RPCError.invalidParams(error)
+        } catch {
+            throw RPCError.invalidParams(String(describing: error), parameter: "params")
+        }
+    }
+
+    private static func rpcError(_ error: any Error) -> RPCError {
+        switch error {
+        case let error as RPCError: return error
+        case let error as any RPCErrorConvertible: return error.rpcError
+        default: return .internalError(String(describing: error))
+        }
+    }
+}
+
+/// What was decided about one call where it was read.
+public enum RoutedCall: Sendable {
+    /// Answered already (nil: a notification, which gets no reply).
+    case answered(Response?)
+    /// The handler still has to run; the closure runs it and gives the reply.
+    case pending(@Sendable () async -> Response?)
 }
 
 /// An error of the domain that knows its JSON-RPC form.
 public protocol RPCErrorConvertible: Error {
     var rpcError: RPCError { get }
+}
+
+extension RPCError {
+    /// -32602 for params that passed the schema but did not decode, naming the member from the
+    /// error's coding path (`since`, `filter.types[0]`) instead of quoting Swift's error text.
+    static func invalidParams(_ error: DecodingError) -> RPCError {
+        func name(_ path: [CodingKey]) -> String {
+            let components: [JSONPathComponent] = path.map { key in
+                key.intValue.map(JSONPathComponent.index) ?? .member(key.stringValue)
+            }
+            return components.isEmpty ? "params" : components.dotted
+        }
+        switch error {
+        case .typeMismatch(_, let context):
+            return .invalidParams(context.debugDescription, parameter: name(context.codingPath))
+        case .valueNotFound(_, let context):
+            return .invalidParams(context.debugDescription, parameter: name(context.codingPath))
+        case .keyNotFound(let key, let context):
+            return .invalidParams("is required", parameter: name(context.codingPath + [key]))
+        case .dataCorrupted(let context):
+            return .invalidParams(context.debugDescription, parameter: name(context.codingPath))
+        @unknown default: return .invalidParams(String(describing: error), parameter: "params")
+        }
+    }
 }
 
 extension Response {

@@ -33,6 +33,9 @@ public struct SchemaValidator: Sendable {
         if let types = s["type"] {
             let allowed = types.arrayValue?.compactMap(\.stringValue) ?? [types.stringValue].compactMap { $0 }
             if !allowed.contains(where: { Self.matches(value, type: $0) }) {
+                if allowed.contains("integer"), case .double(let d) = value, d.rounded() == d {
+                    throw Failure(path: path, reason: "must be an integer in \(Int64.min)...\(Int64.max)")
+                }
                 throw Failure(
                     path: path, reason: "expected \(allowed.joined(separator: " or ")), got \(value.typeName)")
             }
@@ -106,7 +109,8 @@ public struct SchemaValidator: Sendable {
         case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object):
             return true
         case ("integer", .int), ("number", .int), ("number", .double): return true
-        case ("integer", .double(let d)): return d.rounded() == d
+        // Whole doubles count as integers only where Int64 holds them: beyond it they lost digits.
+        case ("integer", .double(let d)): return Int64(exactly: d) != nil
         default: return false
         }
     }

@@ -8,8 +8,12 @@ import NIOCore
 /// not read its replies only slows itself. Notifications use `offer`, which never waits and
 /// reports `false` when the budget is spent, so an event fan-out is never held up by one slow
 /// subscriber; the caller then drops that subscriber.
+///
+/// The connection's handler takes frames with `poll` on its event loop, as fast as the socket
+/// takes them; `wake` asks it to, once per batch of frames queued while it was not looking.
 public final class Outbox: Sendable {
     public let limit: Int
+    private let wake: @Sendable () -> Void
 
     private struct State {
         var queue = Deque<ByteBuffer>()
@@ -17,15 +21,24 @@ public final class Outbox: Sendable {
         var finished = false
         var writer: CheckedContinuation<ByteBuffer?, Never>?
         var spaceWaiters: [CheckedContinuation<Bool, Never>] = []
+        /// A wake is on its way and no `poll` has found the queue empty since.
+        var wakePending = false
     }
 
     private let state = NIOLockedValueBox(State())
 
-    public init(limit: Int) {
+    public init(limit: Int, wake: @escaping @Sendable () -> Void = {}) {
         self.limit = limit
+        self.wake = wake
     }
 
     public var queuedBytes: Int { state.withLockedValue { $0.queuedBytes } }
+
+    /// Nothing is queued.
+    var isEmpty: Bool { state.withLockedValue { $0.queue.isEmpty } }
+
+    /// Finished, and everything queued has been taken.
+    var isDone: Bool { state.withLockedValue { $0.finished && $0.queue.isEmpty } }
 
     /// Queues a reply, waiting for room first. Returns false once the outbox is finished.
     @discardableResult
@@ -60,18 +73,22 @@ public final class Outbox: Sendable {
     }
 
     private func enqueue(_ frame: ByteBuffer, force: Bool) -> Bool {
-        let (accepted, writer): (Bool, CheckedContinuation<ByteBuffer?, Never>?) = state.withLockedValue { s in
-            if s.finished { return (false, nil) }
-            if !force, !s.queue.isEmpty, s.queuedBytes + frame.readableBytes > limit { return (false, nil) }
-            if let writer = s.writer {
-                s.writer = nil
-                return (true, writer)
+        let (accepted, writer, wakeNow): (Bool, CheckedContinuation<ByteBuffer?, Never>?, Bool) =
+            state.withLockedValue { s in
+                if s.finished { return (false, nil, false) }
+                if !force, !s.queue.isEmpty, s.queuedBytes + frame.readableBytes > limit { return (false, nil, false) }
+                if let writer = s.writer {
+                    s.writer = nil
+                    return (true, writer, false)
+                }
+                s.queue.append(frame)
+                s.queuedBytes += frame.readableBytes
+                let wakeNow = !s.wakePending
+                s.wakePending = true
+                return (true, nil, wakeNow)
             }
-            s.queue.append(frame)
-            s.queuedBytes += frame.readableBytes
-            return (true, nil)
-        }
         writer?.resume(returning: frame)
+        if wakeNow { wake() }
         return accepted
     }
 
@@ -95,17 +112,36 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// The next frame to write, without waiting (the connection's handler, on its event loop).
+    func poll() -> ByteBuffer? {
+        let (frame, waiters): (ByteBuffer?, [CheckedContinuation<Bool, Never>]) = state.withLockedValue { s in
+            guard let frame = s.queue.popFirst() else {
+                s.wakePending = false
+                return (nil, [])
+            }
+            s.queuedBytes -= frame.readableBytes
+            let waiters = s.spaceWaiters
+            s.spaceWaiters = []
+            return (frame, waiters)
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+        return frame
+    }
+
     /// No more frames are accepted; what is queued is still written.
     public func finish() {
-        let (writer, waiters) = state.withLockedValue { s in
+        let (writer, waiters, wakeNow) = state.withLockedValue { s in
+            let wakeNow = !s.finished
             s.finished = true
             let writer = s.queue.isEmpty ? s.writer : nil
             if writer != nil { s.writer = nil }
             let waiters = s.spaceWaiters
             s.spaceWaiters = []
-            return (writer, waiters)
+            return (writer, waiters, wakeNow)
         }
         writer?.resume(returning: nil)
         for waiter in waiters { waiter.resume(returning: false) }
+        // The handler closes the connection once a finished outbox is empty.
+        if wakeNow { wake() }
     }
 }

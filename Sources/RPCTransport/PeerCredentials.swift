@@ -25,11 +25,22 @@ public struct PeerCredentials: Sendable, Hashable, Codable {
         var gid: UInt32 = 0
     }
 
-    static func of(_ channel: Channel) async -> PeerCredentials? {
-        guard let provider = channel as? SocketOptionProvider else { return nil }
+    /// The credentials of `channel`'s peer; fails when the kernel cannot tell (the connection
+    /// is then refused: stpd never guesses who a caller is).
+    public static func of(_ channel: Channel) -> EventLoopFuture<PeerCredentials> {
+        guard let provider = channel as? SocketOptionProvider else {
+            return channel.eventLoop.makeFailedFuture(PeerCredentialsUnavailable(reason: "not a socket"))
+        }
         let future: EventLoopFuture<UCred> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        guard let cred = try? await future.get() else { return nil }
-        return PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid)
+        return future.flatMapErrorThrowing { error in
+            throw PeerCredentialsUnavailable(reason: "SO_PEERCRED: \(error)")
+        }.map { cred in PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid) }
     }
+}
+
+public struct PeerCredentialsUnavailable: Error, CustomStringConvertible {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+    public var description: String { "peer credentials unavailable: \(reason)" }
 }

@@ -66,7 +66,7 @@ public final class RPCClient: Sendable {
             return try await withThrowingTaskGroup(of: R?.self) { group in
                 group.addTask {
                     do {
-                        for try await frame in inbound { client.receive(Data(frame.readableBytesView)) }
+                        for try await frame in inbound { client.receive(frame) }
                     } catch {}
                     client.closeAll()
                     return nil
@@ -91,7 +91,7 @@ public final class RPCClient: Sendable {
             throw RPCClientError.connectionClosed
         }
         do {
-            try await send(Request(id: .int(id), method: method, params: params))
+            try await send(Request(id: RequestID(id), method: method, params: params))
         } catch {
             state.withLockedValue { $0.pending.removeValue(forKey: id) }?.fail(RPCClientError.connectionClosed)
         }
@@ -121,16 +121,16 @@ public final class RPCClient: Sendable {
     }
 
     private func send(_ request: Request) async throws {
-        try await outbound.write(try Framing.frame(request))
+        try await outbound.write(Framing.frame(request))
     }
 
-    private func receive(_ bytes: Data) {
-        guard let message = try? ServerMessage.parse(bytes) else { return }
+    private func receive(_ frame: ByteBuffer) {
+        guard let message = try? frame.withUnsafeReadableBytes({ try ServerMessage.parse($0) }) else { return }
         switch message {
         case .notification(let notification):
             notificationSink.yield(notification)
         case .response(let response):
-            guard case .int(let id) = response.id else { return }
+            guard let id = response.id.intValue else { return }
             state.withLockedValue { $0.pending.removeValue(forKey: id) }?.succeed(response)
         }
     }

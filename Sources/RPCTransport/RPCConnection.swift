@@ -1,26 +1,39 @@
-import Foundation
 import JSONRPC
 import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 /// One client connection as the application sees it: who the peer is, and a way to push
 /// notifications to it.
 public final class RPCConnection: Sendable {
     public let id: UInt64
-    /// The peer's pid, uid and gid from the kernel; nil only if the platform cannot tell.
-    public let peer: PeerCredentials?
+    /// The peer's pid, uid and gid from the kernel (SO_PEERCRED). A connection whose
+    /// credentials cannot be read is refused before the application sees it.
+    public let peer: PeerCredentials
     let outbox: Outbox
     let channel: Channel
-    /// Work that lives as long as the connection (a subscription's feed); run by the server.
+    /// Work that lives as long as the connection (requests being answered, a subscription's
+    /// feed); run by the server and cancelled when the connection closes.
     let work: AsyncStream<@Sendable () async -> Void>
     private let workSink: AsyncStream<@Sendable () async -> Void>.Continuation
+    private let keepAliveFlag = Atomic<Bool>(false)
 
-    init(id: UInt64, peer: PeerCredentials?, outbox: Outbox, channel: Channel) {
+    init(id: UInt64, peer: PeerCredentials, outboxLimit: Int, channel: Channel) {
         self.id = id
         self.peer = peer
-        self.outbox = outbox
         self.channel = channel
+        let pipeline = channel.pipeline
+        let loop = channel.eventLoop
+        // Always a task of its own, never a call back into the handler that queued the frame.
+        outbox = Outbox(limit: outboxLimit) { loop.execute { pipeline.fireUserInboundEventTriggered(OutboxWake()) } }
         (work, workSink) = AsyncStream.makeStream()
+    }
+
+    /// While true the connection is exempt from the idle timeout (set while it holds a
+    /// subscription: a subscriber waiting quietly for events is not idle).
+    public var keepAlive: Bool {
+        get { keepAliveFlag.load(ordering: .relaxed) }
+        set { keepAliveFlag.store(newValue, ordering: .relaxed) }
     }
 
     /// Runs `action` once the reply to the request being handled is queued (so nothing it
@@ -40,26 +53,27 @@ public final class RPCConnection: Sendable {
     /// Queues a notification, waiting while the connection is over its outbound budget.
     /// False once the connection is closing.
     public func notifyWaiting(_ notification: Request) async -> Bool {
-        guard let frame = try? Framing.frame(notification) else { return false }
-        return await outbox.send(frame)
+        await outbox.send(Framing.frame(notification))
     }
 
     /// Queues a notification without waiting. False when the connection's outbound budget is
     /// spent or the connection is closing: the caller must treat this subscriber as gone.
     public func notify(_ notification: Request) -> Bool {
-        guard let frame = try? Framing.frame(notification) else { return false }
-        return outbox.offer(frame)
+        outbox.offer(Framing.frame(notification))
     }
 
     /// Sends `final` even past the budget, then closes the connection once it is written
     /// (or after `grace`, if the peer does not read it).
     public func close(after final: Request? = nil, grace: TimeAmount = .seconds(5)) {
-        if let final, let frame = try? Framing.frame(final) { _ = outbox.offer(frame, force: true) }
+        if let final { _ = outbox.offer(Framing.frame(final), force: true) }
         outbox.finish()
         let channel = self.channel
         channel.eventLoop.scheduleTask(in: grace) { channel.close(promise: nil) }
     }
 }
+
+/// Tells a connection's handler that its outbox has frames (or finished).
+struct OutboxWake: Sendable {}
 
 /// The after-reply actions of the frame being answered, bound for the duration of its handling.
 final class ReplyHooks: Sendable {
@@ -75,12 +89,32 @@ final class ReplyHooks: Sendable {
     }
 }
 
+/// Messages as frames: one compact JSON text and a newline.
 enum Framing {
     static let newline = UInt8(ascii: "\n")
 
-    static func frame<T: Encodable>(_ message: T) throws -> ByteBuffer {
-        var data = try JSONCoding.encode(message)
-        data.append(newline)
-        return ByteBuffer(bytes: data)
+    /// The reply with its newline.
+    static func bytes(_ response: Response) -> [UInt8] {
+        var out = encode(response)
+        out.append(newline)
+        return out
+    }
+
+    /// The reply without a newline (a member of a batch's array).
+    static func encode(_ response: Response) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        response.write(to: &out)
+        return out
+    }
+
+    static func frame(_ response: Response) -> ByteBuffer { ByteBuffer(bytes: bytes(response)) }
+
+    static func frame(_ request: Request) -> ByteBuffer {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        request.write(to: &out)
+        out.append(newline)
+        return ByteBuffer(bytes: out)
     }
 }

@@ -1,9 +1,7 @@
-import Foundation
 import JSONRPC
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOExtras
 import NIOPosix
 import ServiceLifecycle
 
@@ -11,24 +9,50 @@ import ServiceLifecycle
 public protocol RPCService: Sendable {
     /// Answers one call; nil for a notification.
     func handle(_ request: Request, on connection: RPCConnection) async -> Response?
+    /// Decides, where the frame is read (on the connection's event loop, so it must not block),
+    /// whether a call is answered at once or needs work that runs as a task. By default every
+    /// call runs `handle` as a task.
+    func route(_ request: Request, on connection: RPCConnection) -> RoutedCall
+    /// Called once per accepted connection, before any of its calls.
     func connectionOpened(_ connection: RPCConnection)
     func connectionClosed(_ connection: RPCConnection)
 }
 
+extension RPCService {
+    public func route(_ request: Request, on connection: RPCConnection) -> RoutedCall {
+        .pending { await self.handle(request, on: connection) }
+    }
+}
+
+/// The limits every connection is held to. Each has a daemon setting (README, "Limits").
 public struct RPCServerConfiguration: Sendable {
     /// A frame longer than this gets an error reply and its connection is closed.
     public var maxFrameBytes = 1 << 20
-    /// Bytes queued for one connection before its notifications are refused.
+    /// Bytes queued for one connection before its notifications are refused and its reading stops.
     public var maxOutboundBytes = 4 << 20
-    /// Requests of one connection that run at once before it stops reading.
+    /// Calls of one connection that run at once (each batch entry counts); past it the
+    /// connection stops reading, so a client that floods requests only slows itself.
     public var maxInFlightPerConnection = 64
+    /// A batch with more requests than this is refused whole with -32600.
+    public var maxBatchRequests = 1000
+    /// Connections open at once, in all and per uid; past either, new ones are refused.
+    public var maxConnections = 4096
+    public var maxConnectionsPerUID = 2048
+    /// A connection with nothing in flight, no partial frame and no `keepAlive` is closed
+    /// after this long without a frame; nil never.
+    public var idleTimeout: TimeAmount? = .seconds(600)
+    /// How long a frame may take from its first byte to its newline (slow senders hold memory).
+    public var frameTimeout: TimeAmount = .seconds(10)
 
     public init() {}
 }
 
 /// JSON-RPC 2.0 over a Unix stream socket: newline-delimited frames, pipelined requests
 /// answered concurrently and out of order, batches, server-to-client notifications.
-/// On graceful shutdown it stops accepting, stops reading, lets in-flight requests finish and
+///
+/// Each connection is served on its event loop by a `ConnectionHandler`; calls that need to
+/// wait run as tasks of the connection (`RPCConnection.work`), cancelled when it closes. On
+/// graceful shutdown it stops accepting, stops reading, lets in-flight requests finish and
 /// closes each connection after its replies are written.
 public final class RPCServer: Service, Sendable {
     private let socket: ListeningSocket
@@ -37,12 +61,15 @@ public final class RPCServer: Service, Sendable {
     private let logger: Logger
     private let group: any EventLoopGroup
     private let onListening: @Sendable () -> Void
-    private let nextConnectionID = NIOLockedValueBox(UInt64(1))
+    private let credentials: @Sendable (Channel) -> EventLoopFuture<PeerCredentials>
+    private let census: ConnectionCensus
 
+    /// `credentials` says who a peer is; the kernel's SO_PEERCRED unless a test stands in.
     public init(
         socket: ListeningSocket, configuration: RPCServerConfiguration, service: any RPCService, logger: Logger,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        onListening: @escaping @Sendable () -> Void = {}
+        onListening: @escaping @Sendable () -> Void = {},
+        credentials: @escaping @Sendable (Channel) -> EventLoopFuture<PeerCredentials> = PeerCredentials.of
     ) {
         self.socket = socket
         self.configuration = configuration
@@ -50,170 +77,110 @@ public final class RPCServer: Service, Sendable {
         self.logger = logger
         self.group = group
         self.onListening = onListening
+        self.credentials = credentials
+        census = ConnectionCensus(configuration: configuration, logger: logger)
     }
 
     public func run() async throws {
-        let maxFrame = configuration.maxFrameBytes
         let listener = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .bind(socket.fileDescriptor) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: maxFrame))
-                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
+            .bind(socket.fileDescriptor) { channel in self.accept(channel) }
         defer {
             if socket.ownsPath { unlink(socket.path) }
         }
         logger.info("listening", metadata: ["socket": "\(socket.path)"])
         onListening()
         try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { await cancelWhenGracefulShutdown { await self.census.trimMemoryAfterBursts() } }
             try await listener.executeThenClose { inbound in
-                for try await connection in inbound.cancelOnGracefulShutdown() {
-                    group.addTask { await self.serve(connection) }
+                // Closing the listener ends `inbound` after the connections already accepted, so
+                // each of those is served too (and drained at once).
+                let server = listener.channel
+                await withGracefulShutdownHandler {
+                    do {
+                        for try await accepted in inbound {
+                            guard let accepted else { continue }
+                            group.addTask { await self.serve(accepted) }
+                        }
+                    } catch {
+                        logger.error("accepting connections failed: \(error)")
+                    }
+                } onGracefulShutdown: {
+                    server.close(promise: nil)
                 }
             }
             logger.info("stopped accepting connections")
         }
     }
 
-    private func serve(_ async: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async {
-        let channel = async.channel
-        let peer = await PeerCredentials.of(channel)
-        let id = nextConnectionID.withLockedValue { next in
-            defer { next += 1 }
-            return next
+    /// On the new connection's event loop: who it is, whether it may stay, and its handler.
+    /// Never fails (a failed child initializer would reach the listening channel): a refused
+    /// connection gets a handler that closes it, and nil.
+    private func accept(_ channel: Channel) -> EventLoopFuture<Accepted?> {
+        credentials(channel).map(Optional.some).recover { error in
+            self.logger.warning("refusing a connection whose peer is unknown: \(error)")
+            return nil
+        }.map { peer in
+            do {
+                return try self.admit(channel, peer: peer)
+            } catch {
+                self.logger.error("cannot set up a connection: \(error)")
+                channel.close(promise: nil)
+                return nil
+            }
+        }
+    }
+
+    private func admit(_ channel: Channel, peer: PeerCredentials?) throws -> Accepted? {
+        guard let peer else {
+            try channel.pipeline.syncOperations.addHandler(RefusingHandler(reply: nil))
+            return nil
+        }
+        if let refusal = census.admit(channel, uid: peer.uid) {
+            try channel.pipeline.syncOperations.addHandler(RefusingHandler(reply: refusal.reply))
+            return nil
         }
         let connection = RPCConnection(
-            id: id, peer: peer, outbox: Outbox(limit: configuration.maxOutboundBytes), channel: channel)
+            id: census.nextID(), peer: peer, outboxLimit: configuration.maxOutboundBytes, channel: channel)
         var logger = self.logger
-        logger[metadataKey: "connection"] = "\(id)"
-        if let peer {
-            logger[metadataKey: "peer_uid"] = "\(peer.uid)"
-            logger[metadataKey: "peer_pid"] = "\(peer.pid)"
-        }
-        logger.debug("connection opened")
+        logger[metadataKey: "connection"] = "\(connection.id)"
+        logger[metadataKey: "peer_uid"] = "\(peer.uid)"
+        logger[metadataKey: "peer_pid"] = "\(peer.pid)"
+        let handler = ConnectionHandler(
+            connection: connection, service: service, configuration: configuration, census: census, logger: logger)
+        try channel.pipeline.syncOperations.addHandler(handler)
         service.connectionOpened(connection)
+        logger.debug("connection opened")
+        return Accepted(connection: connection, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+    }
+
+    /// Runs the connection's work until it closes; its work is cancelled then.
+    private func serve(_ accepted: Accepted) async {
+        let connection = accepted.connection
+        let channel = connection.channel
         defer {
             service.connectionClosed(connection)
-            logger.debug("connection closed")
+            logger.debug("connection closed", metadata: ["connection": "\(connection.id)"])
         }
-        do {
-            try await async.executeThenClose { inbound, outbound in
-                await withGracefulShutdownHandler {
-                    await withDiscardingTaskGroup { group in
-                        group.addTask {
-                            while let frame = await connection.outbox.next() {
-                                do { try await outbound.write(frame) } catch { break }
-                            }
-                            connection.outbox.finish()
-                            // Drains whatever was queued after a failed write.
-                            while await connection.outbox.next() != nil {}
-                            // Everything is written (or the peer is gone): ends the read side too.
-                            try? await channel.close()
-                        }
-                        group.addTask {
-                            await withDiscardingTaskGroup { workers in
-                                for await work in connection.work { workers.addTask(operation: work) }
-                                workers.cancelAll()
-                            }
-                        }
-                        await self.readRequests(inbound, connection, logger)
-                        connection.endWork()
-                        connection.outbox.finish()
-                    }
-                } onGracefulShutdown: {
-                    channel.close(mode: .input, promise: nil)
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await withDiscardingTaskGroup { workers in
+                    for await work in connection.work { workers.addTask(operation: work) }
+                    workers.cancelAll()
                 }
+            } onGracefulShutdown: {
+                let handler = accepted.handler
+                channel.eventLoop.execute { handler.value.beginShutdown() }
             }
-        } catch {
-            logger.debug("connection ended: \(error)")
-        }
-    }
-
-    /// Reads frames until the peer stops sending, a frame is too large, or shutdown begins;
-    /// returns once every request it started has been answered.
-    private func readRequests(
-        _ inbound: NIOAsyncChannelInboundStream<ByteBuffer>, _ connection: RPCConnection, _ logger: Logger
-    ) async {
-        let limiter = InFlightLimiter(limit: configuration.maxInFlightPerConnection)
-        await withDiscardingTaskGroup { requests in
-            do {
-                for try await frame in inbound {
-                    // A whole oversized line can arrive in one read, past the decoder's buffer cap.
-                    guard frame.readableBytes <= configuration.maxFrameBytes else {
-                        await rejectOversizedFrame(connection, logger)
-                        return
-                    }
-                    if frame.readableBytes == 0 { continue }
-                    let parsed = Inbound.parse(Data(frame.readableBytesView))
-                    await limiter.acquire()
-                    requests.addTask {
-                        defer { limiter.release() }
-                        let hooks = ReplyHooks()
-                        let reply = await ReplyHooks.$current.withValue(hooks) { await self.answer(parsed, connection) }
-                        if let reply, let bytes = try? Framing.frame(reply) {
-                            await connection.outbox.send(bytes)
-                        }
-                        for action in hooks.take() { connection.spawn(action) }
-                    }
-                }
-            } catch is ByteToMessageDecoderError.PayloadTooLargeError {
-                await rejectOversizedFrame(connection, logger)
-            } catch {
-                logger.debug("read ended: \(error)")
-            }
-        }
-    }
-
-    private func rejectOversizedFrame(_ connection: RPCConnection, _ logger: Logger) async {
-        logger.warning("frame over \(configuration.maxFrameBytes) bytes; closing connection")
-        let error = RPCError.invalidRequest(
-            "frame exceeds \(configuration.maxFrameBytes) bytes; closing the connection",
-            data: ["maxFrameBytes": .int(Int64(configuration.maxFrameBytes))])
-        if let bytes = try? Framing.frame(Response(id: .null, error: error)) {
-            _ = connection.outbox.offer(bytes, force: true)
-        }
-        connection.channel.close(mode: .input, promise: nil)
-    }
-
-    /// The reply to a frame: one response, an array of them for a batch, or nothing when
-    /// every call in it was a notification.
-    private func answer(_ inbound: Inbound, _ connection: RPCConnection) async -> ReplyFrame? {
-        switch inbound {
-        case .single(let entry):
-            return await answer(entry, connection).map(ReplyFrame.single)
-        case .batch(let entries):
-            let replies = await withTaskGroup(of: (Int, Response?).self) { group in
-                for (index, entry) in entries.enumerated() {
-                    group.addTask { (index, await self.answer(entry, connection)) }
-                }
-                var collected = [(Int, Response)]()
-                for await (index, reply) in group { if let reply { collected.append((index, reply)) } }
-                return collected.sorted { $0.0 < $1.0 }.map(\.1)
-            }
-            return replies.isEmpty ? nil : .batch(replies)
-        }
-    }
-
-    private func answer(_ entry: Inbound.Entry, _ connection: RPCConnection) async -> Response? {
-        switch entry {
-        case .invalid(let response): return response
-        case .call(let request): return await service.handle(request, on: connection)
+        } onCancel: {
+            channel.close(promise: nil)
         }
     }
 }
 
-enum ReplyFrame: Encodable {
-    case single(Response)
-    case batch([Response])
-
-    func encode(to encoder: Encoder) throws {
-        switch self {
-        case .single(let response): try response.encode(to: encoder)
-        case .batch(let responses): try responses.encode(to: encoder)
-        }
-    }
+/// A connection the server serves.
+struct Accepted: Sendable {
+    let connection: RPCConnection
+    let handler: NIOLoopBound<ConnectionHandler>
 }

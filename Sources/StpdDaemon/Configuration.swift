@@ -15,6 +15,15 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     public var maxFrameBytes = 1 << 20
     public var maxOutboundBytes = 4 << 20
+    /// The transport's limits (README, "Limits"); each key's range is in `limitRanges`.
+    public var maxInFlight = 64
+    public var maxBatchRequests = 1000
+    public var maxConnections = 4096
+    public var maxConnectionsPerUID = 2048
+    /// Silence after which a connection with nothing in flight and no subscription is closed; nil never.
+    public var connectionIdleTimeout: Duration? = .seconds(600)
+    /// Time from a frame's first byte to its newline.
+    public var frameTimeout: Duration = .seconds(10)
     /// The `FileDescriptorName=` of the socket to take from systemd.
     public var listenFDName = "stpd"
     /// How long in-flight requests may run after SIGTERM before they are cancelled.
@@ -65,6 +74,24 @@ public struct DaemonConfiguration: Sendable {
         (
             "STPD_MAX_OUTBOUND_BYTES", "--max-outbound-bytes",
             "bytes queued per connection before notifications are refused (default 4194304)"
+        ),
+        (
+            "STPD_MAX_IN_FLIGHT", "--max-in-flight",
+            "calls of one connection running at once, batch entries each counting (default 64, 1-4096)"
+        ),
+        ("STPD_MAX_BATCH", "--max-batch", "most requests in one batch (default 1000, 1-100000)"),
+        ("STPD_MAX_CONNECTIONS", "--max-connections", "connections open at once (default 4096, 1-65536)"),
+        (
+            "STPD_MAX_CONNECTIONS_PER_UID", "--max-connections-per-uid",
+            "connections open at once per uid (default 2048, 1-65536)"
+        ),
+        (
+            "STPD_CONNECTION_IDLE_TIMEOUT", "--connection-idle-timeout",
+            "seconds a connection with nothing in flight and no subscription may stay silent; 0 never (default 600)"
+        ),
+        (
+            "STPD_FRAME_TIMEOUT", "--frame-timeout",
+            "seconds from a request line's first byte to its newline (default 10, 1-3600)"
         ),
         ("STPD_LISTEN_FD_NAME", "--listen-fd-name", "FileDescriptorName= of the systemd socket to use (default stpd)"),
         ("STPD_SHUTDOWN_GRACE", "--shutdown-grace", "seconds in-flight requests may finish after SIGTERM (default 10)"),
@@ -138,6 +165,7 @@ public struct DaemonConfiguration: Sendable {
         c.maxFrameBytes = try positive("STPD_MAX_FRAME_BYTES", value("STPD_MAX_FRAME_BYTES")) ?? c.maxFrameBytes
         c.maxOutboundBytes =
             try positive("STPD_MAX_OUTBOUND_BYTES", value("STPD_MAX_OUTBOUND_BYTES")) ?? c.maxOutboundBytes
+        try c.resolveLimits(value)
         c.listenFDName = value("STPD_LISTEN_FD_NAME") ?? c.listenFDName
         if let grace = try positive("STPD_SHUTDOWN_GRACE", value("STPD_SHUTDOWN_GRACE")) {
             c.shutdownGracePeriod = .seconds(grace)
@@ -191,6 +219,32 @@ public struct DaemonConfiguration: Sendable {
             } else { nil }
         try c.resolveStripeKey(credentialsDirectory: environment["CREDENTIALS_DIRECTORY"], setting: setting)
         return c
+    }
+
+    /// The documented range of each transport limit (README, "Limits").
+    static let limitRanges: [String: ClosedRange<Int>] = [
+        "STPD_MAX_IN_FLIGHT": 1...4096, "STPD_MAX_BATCH": 1...100_000, "STPD_MAX_CONNECTIONS": 1...65536,
+        "STPD_MAX_CONNECTIONS_PER_UID": 1...65536, "STPD_CONNECTION_IDLE_TIMEOUT": 0...86400,
+        "STPD_FRAME_TIMEOUT": 1...3600,
+    ]
+
+    mutating func resolveLimits(_ value: (String) -> String?) throws {
+        func limit(_ key: String) throws -> Int? {
+            guard let raw = value(key) else { return nil }
+            let range = Self.limitRanges[key]!
+            guard let n = Int(raw), range.contains(n) else {
+                throw ConfigurationError.invalid(key, raw, "a whole number in \(range.lowerBound)-\(range.upperBound)")
+            }
+            return n
+        }
+        maxInFlight = try limit("STPD_MAX_IN_FLIGHT") ?? maxInFlight
+        maxBatchRequests = try limit("STPD_MAX_BATCH") ?? maxBatchRequests
+        maxConnections = try limit("STPD_MAX_CONNECTIONS") ?? maxConnections
+        maxConnectionsPerUID = try limit("STPD_MAX_CONNECTIONS_PER_UID") ?? maxConnectionsPerUID
+        if let seconds = try limit("STPD_CONNECTION_IDLE_TIMEOUT") {
+            connectionIdleTimeout = seconds == 0 ? nil : .seconds(seconds)
+        }
+        if let seconds = try limit("STPD_FRAME_TIMEOUT") { frameTimeout = .seconds(seconds) }
     }
 
     static func positive(_ key: String, _ raw: String?) throws -> Int? {
@@ -453,6 +507,12 @@ extension DaemonConfiguration: CustomStringConvertible {
             ("STPD_LOG_LEVEL", logLevel.rawValue),
             ("STPD_MAX_FRAME_BYTES", "\(maxFrameBytes)"),
             ("STPD_MAX_OUTBOUND_BYTES", "\(maxOutboundBytes)"),
+            ("STPD_MAX_IN_FLIGHT", "\(maxInFlight)"),
+            ("STPD_MAX_BATCH", "\(maxBatchRequests)"),
+            ("STPD_MAX_CONNECTIONS", "\(maxConnections)"),
+            ("STPD_MAX_CONNECTIONS_PER_UID", "\(maxConnectionsPerUID)"),
+            ("STPD_CONNECTION_IDLE_TIMEOUT", connectionIdleTimeout.map { "\($0)" } ?? "never"),
+            ("STPD_FRAME_TIMEOUT", "\(frameTimeout)"),
             ("STPD_LISTEN_FD_NAME", listenFDName),
             ("STPD_SHUTDOWN_GRACE", "\(shutdownGracePeriod)"),
             ("STPD_IDLE_TIMEOUT", idleTimeout.map { "\($0)" } ?? "never"),

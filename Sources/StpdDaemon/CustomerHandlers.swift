@@ -103,8 +103,8 @@ enum CustomerHandlers {
 }
 
 extension CallContext {
-    /// The caller's uid (the daemon's own when the kernel could not tell).
-    var uid: UInt32 { peer?.uid ?? getuid() }
+    /// The caller's uid (from SO_PEERCRED; a connection without credentials is refused).
+    var uid: UInt32 { peer.uid }
     /// Whose objects the caller may see: nil (everyone's) for root.
     var viewer: UInt32? { uid == 0 ? nil : uid }
 }

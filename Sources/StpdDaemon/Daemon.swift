@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import Logging
+import NIOCore
 import RPCTransport
 import ServiceLifecycle
 import StpdCore
@@ -13,6 +14,7 @@ public enum Daemon {
     public static func run(_ configuration: DaemonConfiguration) async throws {
         // Everything stpd creates (database, journal files) is private to its user.
         umask(0o077)
+        ProcessLimits.limitMallocArenas()
         let logger = makeLogger(level: configuration.logLevel)
         try prepareStateDirectory(configuration.stateDirectory)
         let store = try SQLiteStateStore(path: configuration.databasePath)
@@ -46,6 +48,14 @@ public enum Daemon {
         var serverConfiguration = RPCServerConfiguration()
         serverConfiguration.maxFrameBytes = configuration.maxFrameBytes
         serverConfiguration.maxOutboundBytes = configuration.maxOutboundBytes
+        serverConfiguration.maxInFlightPerConnection = configuration.maxInFlight
+        serverConfiguration.maxBatchRequests = configuration.maxBatchRequests
+        serverConfiguration.maxConnections = configuration.maxConnections
+        serverConfiguration.maxConnectionsPerUID = configuration.maxConnectionsPerUID
+        serverConfiguration.idleTimeout = configuration.connectionIdleTimeout.map(TimeAmount.init)
+        serverConfiguration.frameTimeout = TimeAmount(configuration.frameTimeout)
+        // Each connection is a file descriptor: the soft limit (1024 under systemd) must hold them.
+        ProcessLimits.raiseFileLimit(toHold: configuration.maxConnections + 256, logger: logger)
         let server = RPCServer(
             socket: listener.socket, configuration: serverConfiguration, service: service, logger: logger
         ) {

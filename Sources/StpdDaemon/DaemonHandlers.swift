@@ -7,7 +7,7 @@ import StpdProtocol
 /// What a handler knows about the call it answers.
 public struct CallContext: Sendable {
     public var connection: RPCConnection
-    public var peer: PeerCredentials? { connection.peer }
+    public var peer: PeerCredentials { connection.peer }
 }
 
 /// Facts about this process that `daemon.status` reports.
@@ -23,7 +23,7 @@ enum DaemonHandlers {
     static func register(into router: inout MethodRouter<CallContext>, facts: ProcessFacts, parts: Daemon.Parts) {
         let contract = Contract.document
         router.register(Discover.self) { _, _ in contract }
-        router.register(Ping.self) { _, _ in Ping.Result(version: StpdAPI.version) }
+        router.registerImmediate(Ping.self) { _, _ in Ping.Result(version: StpdAPI.version) }
         router.register(DaemonStatusMethod.self) { _, _ in
             let uptime = ContinuousClock.now - facts.startedClock
             let bounds = try await parts.store.eventBounds()

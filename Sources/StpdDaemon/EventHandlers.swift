@@ -46,7 +46,7 @@ enum EventHandlers {
                 if let payload = params.payload { state["payload"] = payload }
                 return StateChange(
                     object: StoredObject(
-                        id: objectId, kind: "debug", ownerUID: context.peer?.uid ?? getuid(), state: .object(state),
+                        id: objectId, kind: "debug", ownerUID: context.peer.uid, state: .object(state),
                         createdAt: now, updatedAt: now),
                     eventType: "debug.test")
             }
@@ -57,7 +57,7 @@ enum EventHandlers {
 
     /// Root sees every user's events; anyone else only those of objects they created.
     static func filter(_ params: EventFilterParams?, _ context: CallContext) -> EventFilter {
-        let uid = context.peer?.uid ?? getuid()
+        let uid = context.peer.uid
         return EventFilter(
             objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: uid == 0 ? nil : uid)
     }

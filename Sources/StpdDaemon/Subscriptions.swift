@@ -65,6 +65,11 @@ final class SubscriptionRegistry: Sendable {
         return owned
     }
 
+    /// Whether `connection` holds a subscription.
+    func hasAny(connection: UInt64) -> Bool {
+        byID.withLock { map in map.values.contains(connection) }
+    }
+
     func forget(_ id: String) {
         _ = byID.withLock { $0.removeValue(forKey: id) }
     }

@@ -39,6 +39,19 @@ struct StpdCommand: AsyncParsableCommand {
     var maxFrameBytes: String?
     @Option(help: "Bytes queued per connection before its notifications are refused (default 4194304).")
     var maxOutboundBytes: String?
+    @Option(help: "Calls of one connection running at once, batch entries each counting (default 64, 1-4096).")
+    var maxInFlight: String?
+    @Option(help: "Most requests in one batch (default 1000, 1-100000).")
+    var maxBatch: String?
+    @Option(help: "Connections open at once (default 4096, 1-65536).")
+    var maxConnections: String?
+    @Option(help: "Connections open at once per uid (default 2048, 1-65536).")
+    var maxConnectionsPerUid: String?
+    @Option(
+        help: "Seconds a connection with nothing in flight and no subscription may stay silent; 0 never (default 600).")
+    var connectionIdleTimeout: String?
+    @Option(help: "Seconds from a request line's first byte to its newline (default 10, 1-3600).")
+    var frameTimeout: String?
     @Option(help: "FileDescriptorName= of the systemd-passed socket to use (default stpd).")
     var listenFDName: String?
     @Option(help: "Seconds in-flight requests may finish after SIGTERM (default 10).")
@@ -82,6 +95,9 @@ struct StpdCommand: AsyncParsableCommand {
             "STPD_SOCKET": socket, "STPD_SOCKET_MODE": socketMode, "STPD_STATE_DIR": stateDir,
             "STPD_LOG_LEVEL": logLevel, "STPD_MAX_FRAME_BYTES": maxFrameBytes,
             "STPD_MAX_OUTBOUND_BYTES": maxOutboundBytes, "STPD_LISTEN_FD_NAME": listenFDName,
+            "STPD_MAX_IN_FLIGHT": maxInFlight, "STPD_MAX_BATCH": maxBatch, "STPD_MAX_CONNECTIONS": maxConnections,
+            "STPD_MAX_CONNECTIONS_PER_UID": maxConnectionsPerUid,
+            "STPD_CONNECTION_IDLE_TIMEOUT": connectionIdleTimeout, "STPD_FRAME_TIMEOUT": frameTimeout,
             "STPD_SHUTDOWN_GRACE": shutdownGrace, "STPD_IDLE_TIMEOUT": idleTimeout,
             "STPD_EVENT_MAX_AGE": eventMaxAge, "STPD_EVENT_MAX_COUNT": eventMaxCount,
             "STPD_DEBUG_METHODS": debugMethods ? "1" : nil,

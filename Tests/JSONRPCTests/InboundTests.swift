@@ -25,7 +25,7 @@ extension Inbound.Entry {
 
 /// Asserts `inbound` is one rejected frame answered with `code` and `id`.
 private func expectRejected(
-    _ inbound: Inbound, code: Int, id: JSONValue = .null, sourceLocation: SourceLocation = #_sourceLocation
+    _ inbound: Inbound, code: Int, id: RequestID = .null, sourceLocation: SourceLocation = #_sourceLocation
 ) {
     guard let entry = inbound.single else {
         Issue.record("expected a single entry, got \(inbound)", sourceLocation: sourceLocation)
@@ -80,7 +80,8 @@ private func expectRejected(
     ])
     func acceptedIDTypes(raw: String, expected: JSONValue) throws {
         let request = try #require(parse(#"{"jsonrpc":"2.0","method":"m","id":\#(raw)}"#).single?.request)
-        #expect(request.id == expected)
+        #expect(request.id == RequestID(expected))
+        #expect(request.id?.json == raw, "the id keeps the text it was sent as")
     }
 
     /// An id of the wrong type cannot be echoed, so the error goes back with id null.

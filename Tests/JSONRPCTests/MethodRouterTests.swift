@@ -126,6 +126,7 @@ private func error(of response: Response?) -> RPCError? {
     @Test func paramsByPositionAreRefused() async throws {
         let failure = try #require(error(of: await call("test.repeat", ["ab", 2])))
         #expect(failure.code == -32602)
+        #expect(failure.data?["parameter"] == "params")
     }
 
     @Test(
@@ -145,10 +146,14 @@ private func error(of response: Response?) -> RPCError? {
         #expect(failure.message.contains(parameter))
     }
 
+    /// The schema let them through; decoding names the member all the same, not Swift's error text.
     @Test func paramsThatDoNotDecodeAreInvalidParams() async throws {
         let failure = try #require(error(of: await call("test.loose", ["count": "three"])))
         #expect(failure.code == -32602)
-        #expect(failure.data?["parameter"] == nil)
+        #expect(failure.data?["parameter"] == "count")
+        #expect(!failure.message.contains("DecodingError"), "\(failure.message)")
+        let missing = try #require(error(of: await call("test.loose", [:])))
+        #expect(missing.data?["parameter"] == "count")
         #expect(error(of: await call("test.loose", ["count": 3])) == nil)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import Logging
+import NIOCore
 import RPCTransport
 import ServiceLifecycle
 import Synchronization
@@ -42,6 +43,7 @@ public struct TestServer: Sendable {
 public func withTestServer<R: Sendable>(
     service: some RPCService,
     configuration: RPCServerConfiguration = RPCServerConfiguration(),
+    credentials: @escaping @Sendable (Channel) -> EventLoopFuture<PeerCredentials> = PeerCredentials.of,
     _ body: @Sendable (TestServer) async throws -> R
 ) async throws -> R {
     let directory = try TemporaryDirectory(prefix: "stpd-rpc")
@@ -52,7 +54,7 @@ public func withTestServer<R: Sendable>(
     let (listening, listeningSink) = AsyncStream<Bool>.makeStream()
     let server = RPCServer(
         socket: socket, configuration: configuration, service: service, logger: quietLogger,
-        onListening: { listeningSink.yield(true) })
+        onListening: { listeningSink.yield(true) }, credentials: credentials)
     var groupConfiguration = ServiceGroupConfiguration(services: [.init(service: server)], logger: quietLogger)
     // A safety net only: a test that leaves a request hanging is cancelled rather than stuck forever.
     groupConfiguration.maximumGracefulShutdownDuration = .seconds(30)

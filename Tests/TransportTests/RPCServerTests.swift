@@ -41,7 +41,7 @@ struct FramingTests {
         try await withTestServer(service: TestService()) { server in
             let socket = try RawSocket(connectingTo: server.socketPath)
             let lines = try (1...5).flatMap {
-                try requestLine("echo", id: .int(Int64($0)), params: ["n": .int(Int64($0))])
+                try requestLine("echo", id: RequestID(Int64($0)), params: ["n": .int(Int64($0))])
             }
             try await socket.send(lines)
             var seen: [JSONValue: JSONValue] = [:]
@@ -298,7 +298,7 @@ struct ServerBehaviourTests {
 }
 
 /// An `echo` request line of exactly `lineLength` bytes before its newline.
-func paddedRequest(id: JSONValue, lineLength: Int) throws -> [UInt8] {
+func paddedRequest(id: RequestID, lineLength: Int) throws -> [UInt8] {
     let bare = try requestLine("echo", id: id, params: ["pad": ""]).count - 1
     precondition(lineLength >= bare)
     let line = try requestLine(

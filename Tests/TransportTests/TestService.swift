@@ -13,14 +13,34 @@ import TestSupport
 /// - `release`: opens the gate `slow` waits on.
 /// - `push`: sends `count` notifications `pushed` with params `{"n": i}` to the caller, then answers.
 /// - `whoami`: the peer credentials the server read from the kernel.
+/// - `hold`: counts itself running (`running`, `mostRunning`, a `holdStarted` event each), then
+///   waits for `holdReleased`.
+/// - `hang`: opens `hangStarted`, then waits until its task is cancelled, and opens `hangCancelled`.
+/// - `keepalive`: sets the connection's `keepAlive`.
+/// - `ping`: answered at once, where the frame is read (`route`), like the daemon's `daemon.ping`.
 final class TestService: RPCService {
     let slowStarted = Gate()
     let slowReleased = Gate()
     let shutdownSeen = Gate()
-    private let counts = Mutex((opened: 0, closed: 0))
+    let holdReleased = Gate()
+    let hangStarted = Gate()
+    let hangCancelled = Gate()
+    let holdStarted: AsyncStream<Void>
+    private let holdStartedSink: AsyncStream<Void>.Continuation
+    private let counts = Mutex((opened: 0, closed: 0, running: 0, mostRunning: 0))
+
+    init() {
+        (holdStarted, holdStartedSink) = AsyncStream.makeStream()
+    }
 
     var openedConnections: Int { counts.withLock { $0.opened } }
     var closedConnections: Int { counts.withLock { $0.closed } }
+    var mostRunning: Int { counts.withLock { $0.mostRunning } }
+
+    func route(_ request: Request, on connection: RPCConnection) -> RoutedCall {
+        guard request.method == "ping" else { return .pending { await self.handle(request, on: connection) } }
+        return .answered(request.id.map { Response(id: $0, result: "pong") })
+    }
 
     func handle(_ request: Request, on connection: RPCConnection) async -> Response? {
         let result: JSONValue
@@ -45,11 +65,29 @@ final class TestService: RPCService {
                 accepted = accepted && connection.notify(Request(id: nil, method: "pushed", params: ["n": .int(n)]))
             }
             result = ["accepted": .bool(accepted)]
-        case "whoami":
-            guard let peer = connection.peer else {
-                result = .null
-                break
+        case "hold":
+            counts.withLock { c in
+                c.running += 1
+                c.mostRunning = max(c.mostRunning, c.running)
             }
+            holdStartedSink.yield()
+            await holdReleased.wait()
+            counts.withLock { $0.running -= 1 }
+            result = "held"
+        case "hang":
+            hangStarted.open()
+            let never = Gate()
+            await withTaskCancellationHandler {
+                await never.wait()
+            } onCancel: { [hangCancelled] in
+                hangCancelled.open()
+            }
+            result = "cancelled"
+        case "keepalive":
+            connection.keepAlive = true
+            result = true
+        case "whoami":
+            let peer = connection.peer
             result = ["pid": .int(Int64(peer.pid)), "uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid))]
         default:
             return request.id.map { Response(id: $0, error: .methodNotFound(request.method)) }
@@ -62,8 +100,10 @@ final class TestService: RPCService {
 }
 
 /// A compact request line, as a client writes it.
-func requestLine(_ method: String, id: JSONValue?, params: JSONValue? = nil) throws -> [UInt8] {
-    Array(try JSONCoding.encode(Request(id: id, method: method, params: params))) + [UInt8(ascii: "\n")]
+func requestLine(_ method: String, id: RequestID?, params: JSONValue? = nil) throws -> [UInt8] {
+    var line: [UInt8] = []
+    Request(id: id, method: method, params: params).write(to: &line)
+    return line + [UInt8(ascii: "\n")]
 }
 
 extension JSONValue {

@@ -1,0 +1,84 @@
+/// Writes JSON text the way every stpd frame looks: compact, object members sorted by name (by
+/// their UTF-8 bytes), `/` unescaped, whole doubles without `.0` (as Foundation's encoder
+/// writes them). Non-finite doubles, which JSON cannot hold, are written as `null`.
+enum JSONWriter {
+    static func write(_ value: JSONValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let flag): out.append(contentsOf: flag ? "true".utf8 : "false".utf8)
+        case .int(let number): writeInteger(number, to: &out)
+        case .double(let number): writeDouble(number, to: &out)
+        case .string(let text): writeString(text, to: &out)
+        case .array(let elements):
+            out.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                write(element, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for (name, member) in sortedMembers(members) {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                writeString(name, to: &out)
+                out.append(UInt8(ascii: ":"))
+                write(member, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func sortedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
+        if members.count < 2 { return Array(members) }
+        return members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    }
+
+    static func writeInteger(_ number: Int64, to out: inout [UInt8]) {
+        if number >= 0, number < 10 {
+            out.append(UInt8(ascii: "0") + UInt8(number))
+            return
+        }
+        out.append(contentsOf: String(number).utf8)
+    }
+
+    static func writeDouble(_ number: Double, to out: inout [UInt8]) {
+        guard number.isFinite else {
+            out.append(contentsOf: "null".utf8)
+            return
+        }
+        var text = number.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        out.append(contentsOf: text.utf8)
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ text: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var runStart = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case 0x22: out.append(contentsOf: #"\""#.utf8)
+                case 0x5C: out.append(contentsOf: #"\\"#.utf8)
+                case 0x0A: out.append(contentsOf: #"\n"#.utf8)
+                case 0x0D: out.append(contentsOf: #"\r"#.utf8)
+                case 0x09: out.append(contentsOf: #"\t"#.utf8)
+                case 0x08: out.append(contentsOf: #"\b"#.utf8)
+                case 0x0C: out.append(contentsOf: #"\f"#.utf8)
+                default:
+                    out.append(contentsOf: #"\u00"#.utf8)
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0xF)])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
