@@ -98,11 +98,11 @@ public enum Inbound: Sendable {
     }
 
     static func entry(_ envelope: Envelope) -> Entry {
-        guard case .object(let fields) = envelope.value else {
+        guard envelope.isObject else {
             return .invalid(Response(id: .null, error: .invalidRequest("a request must be a JSON object")))
         }
         var id: RequestID? = nil
-        if let rawID = fields["id"] {
+        if let rawID = envelope.id {
             switch rawID {
             case .string, .int, .double, .null: id = envelope.rawID
             default:
@@ -117,9 +117,9 @@ public enum Inbound: Sendable {
         func reject(_ detail: String) -> Entry {
             .invalid(Response(id: id ?? .null, error: .invalidRequest(detail)))
         }
-        guard fields["jsonrpc"] == .string("2.0") else { return reject("jsonrpc must be \"2.0\"") }
-        guard case .string(let method)? = fields["method"] else { return reject("method must be a string") }
-        if let params = fields["params"] {
+        guard envelope.jsonrpc == .string("2.0") else { return reject("jsonrpc must be \"2.0\"") }
+        guard case .string(let method)? = envelope.method else { return reject("method must be a string") }
+        if let params = envelope.params {
             switch params {
             case .object, .array: break
             default: return reject("params must be an object or an array")
@@ -128,20 +128,30 @@ public enum Inbound: Sendable {
         let paramsError = envelope.paramsProblem.map { problem in
             RPCError.invalidParams(problem.description, parameter: problem.path.dotted)
         }
-        return .call(Request(id: id, method: method, params: fields["params"], paramsError: paramsError))
+        return .call(Request(id: id, method: method, params: envelope.params, paramsError: paramsError))
     }
 }
 
-/// What stands where a request object should be: its value, the exact text of its `id`, and
-/// what its members say that the value cannot hold.
+/// What stands where a request (or reply) object should be: its members of JSON-RPC, the exact
+/// text of its `id`, and what its members say that the values cannot hold. Other members are
+/// read (and checked for duplicates) but not kept.
 struct Envelope {
-    var value: JSONValue
-    /// The text of the `id` member as sent, when there is one.
+    /// The value itself when it is not an object.
+    var other: JSONValue?
+    var id: JSONValue?
+    /// The text of the `id` member as sent.
     var rawID: RequestID?
-    /// The first envelope member given twice.
+    var jsonrpc: JSONValue?
+    var method: JSONValue?
+    var params: JSONValue?
+    var result: JSONValue?
+    var error: JSONValue?
+    /// The first member given twice.
     var duplicate: String?
     /// The first problem inside `params`, its path relative to `params`.
     var paramsProblem: JSONValueProblem?
+
+    var isObject: Bool { other == nil }
 
     /// Reads one whole JSON text as an envelope (a client reading the daemon's frames).
     static func read(_ bytes: UnsafeRawBufferPointer) throws(JSONSyntaxError) -> Envelope {
@@ -153,46 +163,52 @@ struct Envelope {
 
     /// Reads the value at the scanner's position; `depth` is the level of its container.
     static func scan(_ scanner: inout JSONScanner, depth: Int) throws(JSONSyntaxError) -> Envelope {
+        var envelope = Envelope()
         scanner.skipWhitespace()
-        guard scanner.peek() == UInt8(ascii: "{") else { return Envelope(value: try scanner.value(depth: depth)) }
+        guard scanner.peek() == UInt8(ascii: "{") else {
+            envelope.other = try scanner.value(depth: depth)
+            return envelope
+        }
         let level = depth + 1
         guard level <= scanner.depthLimit else { throw scanner.failure("nesting too deep") }
         scanner.offset += 1
         scanner.skipWhitespace()
         if scanner.peek() == UInt8(ascii: "}") {
             scanner.offset += 1
-            return Envelope(value: .object([:]))
+            return envelope
         }
-        var envelope = Envelope(value: .null)
-        var members: [String: JSONValue] = [:]
+        var others: [String] = []
         repeat {
             let name = try scanner.memberName()
             scanner.skipWhitespace()
             let start = scanner.offset
             let problemsBefore = scanner.problems.count
-            let outerPath = scanner.path
-            scanner.path = []
             let member = try scanner.value(depth: level)
-            scanner.path = outerPath
-            if name == "id" {
+            if name == "params", scanner.problems.count > problemsBefore, envelope.paramsProblem == nil {
                 let text = UnsafeRawBufferPointer(rebasing: scanner.bytes[start..<scanner.offset])
-                envelope.rawID = RequestID(validatedJSON: String(decoding: text, as: UTF8.self))
-            }
-            if name == "params", envelope.paramsProblem == nil, scanner.problems.count > problemsBefore {
-                envelope.paramsProblem = scanner.problems[problemsBefore]
+                envelope.paramsProblem = JSONText.firstProblem(in: text)
             }
             // Outside params nothing else is read closely enough for a problem to matter.
             scanner.problems.removeSubrange(problemsBefore...)
-            if members.updateValue(member, forKey: name) != nil, envelope.duplicate == nil {
-                envelope.duplicate = name
+            let previous: JSONValue?
+            switch name {
+            case "id":
+                previous = envelope.id
+                envelope.id = member
+                let text = UnsafeRawBufferPointer(rebasing: scanner.bytes[start..<scanner.offset])
+                envelope.rawID = RequestID(validatedJSON: String(decoding: text, as: UTF8.self))
+            case "jsonrpc": (previous, envelope.jsonrpc) = (envelope.jsonrpc, member)
+            case "method": (previous, envelope.method) = (envelope.method, member)
+            case "params": (previous, envelope.params) = (envelope.params, member)
+            case "result": (previous, envelope.result) = (envelope.result, member)
+            case "error": (previous, envelope.error) = (envelope.error, member)
+            default:
+                previous = others.contains(name) ? .null : nil
+                others.append(name)
             }
+            if previous != nil, envelope.duplicate == nil { envelope.duplicate = name }
         } while try !scanner.endOfContainer(UInt8(ascii: "}"))
-        envelope.value = .object(members)
         return envelope
-    }
-
-    init(value: JSONValue) {
-        self.value = value
     }
 }
 

@@ -57,13 +57,17 @@ struct JSONScanner: ~Copyable {
     let bytes: UnsafeRawBufferPointer
     var offset = 0
     let depthLimit: Int
-    /// The members and indices leading to the value being read (for `problems`).
+    /// The members and indices leading to the value being read (for `problems`), kept only
+    /// when `tracksPaths`: problems are rare, so a first reading leaves paths empty and the
+    /// value with a problem is read again to name it.
     var path: [JSONPathComponent] = []
+    let tracksPaths: Bool
     var problems: [JSONValueProblem] = []
 
-    init(_ bytes: UnsafeRawBufferPointer, depthLimit: Int) {
+    init(_ bytes: UnsafeRawBufferPointer, depthLimit: Int, tracksPaths: Bool = false) {
         self.bytes = bytes
         self.depthLimit = depthLimit
+        self.tracksPaths = tracksPaths
     }
 
     func failure(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(reason: reason, offset: offset) }
@@ -120,12 +124,14 @@ struct JSONScanner: ~Copyable {
         var members: [String: JSONValue] = [:]
         while true {
             let name = try memberName()
-            path.append(.member(name))
+            if tracksPaths { path.append(.member(name)) }
             let member = try value(depth: depth)
             if members.updateValue(member, forKey: name) != nil {
-                problems.append(JSONValueProblem(kind: .duplicateMember, path: path))
+                var location = path
+                if !tracksPaths { location.append(.member(name)) }
+                problems.append(JSONValueProblem(kind: .duplicateMember, path: location))
             }
-            path.removeLast()
+            if tracksPaths { path.removeLast() }
             if try endOfContainer(UInt8(ascii: "}")) { return .object(members) }
         }
     }
@@ -140,9 +146,9 @@ struct JSONScanner: ~Copyable {
         }
         var elements: [JSONValue] = []
         while true {
-            path.append(.index(elements.count))
+            if tracksPaths { path.append(.index(elements.count)) }
             elements.append(try value(depth: depth))
-            path.removeLast()
+            if tracksPaths { path.removeLast() }
             if try endOfContainer(UInt8(ascii: "]")) { return .array(elements) }
         }
     }
@@ -328,10 +334,17 @@ public enum JSONText {
         let value = try scanner.value(depth: 0)
         scanner.skipWhitespace()
         guard scanner.atEnd else { throw scanner.failure("text continues after the value") }
-        if let problem = scanner.problems.first {
+        if !scanner.problems.isEmpty, let problem = firstProblem(in: bytes) {
             throw JSONSyntaxError(reason: "\(problem.path.dotted): \(problem)", offset: 0)
         }
         return value
+    }
+
+    /// The first problem in a well-formed value, with its path (a second, slower reading).
+    static func firstProblem(in bytes: UnsafeRawBufferPointer) -> JSONValueProblem? {
+        var scanner = JSONScanner(bytes, depthLimit: maximumDepth, tracksPaths: true)
+        _ = try? scanner.value(depth: 0)
+        return scanner.problems.first
     }
 
     public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {

@@ -5,7 +5,7 @@ import Foundation
 /// encoding), `Data` as base64, `URL` as its absolute string, non-finite numbers refused.
 enum JSONValueEncoder {
     static func encode<T: Encodable>(_ value: T) throws -> JSONValue {
-        if let json = value as? JSONValue { return json.normalized }
+        if T.self == JSONValue.self { return (value as! JSONValue).normalized }
         let root = EncodingNode()
         try root.store(value, codingPath: [])
         return root.resolved()
@@ -43,17 +43,25 @@ private final class EncodingNode {
     func becomeObject() { if members == nil { members = [:] } }
     func becomeArray() { if elements == nil { elements = [] } }
 
-    /// Encodes `value` into this node.
+    /// Encodes `value` into this node. (Types are told apart by their metatypes, which is cheap
+    /// where `as?` would be a dynamic cast for every value.)
     func store<T: Encodable>(_ value: T, codingPath: [CodingKey]) throws {
-        switch value {
-        case let json as JSONValue: scalar = json.normalized
-        case let url as URL: scalar = .string(url.absoluteString)
-        case let data as Data: scalar = .string(data.base64EncodedString())
-        case let double as Double: scalar = try Self.number(double, codingPath)
-        case let string as String: scalar = .string(string)
-        case let int as Int: scalar = .int(Int64(int))
-        case let bool as Bool: scalar = .bool(bool)
-        default: try value.encode(to: NodeEncoder(node: self, codingPath: codingPath))
+        if T.self == String.self {
+            scalar = .string(unsafeBitCast(value, to: String.self))
+        } else if T.self == Int.self {
+            scalar = .int(Int64(unsafeBitCast(value, to: Int.self)))
+        } else if T.self == Bool.self {
+            scalar = .bool(unsafeBitCast(value, to: Bool.self))
+        } else if T.self == JSONValue.self {
+            scalar = (value as! JSONValue).normalized
+        } else if T.self == Double.self {
+            scalar = try Self.number(unsafeBitCast(value, to: Double.self), codingPath)
+        } else if T.self == URL.self {
+            scalar = .string((value as! URL).absoluteString)
+        } else if T.self == Data.self {
+            scalar = .string((value as! Data).base64EncodedString())
+        } else {
+            try value.encode(to: NodeEncoder(node: self, codingPath: codingPath))
         }
     }
 

@@ -142,16 +142,14 @@ public enum ServerMessage: Sendable {
     /// Reads one frame; the reply's id keeps the exact text the daemon wrote.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws -> ServerMessage {
         let envelope = try Envelope.read(bytes)
-        guard case .object(let members) = envelope.value else {
-            throw JSONSyntaxError(reason: "a message must be a JSON object", offset: 0)
-        }
+        guard envelope.isObject else { throw JSONSyntaxError(reason: "a message must be a JSON object", offset: 0) }
         let id = envelope.rawID
-        if case .string(let method)? = members["method"] {
-            return .notification(Request(id: id, method: method, params: members["params"]))
+        if case .string(let method)? = envelope.method {
+            return .notification(Request(id: id, method: method, params: envelope.params))
         }
-        if let error = members["error"] {
+        if let error = envelope.error {
             return .response(Response(id: id ?? .null, error: try JSONCoding.typed(RPCError.self, from: error)))
         }
-        return .response(Response(id: id ?? .null, result: members["result"] ?? .null))
+        return .response(Response(id: id ?? .null, result: envelope.result ?? .null))
     }
 }

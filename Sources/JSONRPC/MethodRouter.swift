@@ -25,10 +25,11 @@ public struct MethodRouter<Context: Sendable>: Sendable {
     ) {
         precondition(entries[M.name] == nil, "\(M.name) registered twice")
         let validator = self.validator
+        let emptyIsValid = Self.acceptsEmpty(M.self, validator)
         entries[M.name] = { raw, id, context in
             let params: M.Params
             do throws(RPCError) {
-                params = try Self.decode(M.self, raw, validator)
+                params = try Self.decode(M.self, raw, validator, emptyIsValid: emptyIsValid)
             } catch {
                 return .answered(id.map { Response(id: $0, error: error) })
             }
@@ -51,15 +52,37 @@ public struct MethodRouter<Context: Sendable>: Sendable {
     ) {
         precondition(entries[M.name] == nil, "\(M.name) registered twice")
         let validator = self.validator
+        let emptyIsValid = Self.acceptsEmpty(M.self, validator)
         entries[M.name] = { raw, id, context in
             let outcome: Result<JSONValue, RPCError>
             do {
-                let params = try Self.decode(M.self, raw, validator)
+                let params = try Self.decode(M.self, raw, validator, emptyIsValid: emptyIsValid)
                 outcome = .success(try JSONCoding.value(of: try body(params, context)))
             } catch {
                 outcome = .failure(Self.rpcError(error))
             }
             return .answered(id.map { Response(id: $0, outcome: outcome) })
+        }
+    }
+
+    /// Registers a method whose answer never changes while the router lives (`daemon.ping`,
+    /// `rpc.discover`): its result is encoded once. With `immediate` it is answered where the
+    /// request is read; without (a large result), its reply is written by a task.
+    public mutating func registerConstant<M: RPCMethod>(
+        _ method: M.Type, result: M.Result, immediate: Bool = true
+    ) throws {
+        precondition(entries[M.name] == nil, "\(M.name) registered twice")
+        let validator = self.validator
+        let emptyIsValid = Self.acceptsEmpty(M.self, validator)
+        let encoded = try JSONCoding.value(of: result)
+        entries[M.name] = { raw, id, _ in
+            do throws(RPCError) {
+                _ = try Self.decode(M.self, raw, validator, emptyIsValid: emptyIsValid)
+            } catch {
+                return .answered(id.map { Response(id: $0, error: error) })
+            }
+            let response = id.map { Response(id: $0, result: encoded) }
+            return immediate ? .answered(response) : .pending { response }
         }
     }
 
@@ -88,11 +111,25 @@ public struct MethodRouter<Context: Sendable>: Sendable {
         }
     }
 
+    /// Whether `{}` passes the method's schema: then a call without params needs no validation.
+    private static func acceptsEmpty<M: RPCMethod>(_ method: M.Type, _ validator: SchemaValidator) -> Bool {
+        do throws(SchemaValidator.Failure) {
+            try validator.validate(.object([:]), against: M.paramsSchema)
+            return true
+        } catch {
+            return false
+        }
+    }
+
     private static func decode<M: RPCMethod>(
-        _ method: M.Type, _ raw: JSONValue, _ validator: SchemaValidator
+        _ method: M.Type, _ raw: JSONValue, _ validator: SchemaValidator, emptyIsValid: Bool
     ) throws(RPCError) -> M.Params {
         do throws(SchemaValidator.Failure) {
-            try validator.validate(raw, against: M.paramsSchema)
+            if emptyIsValid, case .object(let members) = raw, members.isEmpty {
+                // Checked once at registration.
+            } else {
+                try validator.validate(raw, against: M.paramsSchema)
+            }
         } catch {
             throw RPCError.invalidParams(error.reason, parameter: error.path.isEmpty ? "params" : error.path)
         }

@@ -67,6 +67,8 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var unflushed = false
     private var partialSince: NIODeadline?
     private var lastActive = NIODeadline.now()
+    /// When the current read began (saves reading the clock again to budget the turn).
+    private var turnStarted: NIODeadline?
     private var frameTimer: Scheduled<Void>?
     private var idleTimer: Scheduled<Void>?
 
@@ -108,6 +110,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var bytes = unwrapInboundIn(data)
         census.didRead(bytes.readableBytes)
         lastActive = .now()
+        turnStarted = lastActive
         guard readEnd == nil else { return }
         if pending.readableBytes == 0 {
             pending = bytes
@@ -202,12 +205,14 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func processFrames(_ context: ChannelHandlerContext) {
         var budget = Self.framesPerTurn
         var cutAny = false
-        let started = NIODeadline.now()
+        let started = turnStarted ?? .now()
+        turnStarted = nil
         while mayDispatch, let frame = nextFrame(context) {
             cutAny = true
             handle(frame, context)
             budget -= 1
-            if budget == 0 || NIODeadline.now() - started > Self.timePerTurn {
+            // A lone frame (the usual case) does not need the clock read again.
+            if budget == 0 || (pending.readableBytes > 0 && NIODeadline.now() - started > Self.timePerTurn) {
                 if pending.readableBytes > 0 { scheduleBacklog(context) }
                 break
             }
@@ -327,10 +332,8 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             switch entry {
             case .invalid(let response): return .answered(Framing.encode(response), [])
             case .call(let request):
-                let hooks = ReplyHooks()
-                let routed = ReplyHooks.$current.withValue(hooks) { service.route(request, on: connection) }
-                switch routed {
-                case .answered(let response): return .answered(response.map(Framing.encode), hooks.take())
+                switch service.route(request, on: connection) {
+                case .answered(let response): return .answered(response.map(Framing.encode), [])
                 case .pending(let run): return .pending(run)
                 }
             }

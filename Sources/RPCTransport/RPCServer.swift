@@ -11,7 +11,8 @@ public protocol RPCService: Sendable {
     func handle(_ request: Request, on connection: RPCConnection) async -> Response?
     /// Decides, where the frame is read (on the connection's event loop, so it must not block),
     /// whether a call is answered at once or needs work that runs as a task. By default every
-    /// call runs `handle` as a task.
+    /// call runs `handle` as a task. `RPCConnection.afterReply` has its ordering guarantee only
+    /// inside that task: what an immediate answer registers runs at once.
     func route(_ request: Request, on connection: RPCConnection) -> RoutedCall
     /// Called once per accepted connection, before any of its calls.
     func connectionOpened(_ connection: RPCConnection)

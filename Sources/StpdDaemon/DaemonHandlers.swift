@@ -22,8 +22,10 @@ struct ProcessFacts: Sendable {
 enum DaemonHandlers {
     static func register(into router: inout MethodRouter<CallContext>, facts: ProcessFacts, parts: Daemon.Parts) {
         let contract = Contract.document
-        router.register(Discover.self) { _, _ in contract }
-        router.registerImmediate(Ping.self) { _, _ in Ping.Result(version: StpdAPI.version) }
+        // Both answers are encoded once: the contract is large (its reply is written by a task),
+        // the ping is answered where its line is read.
+        try! router.registerConstant(Discover.self, result: contract, immediate: false)
+        try! router.registerConstant(Ping.self, result: Ping.Result(version: StpdAPI.version))
         router.register(DaemonStatusMethod.self) { _, _ in
             let uptime = ContinuousClock.now - facts.startedClock
             let bounds = try await parts.store.eventBounds()
