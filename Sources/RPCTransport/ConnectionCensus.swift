@@ -137,7 +137,8 @@ final class RefusingHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         let channel = context.channel
-        channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        let closeAnyway = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { _ in closeAnyway.cancel() }
         guard let reply else {
             context.close(promise: nil)
             return

@@ -71,6 +71,8 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var turnStarted: NIODeadline?
     private var frameTimer: Scheduled<Void>?
     private var idleTimer: Scheduled<Void>?
+    /// Closes a connection that does not take its last bytes (cancelled at close: it holds the channel).
+    private var closeAnyway: Scheduled<Void>?
 
     init(
         connection: RPCConnection, service: any RPCService, configuration: RPCServerConfiguration,
@@ -98,6 +100,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         closed = true
         idleTimer?.cancel()
         frameTimer?.cancel()
+        closeAnyway?.cancel()
         waiting.removeAll()
         pending = ByteBuffer()
         connection.outbox.finish()
@@ -459,11 +462,13 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         idleTimer?.cancel()
         frameTimer?.cancel()
         let channel = context.channel
+        // Armed first: the write below may close the channel at once (the peer is gone), and
+        // channelInactive must find the timer to cancel it (it holds the channel).
+        closeAnyway = channel.eventLoop.scheduleTask(in: Self.closingGrace) { channel.close(promise: nil) }
         let flushed = context.eventLoop.makePromise(of: Void.self)
         // Completes after every earlier write: then everything is with the kernel.
         context.writeAndFlush(wrapOutboundOut(ByteBuffer()), promise: flushed)
         flushed.futureResult.whenComplete { _ in channel.close(promise: nil) }
-        channel.eventLoop.scheduleTask(in: Self.closingGrace) { channel.close(promise: nil) }
     }
 
     // MARK: Timers

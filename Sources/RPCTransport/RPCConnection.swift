@@ -68,7 +68,9 @@ public final class RPCConnection: Sendable {
         if let final { _ = outbox.offer(Framing.frame(final), force: true) }
         outbox.finish()
         let channel = self.channel
-        channel.eventLoop.scheduleTask(in: grace) { channel.close(promise: nil) }
+        let closeAnyway = channel.eventLoop.scheduleTask(in: grace) { channel.close(promise: nil) }
+        // The timer holds the channel: it goes as soon as the connection does.
+        channel.closeFuture.whenComplete { _ in closeAnyway.cancel() }
     }
 }
 
