@@ -179,7 +179,7 @@ struct Envelope {
         }
         var others: [String] = []
         repeat {
-            let name = try scanner.memberName()
+            let name = try scanner.envelopeMemberName()
             scanner.skipWhitespace()
             let start = scanner.offset
             let problemsBefore = scanner.problems.count
@@ -213,6 +213,29 @@ struct Envelope {
 }
 
 extension JSONScanner {
+    private static let envelopeNames: [(bytes: [UInt8], name: String)] = [
+        "jsonrpc", "id", "method", "params", "result", "error",
+    ].map { (Array($0.utf8), $0) }
+
+    /// A member name and its colon, where the names of JSON-RPC's members are recognised from
+    /// their bytes (no string is built for them).
+    mutating func envelopeMemberName() throws(JSONSyntaxError) -> String {
+        skipWhitespace()
+        guard peek() == UInt8(ascii: "\"") else { throw failure("expected a member name") }
+        let start = offset + 1
+        var end = start
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+            for known in Self.envelopeNames where known.bytes.count == raw.count && known.bytes.elementsEqual(raw) {
+                offset = end + 1
+                try expect(UInt8(ascii: ":"), "':'")
+                return known.name
+            }
+        }
+        return try memberName()
+    }
+
     mutating func expectEnd() throws(JSONSyntaxError) {
         skipWhitespace()
         guard atEnd else { throw failure("text continues after the value") }
