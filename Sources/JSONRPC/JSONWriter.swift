@@ -18,21 +18,23 @@ enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            var first = true
-            for (name, member) in sortedMembers(members) {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                writeString(name, to: &out)
-                out.append(UInt8(ascii: ":"))
-                write(member, to: &out)
+            if members.count < 2 {
+                for (name, member) in members { writeMember(name, member, first: true, to: &out) }
+            } else {
+                let ordered = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+                for (index, (name, member)) in ordered.enumerated() {
+                    writeMember(name, member, first: index == 0, to: &out)
+                }
             }
             out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func sortedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
-        if members.count < 2 { return Array(members) }
-        return members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    private static func writeMember(_ name: String, _ value: JSONValue, first: Bool, to out: inout [UInt8]) {
+        if !first { out.append(UInt8(ascii: ",")) }
+        writeString(name, to: &out)
+        out.append(UInt8(ascii: ":"))
+        write(value, to: &out)
     }
 
     static func writeInteger(_ number: Int64, to out: inout [UInt8]) {

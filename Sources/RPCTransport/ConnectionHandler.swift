@@ -65,6 +65,13 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var closing = false
     private var closed = false
     private var unflushed = false
+    /// The outbox may hold frames (or have finished): set by its wake and by replies queued
+    /// behind it, cleared when a `poll` finds it empty. While clear, the hot path skips its lock.
+    private var outboxDirty = false
+    /// Bytes read and not yet told to the census (told in batches).
+    private var unreportedBytes = 0
+    /// Reused to encode replies on the event loop.
+    private var scratch: [UInt8] = []
     private var partialSince: NIODeadline?
     private var lastActive = NIODeadline.now()
     /// When the current read began (saves reading the clock again to budget the turn).
@@ -111,7 +118,11 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var bytes = unwrapInboundIn(data)
-        census.didRead(bytes.readableBytes)
+        unreportedBytes += bytes.readableBytes
+        if unreportedBytes > 65536 {
+            census.didRead(unreportedBytes)
+            unreportedBytes = 0
+        }
         lastActive = .now()
         turnStarted = lastActive
         guard readEnd == nil else { return }
@@ -145,6 +156,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case is OutboxWake:
+            outboxDirty = true
             pump(context)
             resumeReading(context)
         case ChannelEvent.inputClosed:
@@ -181,7 +193,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func mayRead(_ context: ChannelHandlerContext) -> Bool {
         readEnd == nil && mayDispatch && !backlogScheduled && context.channel.isWritable
-            && connection.outbox.queuedBytes <= connection.outbox.limit
+            && (!outboxDirty || connection.outbox.queuedBytes <= connection.outbox.limit)
     }
 
     private func resumeReading(_ context: ChannelHandlerContext) {
@@ -304,15 +316,30 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func handle(_ frame: ByteBuffer, _ context: ChannelHandlerContext) {
         let (service, connection, maxBatch) = (service, connection, configuration.maxBatchRequests)
         guard frame.readableBytes > Self.inlineFrameBytes else {
-            let prepared = frame.withUnsafeReadableBytes { Self.prepare($0, service, connection, maxBatch) }
-            apply(prepared, context)
+            let inbound = frame.withUnsafeReadableBytes { Inbound.parse($0, maximumBatch: maxBatch) }
+            // The usual frame, one request, is answered without anything in between.
+            if case .single(let entry) = inbound {
+                switch entry {
+                case .invalid(let response): reply(response, context)
+                case .call(let request):
+                    switch service.route(request, on: connection) {
+                    case .answered(let response): if let response { reply(response, context) }
+                    case .pending(let run):
+                        waiting.append(Work(run: run, batch: nil, index: 0))
+                        startWaiting(context)
+                    }
+                }
+                return
+            }
+            apply(Self.prepare(inbound, service, connection), context)
             return
         }
         preparing = true
         let loop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: loop)
         connection.spawn {
-            let prepared = frame.withUnsafeReadableBytes { Self.prepare($0, service, connection, maxBatch) }
+            let inbound = frame.withUnsafeReadableBytes { Inbound.parse($0, maximumBatch: maxBatch) }
+            let prepared = Self.prepare(inbound, service, connection)
             loop.execute { handler.value.prepared(prepared) }
         }
     }
@@ -327,10 +354,8 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         finishIfDone(context)
     }
 
-    /// Parses one frame and routes its calls; runs anywhere (`RPCService.route` must not block).
-    static func prepare(
-        _ bytes: UnsafeRawBufferPointer, _ service: any RPCService, _ connection: RPCConnection, _ maxBatch: Int
-    ) -> PreparedFrame {
+    /// Routes the calls of a frame; runs anywhere (`RPCService.route` must not block).
+    static func prepare(_ inbound: Inbound, _ service: any RPCService, _ connection: RPCConnection) -> PreparedFrame {
         func prepare(_ entry: Inbound.Entry) -> PreparedEntry {
             switch entry {
             case .invalid(let response): return .answered(Framing.encode(response), [])
@@ -341,7 +366,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
             }
         }
-        switch Inbound.parse(bytes, maximumBatch: maxBatch) {
+        switch inbound {
         case .single(let entry): return .single(prepare(entry))
         case .batch(let entries): return .batch(entries.map(prepare))
         }
@@ -425,11 +450,28 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var buffer = context.channel.allocator.buffer(capacity: bytes.count + 1)
         buffer.writeBytes(bytes)
         buffer.writeInteger(Framing.newline)
-        if context.channel.isWritable, connection.outbox.isEmpty {
+        write(buffer, context)
+    }
+
+    /// A reply encoded here, in a buffer kept for it.
+    private func reply(_ response: Response, _ context: ChannelHandlerContext) {
+        guard !closing else { return }
+        scratch.removeAll(keepingCapacity: true)
+        response.write(to: &scratch)
+        scratch.append(Framing.newline)
+        var buffer = context.channel.allocator.buffer(capacity: scratch.count)
+        buffer.writeBytes(scratch)
+        if scratch.capacity > 65536 { scratch = [] }
+        write(buffer, context)
+    }
+
+    private func write(_ buffer: ByteBuffer, _ context: ChannelHandlerContext) {
+        if context.channel.isWritable, !outboxDirty || connection.outbox.isEmpty {
             context.write(wrapOutboundOut(buffer), promise: nil)
             unflushed = true
         } else {
             _ = connection.outbox.offer(buffer, force: true)
+            outboxDirty = true
         }
     }
 
@@ -437,15 +479,23 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// outbox is finished and empty.
     private func pump(_ context: ChannelHandlerContext) {
         guard !closed else { return }
-        while context.channel.isWritable, let frame = connection.outbox.poll() {
-            context.write(wrapOutboundOut(frame), promise: nil)
-            unflushed = true
+        var drained = false
+        if outboxDirty {
+            while context.channel.isWritable {
+                guard let frame = connection.outbox.poll() else {
+                    outboxDirty = false
+                    drained = true
+                    break
+                }
+                context.write(wrapOutboundOut(frame), promise: nil)
+                unflushed = true
+            }
         }
         if unflushed {
             unflushed = false
             context.flush()
         }
-        if !closing, connection.outbox.isDone { closeWhenFlushed(context) }
+        if drained, !closing, connection.outbox.isFinished { closeWhenFlushed(context) }
     }
 
     /// Once reading has ended and every call read is answered: no more output, then close.
@@ -454,6 +504,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             pending.readableBytes == 0
         else { return }
         connection.outbox.finish()
+        outboxDirty = true
         pump(context)
     }
 
