@@ -29,12 +29,12 @@ public struct RPCError: Error, Sendable, Hashable, Codable {
         RPCError(code: methodNotFoundCode, message: "Method not found: \(method)", data: ["method": .string(method)])
     }
 
-    /// `parameter` is a JSON-pointer-like path (`url`, `filter.types[0]`) so the client knows what to fix.
-    public static func invalidParams(_ detail: String, parameter: String?) -> RPCError {
-        var data: [String: JSONValue] = [:]
-        if let parameter { data["parameter"] = .string(parameter) }
-        let prefix = parameter.map { "Invalid params: \($0): " } ?? "Invalid params: "
-        return RPCError(code: invalidParamsCode, message: prefix + detail, data: data.isEmpty ? nil : .object(data))
+    /// `parameter` is a JSON-pointer-like path (`url`, `filter.types[0]`; `params` for the params
+    /// as a whole) so the client knows what to fix: every -32602 names one.
+    public static func invalidParams(_ detail: String, parameter: String) -> RPCError {
+        RPCError(
+            code: invalidParamsCode, message: "Invalid params: \(parameter): \(detail)",
+            data: ["parameter": .string(parameter)])
     }
 
     public static func internalError(_ detail: String) -> RPCError {
