@@ -9,7 +9,8 @@ import NIOCore
 
 /// Serves one connection on its event loop: cuts frames, answers what can be answered at once,
 /// starts the rest as tasks of the connection, writes replies and notifications, and enforces
-/// the connection's limits. Every property is confined to the event loop.
+/// the connection's limits. Every property is confined to the event loop. Calls are in
+/// `ConnectionHandler+Calls.swift`, the frame and idle timers in `ConnectionHandler+Timers.swift`.
 ///
 /// Invariants:
 /// - at most `maxInFlightPerConnection` calls (batch entries one by one) run as tasks; while
@@ -31,7 +32,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// How long a connection that is done may take to flush before it is closed regardless.
     static let closingGrace = TimeAmount.seconds(30)
 
-    private enum ReadEnd {
+    enum ReadEnd {
         /// The peer sent EOF: frames already read are still answered.
         case peerClosed
         /// Reading stopped for good (shutdown, a bad frame): frames not yet handled are dropped.
@@ -39,47 +40,47 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// A call waiting for (or holding) an in-flight slot.
-    private struct Work {
+    struct Work {
         var run: @Sendable () async -> Response?
         var batch: Batch?
         var index: Int
     }
 
-    private let connection: RPCConnection
-    private let service: any RPCService
-    private let configuration: RPCServerConfiguration
-    private let census: ConnectionCensus
-    private let logger: Logger
+    let connection: RPCConnection
+    let service: any RPCService
+    let configuration: RPCServerConfiguration
+    let census: ConnectionCensus
+    let logger: Logger
 
-    private var context: ChannelHandlerContext?
+    var context: ChannelHandlerContext?
     /// Bytes read and not yet cut into frames; the first `scanned` hold no newline.
-    private var pending = ByteBuffer()
-    private var scanned = 0
-    private var waiting = Deque<Work>()
-    private var inFlight = 0
-    private var readHeld = false
-    private var backlogScheduled = false
+    var pending = ByteBuffer()
+    var scanned = 0
+    var waiting = Deque<Work>()
+    var inFlight = 0
+    var readHeld = false
+    var backlogScheduled = false
     /// A large frame is being read and routed as a task; later frames wait for it.
-    private var preparing = false
-    private var readEnd: ReadEnd?
-    private var closing = false
-    private var closed = false
-    private var unflushed = false
+    var preparing = false
+    var readEnd: ReadEnd?
+    var closing = false
+    var closed = false
+    var unflushed = false
     /// The outbox may hold frames (or have finished): set by its wake and by replies queued
     /// behind it, cleared when a `poll` finds it empty. While clear, the hot path skips its lock.
-    private var outboxDirty = false
+    var outboxDirty = false
     /// Bytes read and not yet told to the census (told in batches).
-    private var unreportedBytes = 0
+    var unreportedBytes = 0
     /// Reused to encode replies on the event loop.
-    private var scratch: [UInt8] = []
-    private var partialSince: NIODeadline?
-    private var lastActive = NIODeadline.now()
+    var scratch: [UInt8] = []
+    var partialSince: NIODeadline?
+    var lastActive = NIODeadline.now()
     /// When the current read began (saves reading the clock again to budget the turn).
-    private var turnStarted: NIODeadline?
-    private var frameTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
+    var turnStarted: NIODeadline?
+    var frameTimer: Scheduled<Void>?
+    var idleTimer: Scheduled<Void>?
     /// Closes a connection that does not take its last bytes (cancelled at close: it holds the channel).
-    private var closeAnyway: Scheduled<Void>?
+    var closeAnyway: Scheduled<Void>?
 
     init(
         connection: RPCConnection, service: any RPCService, configuration: RPCServerConfiguration,
@@ -186,17 +187,17 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Reading and framing
 
     /// Whether calls may be started now (frames cut and dispatched).
-    private var mayDispatch: Bool {
+    var mayDispatch: Bool {
         readEnd != .dropRest && !closing && !preparing && waiting.isEmpty
             && inFlight < configuration.maxInFlightPerConnection
     }
 
-    private func mayRead(_ context: ChannelHandlerContext) -> Bool {
+    func mayRead(_ context: ChannelHandlerContext) -> Bool {
         readEnd == nil && mayDispatch && !backlogScheduled && context.channel.isWritable
             && (!outboxDirty || connection.outbox.queuedBytes <= connection.outbox.limit)
     }
 
-    private func resumeReading(_ context: ChannelHandlerContext) {
+    func resumeReading(_ context: ChannelHandlerContext) {
         guard readHeld, mayRead(context) else { return }
         readHeld = false
         // Time spent not reading is not the sender's.
@@ -204,7 +205,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.read()
     }
 
-    private func endReading(_ end: ReadEnd) {
+    func endReading(_ end: ReadEnd) {
         guard readEnd != .dropRest else { return }
         readEnd = end
         if end == .dropRest {
@@ -217,7 +218,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Cuts and handles frames while the limits allow, for at most one turn's budget.
-    private func processFrames(_ context: ChannelHandlerContext) {
+    func processFrames(_ context: ChannelHandlerContext) {
         var budget = Self.framesPerTurn
         var cutAny = false
         let started = turnStarted ?? .now()
@@ -237,7 +238,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The next complete frame without its newline (and `\r`); nil when none is complete. A
     /// frame over the size limit ends reading with an error reply.
-    private func nextFrame(_ context: ChannelHandlerContext) -> ByteBuffer? {
+    func nextFrame(_ context: ChannelHandlerContext) -> ByteBuffer? {
         while pending.readableBytes > 0 {
             let from = scanned
             let newline: Int? = pending.withUnsafeReadableBytes { raw in
@@ -268,14 +269,14 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return nil
     }
 
-    private func scheduleBacklog(_ context: ChannelHandlerContext) {
+    func scheduleBacklog(_ context: ChannelHandlerContext) {
         guard !backlogScheduled else { return }
         backlogScheduled = true
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute { handler.value.runBacklog() }
     }
 
-    private func runBacklog() {
+    func runBacklog() {
         backlogScheduled = false
         guard let context, !closed else { return }
         processFrames(context)
@@ -284,7 +285,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         finishIfDone(context)
     }
 
-    private func rejectOversizedFrame(_ context: ChannelHandlerContext) {
+    func rejectOversizedFrame(_ context: ChannelHandlerContext) {
         let limit = configuration.maxFrameBytes
         logger.warning("frame over \(limit) bytes; closing connection")
         let error = RPCError.invalidRequest(
@@ -295,157 +296,12 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.close(mode: .input, promise: nil)
     }
 
-    // MARK: Calls
-
-    /// A frame read and routed: what is answered already and what still has to run.
-    enum PreparedFrame: Sendable {
-        case single(PreparedEntry)
-        case batch([PreparedEntry])
-    }
-
-    enum PreparedEntry: Sendable {
-        /// The reply (without newline; nil for a notification) and its after-reply actions.
-        case answered([UInt8]?, [@Sendable () async -> Void])
-        case pending(@Sendable () async -> Response?)
-    }
-
-    /// Frames up to this size are read and routed on the event loop; larger ones (big batches)
-    /// as a task of the connection, so the loop's other connections do not wait for them.
-    static let inlineFrameBytes = 16 << 10
-
-    private func handle(_ frame: ByteBuffer, _ context: ChannelHandlerContext) {
-        let (service, connection, maxBatch) = (service, connection, configuration.maxBatchRequests)
-        guard frame.readableBytes > Self.inlineFrameBytes else {
-            let inbound = frame.withUnsafeReadableBytes { Inbound.parse($0, maximumBatch: maxBatch) }
-            // The usual frame, one request, is answered without anything in between.
-            if case .single(let entry) = inbound {
-                switch entry {
-                case .invalid(let response): reply(response, context)
-                case .call(let request):
-                    switch service.route(request, on: connection) {
-                    case .answered(let response): if let response { reply(response, context) }
-                    case .pending(let run):
-                        waiting.append(Work(run: run, batch: nil, index: 0))
-                        startWaiting(context)
-                    }
-                }
-                return
-            }
-            apply(Self.prepare(inbound, service, connection), context)
-            return
-        }
-        preparing = true
-        let loop = context.eventLoop
-        let handler = NIOLoopBound(self, eventLoop: loop)
-        connection.spawn {
-            let inbound = frame.withUnsafeReadableBytes { Inbound.parse($0, maximumBatch: maxBatch) }
-            let prepared = Self.prepare(inbound, service, connection)
-            loop.execute { handler.value.prepared(prepared) }
-        }
-    }
-
-    private func prepared(_ prepared: PreparedFrame) {
-        preparing = false
-        guard let context, !closed else { return }
-        apply(prepared, context)
-        processFrames(context)
-        pump(context)
-        resumeReading(context)
-        finishIfDone(context)
-    }
-
-    /// Routes the calls of a frame; runs anywhere (`RPCService.route` must not block).
-    static func prepare(_ inbound: Inbound, _ service: any RPCService, _ connection: RPCConnection) -> PreparedFrame {
-        func prepare(_ entry: Inbound.Entry) -> PreparedEntry {
-            switch entry {
-            case .invalid(let response): return .answered(Framing.encode(response), [])
-            case .call(let request):
-                switch service.route(request, on: connection) {
-                case .answered(let response): return .answered(response.map(Framing.encode), [])
-                case .pending(let run): return .pending(run)
-                }
-            }
-        }
-        switch inbound {
-        case .single(let entry): return .single(prepare(entry))
-        case .batch(let entries): return .batch(entries.map(prepare))
-        }
-    }
-
-    /// Sends what is answered and queues the rest for in-flight slots, on the event loop.
-    private func apply(_ prepared: PreparedFrame, _ context: ChannelHandlerContext) {
-        switch prepared {
-        case .single(.answered(let bytes, let actions)):
-            if let bytes { reply(bytes, context) }
-            start(actions)
-        case .single(.pending(let run)):
-            waiting.append(Work(run: run, batch: nil, index: 0))
-            startWaiting(context)
-        case .batch(let entries):
-            let batch = Batch(count: entries.count)
-            for (index, entry) in entries.enumerated() {
-                switch entry {
-                case .answered(let bytes, let actions): batch.complete(index, bytes, actions)
-                case .pending(let run): waiting.append(Work(run: run, batch: batch, index: index))
-                }
-            }
-            startWaiting(context)
-            if batch.isComplete { emit(batch, context) }
-        }
-    }
-
-    /// Starts waiting calls while in-flight slots are free.
-    private func startWaiting(_ context: ChannelHandlerContext) {
-        while inFlight < configuration.maxInFlightPerConnection, let work = waiting.popFirst() {
-            inFlight += 1
-            let loop = context.eventLoop
-            let handler = NIOLoopBound(self, eventLoop: loop)
-            let bound = NIOLoopBound(work, eventLoop: loop)
-            let run = work.run
-            connection.spawn {
-                let hooks = ReplyHooks()
-                let response = await ReplyHooks.$current.withValue(hooks) { await run() }
-                // Encoded here, off the event loop.
-                let bytes = response.map(Framing.encode)
-                let actions = hooks.take()
-                loop.execute { handler.value.finished(bound.value, bytes, actions) }
-            }
-        }
-    }
-
-    private func finished(_ work: Work, _ bytes: [UInt8]?, _ actions: [@Sendable () async -> Void]) {
-        guard let context, !closed else { return }
-        inFlight -= 1
-        if inFlight == 0 { lastActive = .now() }
-        if let batch = work.batch {
-            batch.complete(work.index, bytes, actions)
-            if batch.isComplete { emit(batch, context) }
-        } else {
-            if let bytes { reply(bytes, context) }
-            start(actions)
-        }
-        startWaiting(context)
-        if !backlogScheduled { processFrames(context) }
-        pump(context)
-        resumeReading(context)
-        finishIfDone(context)
-    }
-
-    private func emit(_ batch: Batch, _ context: ChannelHandlerContext) {
-        if let frame = batch.frame() { reply(frame, context) }
-        start(batch.actions)
-    }
-
-    private func start(_ actions: [@Sendable () async -> Void]) {
-        for action in actions { connection.spawn(action) }
-    }
-
     // MARK: Writing
 
     /// Writes a reply (`bytes` and a newline): straight to the channel when nothing is queued
     /// before it, else behind what is queued (replies are never refused; the in-flight limit
     /// bounds them).
-    private func reply(_ bytes: [UInt8], _ context: ChannelHandlerContext) {
+    func reply(_ bytes: [UInt8], _ context: ChannelHandlerContext) {
         guard !closing else { return }
         var buffer = context.channel.allocator.buffer(capacity: bytes.count + 1)
         buffer.writeBytes(bytes)
@@ -454,7 +310,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// A reply encoded here, in a buffer kept for it.
-    private func reply(_ response: Response, _ context: ChannelHandlerContext) {
+    func reply(_ response: Response, _ context: ChannelHandlerContext) {
         guard !closing else { return }
         scratch.removeAll(keepingCapacity: true)
         response.write(to: &scratch)
@@ -465,7 +321,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         write(buffer, context)
     }
 
-    private func write(_ buffer: ByteBuffer, _ context: ChannelHandlerContext) {
+    func write(_ buffer: ByteBuffer, _ context: ChannelHandlerContext) {
         if context.channel.isWritable, !outboxDirty || connection.outbox.isEmpty {
             context.write(wrapOutboundOut(buffer), promise: nil)
             unflushed = true
@@ -477,7 +333,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Moves queued frames to the channel while it takes them, flushes, and closes once the
     /// outbox is finished and empty.
-    private func pump(_ context: ChannelHandlerContext) {
+    func pump(_ context: ChannelHandlerContext) {
         guard !closed else { return }
         var drained = false
         if outboxDirty {
@@ -499,7 +355,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Once reading has ended and every call read is answered: no more output, then close.
-    private func finishIfDone(_ context: ChannelHandlerContext) {
+    func finishIfDone(_ context: ChannelHandlerContext) {
         guard readEnd != nil, !closing, !closed, inFlight == 0, waiting.isEmpty, !backlogScheduled, !preparing,
             pending.readableBytes == 0
         else { return }
@@ -508,7 +364,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         pump(context)
     }
 
-    private func closeWhenFlushed(_ context: ChannelHandlerContext) {
+    func closeWhenFlushed(_ context: ChannelHandlerContext) {
         closing = true
         idleTimer?.cancel()
         frameTimer?.cancel()
@@ -522,101 +378,4 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         flushed.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
 
-    // MARK: Timers
-
-    /// After a read: when the bytes left are the start of a frame, since when.
-    private func trackPartialFrame(_ cutAny: Bool, _ context: ChannelHandlerContext) {
-        guard readEnd != .dropRest, pending.readableBytes > 0 else {
-            partialSince = nil
-            return
-        }
-        if cutAny || partialSince == nil { partialSince = .now() }
-        if frameTimer == nil, let since = partialSince {
-            armFrameTimer(context, at: since + configuration.frameTimeout)
-        }
-    }
-
-    private func armFrameTimer(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        frameTimer = context.eventLoop.scheduleTask(deadline: deadline) { handler.value.frameTimerFired() }
-    }
-
-    private func frameTimerFired() {
-        frameTimer = nil
-        guard let context, !closed, !closing, readEnd == nil, let since = partialSince else { return }
-        let now = NIODeadline.now()
-        let timeout = configuration.frameTimeout
-        // Only a frame the peer is slow to finish counts: not one waiting for us to read on.
-        let peerIsSlow = mayRead(context) && pending.readableBytes > 0 && scanned == pending.readableBytes
-        guard peerIsSlow, now - since >= timeout else {
-            armFrameTimer(context, at: peerIsSlow ? since + timeout : now + timeout)
-            return
-        }
-        let seconds = Double(timeout.nanoseconds) / 1e9
-        logger.warning("frame not completed within \(seconds) s; closing connection")
-        let error = RPCError.invalidRequest(
-            "frame not completed within \(seconds) s; closing the connection",
-            data: ["frameTimeoutSeconds": .double(seconds)])
-        reply(Framing.encode(Response(id: .null, error: error)), context)
-        endReading(.dropRest)
-        context.close(mode: .input, promise: nil)
-        pump(context)
-        finishIfDone(context)
-    }
-
-    private func armIdleTimer(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        idleTimer = context.eventLoop.scheduleTask(deadline: deadline) { handler.value.idleTimerFired() }
-    }
-
-    /// Closes the connection if nothing happened on it for `idleTimeout`; busy or kept-alive
-    /// connections are looked at again later.
-    private func idleTimerFired() {
-        guard let context, !closed, !closing, let idle = configuration.idleTimeout else { return }
-        let now = NIODeadline.now()
-        let busy =
-            inFlight > 0 || !waiting.isEmpty || preparing || connection.keepAlive || pending.readableBytes > 0
-            || readEnd != nil
-        if busy {
-            armIdleTimer(context, at: now + idle)
-        } else if now - lastActive < idle {
-            armIdleTimer(context, at: lastActive + idle)
-        } else {
-            logger.debug("closing a connection idle for \(idle.nanoseconds / 1_000_000_000) s")
-            context.close(promise: nil)
-        }
-    }
-}
-
-/// The replies of one batch, gathered until every entry is answered; then sent as one array.
-private final class Batch {
-    private var replies: [[UInt8]?]
-    private var remaining: Int
-    private(set) var actions: [@Sendable () async -> Void] = []
-
-    init(count: Int) {
-        replies = Array(repeating: nil, count: count)
-        remaining = count
-    }
-
-    var isComplete: Bool { remaining == 0 }
-
-    func complete(_ index: Int, _ reply: [UInt8]?, _ actions: [@Sendable () async -> Void]) {
-        replies[index] = reply
-        remaining -= 1
-        self.actions += actions
-    }
-
-    /// The array reply; nil when every entry was a notification.
-    func frame() -> [UInt8]? {
-        let parts = replies.compactMap { $0 }
-        guard !parts.isEmpty else { return nil }
-        var out: [UInt8] = [UInt8(ascii: "[")]
-        for (index, part) in parts.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            out += part
-        }
-        out.append(UInt8(ascii: "]"))
-        return out
-    }
 }

@@ -1,0 +1,185 @@
+import JSONRPC
+import NIOCore
+
+// Calls: routing the requests of a frame, starting those that wait for in-flight slots, and
+// gathering replies (a batch's as one array). On the connection's event loop unless noted.
+
+extension ConnectionHandler {
+
+    /// A frame read and routed: what is answered already and what still has to run.
+    enum PreparedFrame: Sendable {
+        case single(PreparedEntry)
+        case batch([PreparedEntry])
+    }
+
+    enum PreparedEntry: Sendable {
+        /// The reply (without newline; nil for a notification) and its after-reply actions.
+        case answered([UInt8]?, [@Sendable () async -> Void])
+        case pending(@Sendable () async -> Response?)
+    }
+
+    /// Frames up to this size are read and routed on the event loop; larger ones (big batches)
+    /// as a task of the connection, so the loop's other connections do not wait for them.
+    static let inlineFrameBytes = 16 << 10
+
+    func handle(_ frame: ByteBuffer, _ context: ChannelHandlerContext) {
+        let (service, connection, maxBatch) = (service, connection, configuration.maxBatchRequests)
+        guard frame.readableBytes > Self.inlineFrameBytes else {
+            let inbound = frame.withUnsafeReadableBytes { Inbound.parse($0, maximumBatch: maxBatch) }
+            // The usual frame, one request, is answered without anything in between.
+            if case .single(let entry) = inbound {
+                switch entry {
+                case .invalid(let response): reply(response, context)
+                case .call(let request):
+                    switch service.route(request, on: connection) {
+                    case .answered(let response): if let response { reply(response, context) }
+                    case .pending(let run):
+                        waiting.append(Work(run: run, batch: nil, index: 0))
+                        startWaiting(context)
+                    }
+                }
+                return
+            }
+            apply(Self.prepare(inbound, service, connection), context)
+            return
+        }
+        preparing = true
+        let loop = context.eventLoop
+        let handler = NIOLoopBound(self, eventLoop: loop)
+        connection.spawn {
+            let inbound = frame.withUnsafeReadableBytes { Inbound.parse($0, maximumBatch: maxBatch) }
+            let prepared = Self.prepare(inbound, service, connection)
+            loop.execute { handler.value.prepared(prepared) }
+        }
+    }
+
+    func prepared(_ prepared: PreparedFrame) {
+        preparing = false
+        guard let context, !closed else { return }
+        apply(prepared, context)
+        processFrames(context)
+        pump(context)
+        resumeReading(context)
+        finishIfDone(context)
+    }
+
+    /// Routes the calls of a frame; runs anywhere (`RPCService.route` must not block).
+    static func prepare(_ inbound: Inbound, _ service: any RPCService, _ connection: RPCConnection) -> PreparedFrame {
+        func prepare(_ entry: Inbound.Entry) -> PreparedEntry {
+            switch entry {
+            case .invalid(let response): return .answered(Framing.encode(response), [])
+            case .call(let request):
+                switch service.route(request, on: connection) {
+                case .answered(let response): return .answered(response.map(Framing.encode), [])
+                case .pending(let run): return .pending(run)
+                }
+            }
+        }
+        switch inbound {
+        case .single(let entry): return .single(prepare(entry))
+        case .batch(let entries): return .batch(entries.map(prepare))
+        }
+    }
+
+    /// Sends what is answered and queues the rest for in-flight slots, on the event loop.
+    func apply(_ prepared: PreparedFrame, _ context: ChannelHandlerContext) {
+        switch prepared {
+        case .single(.answered(let bytes, let actions)):
+            if let bytes { reply(bytes, context) }
+            start(actions)
+        case .single(.pending(let run)):
+            waiting.append(Work(run: run, batch: nil, index: 0))
+            startWaiting(context)
+        case .batch(let entries):
+            let batch = Batch(count: entries.count)
+            for (index, entry) in entries.enumerated() {
+                switch entry {
+                case .answered(let bytes, let actions): batch.complete(index, bytes, actions)
+                case .pending(let run): waiting.append(Work(run: run, batch: batch, index: index))
+                }
+            }
+            startWaiting(context)
+            if batch.isComplete { emit(batch, context) }
+        }
+    }
+
+    /// Starts waiting calls while in-flight slots are free.
+    func startWaiting(_ context: ChannelHandlerContext) {
+        while inFlight < configuration.maxInFlightPerConnection, let work = waiting.popFirst() {
+            inFlight += 1
+            let loop = context.eventLoop
+            let handler = NIOLoopBound(self, eventLoop: loop)
+            let bound = NIOLoopBound(work, eventLoop: loop)
+            let run = work.run
+            connection.spawn {
+                let hooks = ReplyHooks()
+                let response = await ReplyHooks.$current.withValue(hooks) { await run() }
+                // Encoded here, off the event loop.
+                let bytes = response.map(Framing.encode)
+                let actions = hooks.take()
+                loop.execute { handler.value.finished(bound.value, bytes, actions) }
+            }
+        }
+    }
+
+    func finished(_ work: Work, _ bytes: [UInt8]?, _ actions: [@Sendable () async -> Void]) {
+        guard let context, !closed else { return }
+        inFlight -= 1
+        if inFlight == 0 { lastActive = .now() }
+        if let batch = work.batch {
+            batch.complete(work.index, bytes, actions)
+            if batch.isComplete { emit(batch, context) }
+        } else {
+            if let bytes { reply(bytes, context) }
+            start(actions)
+        }
+        startWaiting(context)
+        if !backlogScheduled { processFrames(context) }
+        pump(context)
+        resumeReading(context)
+        finishIfDone(context)
+    }
+
+    func emit(_ batch: Batch, _ context: ChannelHandlerContext) {
+        if let frame = batch.frame() { reply(frame, context) }
+        start(batch.actions)
+    }
+
+    func start(_ actions: [@Sendable () async -> Void]) {
+        for action in actions { connection.spawn(action) }
+    }
+
+}
+
+/// The replies of one batch, gathered until every entry is answered; then sent as one array.
+final class Batch {
+    private var replies: [[UInt8]?]
+    private var remaining: Int
+    private(set) var actions: [@Sendable () async -> Void] = []
+
+    init(count: Int) {
+        replies = Array(repeating: nil, count: count)
+        remaining = count
+    }
+
+    var isComplete: Bool { remaining == 0 }
+
+    func complete(_ index: Int, _ reply: [UInt8]?, _ actions: [@Sendable () async -> Void]) {
+        replies[index] = reply
+        remaining -= 1
+        self.actions += actions
+    }
+
+    /// The array reply; nil when every entry was a notification.
+    func frame() -> [UInt8]? {
+        let parts = replies.compactMap { $0 }
+        guard !parts.isEmpty else { return nil }
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (index, part) in parts.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += part
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+}
