@@ -30,7 +30,7 @@ public enum Daemon {
         let background = BackgroundWork(began: activity.hold, ended: activity.release)
         let parts = Parts(
             configuration: configuration, log: log, store: store, stripe: stripe, activity: activity,
-            background: background)
+            background: background, logger: logger)
         // Requests the app never answered before a restart have nobody waiting for them now.
         try await parts.broker.abandonLeftovers()
         // Polls resume (holding off idle exit) and started redirect sessions take URLs again.
@@ -98,27 +98,33 @@ public enum Daemon {
 
         init(
             configuration: DaemonConfiguration, log: EventLog, store: SQLiteStateStore, stripe: StripeSetup,
-            activity: Activity, background: BackgroundWork
+            activity: Activity, background: BackgroundWork, logger: Logger
         ) {
             self.activity = activity
             self.log = log
             self.store = store
             subscriptions = SubscriptionRegistry(log: log)
             self.stripe = stripe
-            broker = AppRequestBroker(log: log)
+            // A row that no longer decodes is set aside, never fatal: say which, once.
+            let setAside: SetAsideReporter = { kind, id, error in
+                logger.error(
+                    "set aside a \(kind.noun) that does not decode", metadata: ["object": "\(id)", "error": "\(error)"])
+            }
+            broker = AppRequestBroker(log: log, reportSetAside: setAside)
             customers = CustomerSessions(
-                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background)
+                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background,
+                reportSetAside: setAside)
             payments = StripePaymentsAPI(stripe: stripe)
-            let writer = OrderedWriter(log: log)
-            sources = SourceService(api: payments, log: log, writer: writer, background: background)
+            sources = SourceService(api: payments, log: log, background: background, reportSetAside: setAside)
             redirects = RedirectSessions(
                 api: payments, sources: sources, opener: configuration.urlOpener.map(CommandURLOpener.init),
-                log: log, writer: writer, background: background, followUpTimeout: configuration.redirectPollTimeout)
+                log: log, background: background, followUpTimeout: configuration.redirectPollTimeout,
+                reportSetAside: setAside)
             sources.follow(with: redirects)
             contexts = PaymentContexts(
-                customers: customers, api: payments, redirects: redirects, log: log, writer: writer,
-                background: background,
-                pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName)
+                customers: customers, api: payments, redirects: redirects, log: log, background: background,
+                pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName,
+                reportSetAside: setAside)
             redirects.follow(with: contexts)
         }
     }

@@ -46,9 +46,9 @@ enum EventHandlers {
                 if let payload = params.payload { state["payload"] = payload }
                 return StateChange(
                     object: StoredObject(
-                        id: objectId, kind: "debug", ownerUID: context.peer?.uid ?? getuid(), state: .object(state),
-                        createdAt: now, updatedAt: now),
-                    eventType: "debug.test")
+                        id: objectId, kind: ObjectKind.debug.rawValue, ownerUID: context.caller.uid,
+                        state: .object(state), createdAt: now, updatedAt: now),
+                    eventType: DebugEvent.test.type)
             }
             let events = try await log.apply(changes)
             return .init(firstSeq: events.first!.seq, lastSeq: events.last!.seq)
@@ -57,9 +57,8 @@ enum EventHandlers {
 
     /// Root sees every user's events; anyone else only those of objects they created.
     static func filter(_ params: EventFilterParams?, _ context: CallContext) -> EventFilter {
-        let uid = context.peer?.uid ?? getuid()
-        return EventFilter(
-            objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: uid == 0 ? nil : uid)
+        EventFilter(
+            objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: context.caller.ownerFilter)
     }
 
     static func mapCursorErrors<T>(_ body: () async throws -> T) async throws -> T {
