@@ -89,28 +89,34 @@ def check_database(state_dir: Path) -> None:
         database.close()
 
 
-def last_event(client, object_id: str) -> dict | None:
-    events, since = [], 0
+def last_events(client, objects: list[str] | None = None) -> dict[str, dict]:
+    """The last event of each object (of OBJECTS, or of all), read once through the log."""
+    last, since = {}, 0
     while True:
-        page = client.call("events.wait", {"since": since, "filter": {"objects": [object_id]}, "limit": 1000,
-                                           "timeout": 0})
+        params = {"since": since, "limit": 1000, "timeout": 0}
+        if objects is not None:
+            params["filter"] = {"objects": objects}
+        page = client.call("events.wait", params)
         if not page["events"]:
-            return events[-1] if events else None
-        events += page["events"]
+            return last
+        for event in page["events"]:
+            last[event["objectId"]] = event
         since = page["next"]
 
 
 def check_daemon(client, ack: Acknowledged) -> None:
+    last = last_events(client)
     for object_id, statuses in ack.expected.items():
         # A follow-up still running may commit between the two reads: look again until they agree.
-        for attempt in range(20):
-            event = last_event(client, object_id)
+        for _ in range(20):
+            event = last.get(object_id)
             assert event is not None, f"{object_id} was acknowledged but has no event"
             method, member = GETTERS[event["type"].split(".")[0]]
             current = client.call(method, {member: object_id})
-            if current == last_event(client, object_id)["object"]:
+            if current == event["object"]:
                 break
             time.sleep(0.1)
+            last.update(last_events(client, [object_id]))
         else:
             raise AssertionError(f"{object_id}: its stored state never equals its last event")
         if "any" not in statuses:
