@@ -97,7 +97,8 @@ struct AppRequestFixture {
 final class FailingApplyStore: StateStore {
     struct Refused: Error, Equatable {}
 
-    let inner = InMemoryStateStore()
+    /// Through the protocol, whose methods throw (the actor's own do not).
+    let inner: any StateStore = InMemoryStateStore()
     private let armed = Mutex(false)
 
     func arm() { armed.withLock { $0 = true } }

@@ -35,8 +35,8 @@ extension PaymentContextsTests {
         #expect(try world.contexts.get(id: busy.id, viewer: 1000).requestState == "requestingPayment")
         #expect(throws: RPCError.self) { try world.redirects.get(id: neverStarted.id, viewer: 1000) }
         #expect(try world.redirects.get(id: running.id, viewer: 1000).status == "inProgress")
-        #expect(try await world.store.object(id: idle.id) == nil)
-        #expect(try await world.store.object(id: unpolled) == nil)
+        #expect(await world.store.object(id: idle.id) == nil)
+        #expect(await world.store.object(id: unpolled) == nil)
         let removed = try await world.log.wait(since: since, filter: EventFilter(), limit: 100, timeout: .zero).events
         #expect(Set(removed.map(\.type)) == ["paymentContext.removed", "redirect.removed", "source.removed"])
         #expect(removed.first { $0.objectId == idle.id }?.object["id"] == .string(idle.id), "the last state is carried")
