@@ -1,7 +1,7 @@
 # The two commands of the README's quick start:
 #   make run    build stpd and run it on its embedded defaults (SQLite state, a local socket)
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
-.PHONY: run test build swift-test py-test contract format lint check-imports
+.PHONY: run test build swift-test py-test contract format lint check-imports werror
 
 run:
 	scripts/bootstrap
@@ -37,3 +37,8 @@ lint:
 check-imports:
 	scripts/check-imports
 
+# The project's own targets with warnings as errors (Package.swift reads STPD_WERROR; .ci/run
+# exports it, so `make test` there builds this way). Switching it rebuilds the own targets.
+werror:
+	scripts/bootstrap
+	STPD_WERROR=1 swift build --build-tests
