@@ -279,12 +279,13 @@ public enum PaymentContextAnswer: RPCMethod {
         }
         public var action: String
         /// didCreatePaymentResult: `success`, `error` or `userCancellation`; didUpdateShippingAddress: `valid` or `invalid`.
-        public var status: String
+        public var status: PendingActionAnswer
         public var error: Failure?
         public var shippingMethods: [ShippingMethod]?
         public var selectedShippingMethod: String?
         public init(
-            action: String, status: String, error: Failure? = nil, shippingMethods: [ShippingMethod]? = nil,
+            action: String, status: PendingActionAnswer, error: Failure? = nil,
+            shippingMethods: [ShippingMethod]? = nil,
             selectedShippingMethod: String? = nil
         ) {
             self.action = action
@@ -300,8 +301,7 @@ public enum PaymentContextAnswer: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         [
             "action": .string("The pending action id", pattern: "^pact_[A-Za-z0-9]+$"),
-            "status": .enumeration(
-                ["success", "error", "userCancellation", "valid", "invalid"], "The completion's status"),
+            "status": .cases(of: PendingActionAnswer.self, "The completion's status"),
             "error": .object(
                 ["message": .string("Shown to the customer"), "code": .string("The app's own code")],
                 required: ["message"]),

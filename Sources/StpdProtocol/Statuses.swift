@@ -27,3 +27,34 @@ extension JSONSchema {
         .enumeration(T.allCases.map(\.rawValue), description)
     }
 }
+
+/// STPPaymentContext's internal request state.
+public enum PaymentRequestState: String, Codable, Sendable, Hashable, CaseIterable {
+    case none, showingRequestedViewController, requestingPayment
+}
+
+/// What a waiting requestPayment needs: a screen the SDK would show, or a redirect's outcome.
+public enum PaymentContextNeed: String, Codable, Sendable, Hashable, CaseIterable {
+    case paymentOption, shippingAddress, redirect
+}
+
+/// The delegate callback a pending action stands for.
+public enum PendingActionKind: String, Codable, Sendable, Hashable, CaseIterable {
+    case didCreatePaymentResult, didUpdateShippingAddress
+}
+
+/// STPPaymentStatus: how a requestPayment finished.
+public enum PaymentStatus: String, Codable, Sendable, Hashable, CaseIterable {
+    case success, error, userCancellation
+}
+
+/// The app's completion of a pending action: a payment status for didCreatePaymentResult,
+/// valid or invalid for didUpdateShippingAddress.
+public enum PendingActionAnswer: String, Codable, Sendable, Hashable, CaseIterable {
+    case success, error, userCancellation, valid, invalid
+
+    /// The answers a pending action of `kind` takes.
+    public static func allowed(for kind: PendingActionKind) -> [PendingActionAnswer] {
+        kind == .didCreatePaymentResult ? [.success, .error, .userCancellation] : [.valid, .invalid]
+    }
+}

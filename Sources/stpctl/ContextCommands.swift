@@ -182,8 +182,16 @@ enum AnswerStatusArgument: String, ExpressibleByArgument, CaseIterable {
     case userCancellation = "user-cancellation"
     case valid, invalid
 
-    /// The contract's spelling.
-    var status: String { self == .userCancellation ? "userCancellation" : rawValue }
+    /// The contract's value.
+    var status: PendingActionAnswer {
+        switch self {
+        case .success: .success
+        case .error: .error
+        case .userCancellation: .userCancellation
+        case .valid: .valid
+        case .invalid: .invalid
+        }
+    }
 
     /// Whether an `--error` goes with it (the others finish without one).
     var takesError: Bool { self == .error || self == .invalid }

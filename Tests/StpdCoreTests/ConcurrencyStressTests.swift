@@ -245,7 +245,7 @@ struct ConcurrencyStressTests {
             let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
             let pending = try #require(try await world.requestPayment(view.id).pendingAction)
             let outcomes = await withTaskGroup(of: Int?.self) { group in
-                for status in ["success", "error", "userCancellation"] {
+                for status in [PendingActionAnswer.success, .error, .userCancellation] {
                     group.addTask { await Self.code { try await world.answer(pending.id, status) } }
                 }
                 group.addTask {

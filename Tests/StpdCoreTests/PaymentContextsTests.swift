@@ -189,7 +189,7 @@ struct PaymentContextsTests {
         }
 
         func answer(
-            _ action: String?, _ status: String, by uid: UInt32 = 1000,
+            _ action: String?, _ status: PendingActionAnswer, by uid: UInt32 = 1000,
             error: PaymentContextAnswer.Params.Failure? = nil,
             methods: [ShippingMethod]? = nil, selected: String? = nil
         ) async throws -> PaymentContextView {
@@ -314,7 +314,7 @@ struct PaymentContextsTests {
         let finished = try await world.requestPayment(failed.id)
         #expect(finished.lastResult?["status"] == "error")
         #expect(finished.lastResult?["error"] == loadError)
-        #expect(finished.requestState == "none")
+        #expect(finished.requestState == .none)
         #expect(finished.pendingAction == nil)
         #expect(try await world.types(failed.id, since: since) == ["paymentContext.didFinish"])
 
@@ -330,7 +330,7 @@ struct PaymentContextsTests {
 
         // Now requestPayment goes on to the app.
         let asked = try await world.requestPayment(failed.id)
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
     }
 
     @Test func aListFailureFailsTheLoadToo() async throws {
@@ -352,7 +352,7 @@ struct PaymentContextsTests {
 
         let waiting = try await world.requestPayment(created.id)
         #expect(waiting.loading)
-        #expect(waiting.requestState == "none")
+        #expect(waiting.requestState == .none)
         #expect(waiting.needs == nil)
         #expect(waiting.pendingAction == nil)
         // Asked twice while loading: still one request once loaded.
@@ -362,8 +362,8 @@ struct PaymentContextsTests {
         gate.open()
         let asked = try await world.until(created.id, since: since, types: ["paymentContext.pendingAction"])
         #expect(!asked.loading)
-        #expect(asked.requestState == "requestingPayment")
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.requestState == .requestingPayment)
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_mc")
         #expect(
             try await world.types(created.id, since: since) == [
@@ -387,7 +387,7 @@ struct PaymentContextsTests {
         #expect(finished.lastResult?["status"] == "error")
         #expect(finished.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.backendError.code)))
         #expect(finished.lastResult?["error"] == finished.loadError)
-        #expect(finished.requestState == "none")
+        #expect(finished.requestState == .none)
     }
 
     // MARK: Selection (§4.6 payment options screen)
@@ -542,7 +542,7 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         let pending = try #require(asked.pendingAction)
-        #expect(pending.kind == "didUpdateShippingAddress")
+        #expect(pending.kind == .didUpdateShippingAddress)
         #expect(pending.id.hasPrefix("pact_"))
         #expect(
             try JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null) == Self.home)
@@ -556,7 +556,7 @@ struct PaymentContextsTests {
 
         let since = try await world.mark()
         let refused = try await world.answer(
-            pending.id, "invalid", error: .init(message: "We do not ship there", code: "no_ship"))
+            pending.id, .invalid, error: .init(message: "We do not ship there", code: "no_ship"))
         #expect(refused.pendingAction == nil)
         #expect(refused.shippingAddress == nil)
         #expect(refused.shippingError?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
@@ -568,7 +568,7 @@ struct PaymentContextsTests {
         let again = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
                 .pendingAction)
-        let plain = try await world.answer(again.id, "invalid")
+        let plain = try await world.answer(again.id, .invalid)
         #expect(plain.shippingError?["message"]?.stringValue?.contains("Invalid Shipping Address") == true)
         #expect(customer.calls(.updateShipping).isEmpty)
     }
@@ -581,7 +581,7 @@ struct PaymentContextsTests {
         let pending = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
                 .pendingAction)
-        let accepted = try await world.answer(pending.id, "valid", methods: Self.methods, selected: preferred)
+        let accepted = try await world.answer(pending.id, .valid, methods: Self.methods, selected: preferred)
         #expect(accepted.pendingAction == nil)
         #expect(accepted.shippingError == nil)
         #expect(accepted.shippingAddress == Self.home)
@@ -599,7 +599,7 @@ struct PaymentContextsTests {
         func answerNext(_ methods: [ShippingMethod], selected: String? = nil) async throws -> PaymentContextView {
             let asked = try await world.contexts.setShippingAddress(
                 id: view.id, for: Caller(uid: 1000), address: Self.home)
-            return try await world.answer(asked.pendingAction?.id, "valid", methods: methods, selected: selected)
+            return try await world.answer(asked.pendingAction?.id, .valid, methods: methods, selected: selected)
         }
         let overnight = ShippingMethod(identifier: "ovn", label: "Overnight", amount: 2500)
         #expect(try await answerNext(Self.methods, selected: "exp").selectedShippingMethod == "exp")
@@ -625,7 +625,7 @@ struct PaymentContextsTests {
         #expect(view.paymentSummaryItems == [.init(label: "Shop", amount: 1000, decimal: "10.00")])
 
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-        let shipped = try await world.answer(asked.pendingAction?.id, "valid", methods: Self.methods, selected: "exp")
+        let shipped = try await world.answer(asked.pendingAction?.id, .valid, methods: Self.methods, selected: "exp")
         #expect(shipped.amount == 1000)
         #expect(shipped.paymentAmount == 2500)
         #expect(
@@ -701,22 +701,22 @@ struct PaymentContextsTests {
         let view = try await world.create()
         let since = try await world.mark()
         let needs = try await world.requestPayment(view.id)
-        #expect(needs.requestState == "requestingPayment")
-        #expect(needs.needs == "paymentOption")
+        #expect(needs.requestState == .requestingPayment)
+        #expect(needs.needs == .paymentOption)
         #expect(needs.pendingAction == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.needsInput"])
 
         let asked = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_mc")
         #expect(asked.needs == nil)
-        #expect(asked.requestState == "requestingPayment")
+        #expect(asked.requestState == .requestingPayment)
         let pending = try #require(asked.pendingAction)
-        #expect(pending.kind == "didCreatePaymentResult")
+        #expect(pending.kind == .didCreatePaymentResult)
         #expect(pending.payload["paymentMethod"]?["id"] == "pm_mc")
         #expect(pending.payload["paymentMethod"]?["card"]?["last4"] == "4444")
         #expect(try await world.types(view.id, since: since).last == "paymentContext.pendingAction")
 
-        let done = try await world.answer(pending.id, "success")
-        #expect(done.requestState == "none")
+        let done = try await world.answer(pending.id, .success)
+        #expect(done.requestState == .none)
         #expect(done.pendingAction == nil)
         #expect(done.lastResult == ["status": "success", "error": nil])
         #expect(try await world.types(view.id, since: since).last == "paymentContext.didFinish")
@@ -725,11 +725,11 @@ struct PaymentContextsTests {
     @Test func addingACardWhileAnOptionIsNeededGoesOnToTheApp() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
-        #expect(try await world.requestPayment(view.id).needs == "paymentOption")
+        #expect(try await world.requestPayment(view.id).needs == .paymentOption)
         let asked = try await world.contexts.addCard(
             id: view.id, for: Caller(uid: 1000), card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032)
         )
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"]?.stringValue == asked.selectedPaymentMethod)
     }
 
@@ -794,8 +794,8 @@ struct PaymentContextsTests {
                 session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
                 defaultPaymentMethod: "pm_visa"))
         let needs = try await world.requestPayment(view.id)
-        #expect(needs.needs == "shippingAddress")
-        #expect(needs.requestState == "requestingPayment")
+        #expect(needs.needs == .shippingAddress)
+        #expect(needs.requestState == .requestingPayment)
         #expect(needs.pendingAction == nil)
 
         // An incomplete address (no US state) is taken but asked for again.
@@ -803,13 +803,13 @@ struct PaymentContextsTests {
             address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US"))
         let again = try await world.contexts.setShippingAddress(
             id: view.id, for: Caller(uid: 1000), address: incomplete)
-        #expect(again.needs == "shippingAddress")
+        #expect(again.needs == .shippingAddress)
         #expect(again.pendingAction == nil)
 
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(asked.needs == nil)
         #expect(asked.shippingAddress == Self.home)
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_visa")
     }
 
@@ -819,7 +819,7 @@ struct PaymentContextsTests {
             .init(
                 session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
                 prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(verify.id).needs == "shippingAddress")
+        #expect(try await world.requestPayment(verify.id).needs == .shippingAddress)
 
         let trusted = try await world.create(
             .init(
@@ -827,12 +827,12 @@ struct PaymentContextsTests {
                 configuration: .init(
                     requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
                 prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(trusted.id).pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(trusted.id).pendingAction?.kind == .didCreatePaymentResult)
 
         // Without required fields nothing is asked, address or not.
         let none = try await world.create(
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(none.id).pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(none.id).pendingAction?.kind == .didCreatePaymentResult)
     }
 
     @Test func theCustomersSavedAddressNeedsVerificationToo() async throws {
@@ -844,10 +844,10 @@ struct PaymentContextsTests {
                 session: "cs_1", configuration: .init(requiredShippingAddressFields: ["name", "postalAddress"]),
                 defaultPaymentMethod: "pm_visa"))
         #expect(view.shippingAddress == Self.berlin)
-        #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
+        #expect(try await world.requestPayment(view.id).needs == .shippingAddress)
         let asked = try await world.contexts.setShippingAddress(
             id: view.id, for: Caller(uid: 1000), address: Self.berlin)
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(!asked.shippingAddressNeedsVerification)
     }
 
@@ -861,17 +861,17 @@ struct PaymentContextsTests {
                 validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
         // Complete, not to verify, but no method: methodRequired.
         let needs = try await world.requestPayment(view.id)
-        #expect(needs.needs == "shippingAddress")
+        #expect(needs.needs == .shippingAddress)
 
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         let validation = try #require(asked.pendingAction)
-        #expect(validation.kind == "didUpdateShippingAddress")
-        #expect(asked.needs == "shippingAddress")
+        #expect(validation.kind == .didUpdateShippingAddress)
+        #expect(asked.needs == .shippingAddress)
 
-        let paying = try await world.answer(validation.id, "valid", methods: Self.methods)
+        let paying = try await world.answer(validation.id, .valid, methods: Self.methods)
         #expect(paying.selectedShippingMethod == "std")
         #expect(paying.needs == nil)
-        #expect(paying.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(paying.pendingAction?.kind == .didCreatePaymentResult)
         #expect(paying.paymentAmount == 500)
 
         // A delivery needs no method.
@@ -882,27 +882,27 @@ struct PaymentContextsTests {
                     requiredShippingAddressFields: ["postalAddress"], shippingType: "delivery",
                     verifyPrefilledShippingAddress: false),
                 validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(delivery.id).pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(delivery.id).pendingAction?.kind == .didCreatePaymentResult)
     }
 
-    @Test(arguments: ["success", "error", "userCancellation"])
-    func theAppsAnswerIsDidFinish(status: String) async throws {
+    @Test(arguments: [PendingActionAnswer.success, .error, .userCancellation])
+    func theAppsAnswerIsDidFinish(status: PendingActionAnswer) async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         let since = try await world.mark()
         let done = try await world.answer(pending.id, status)
-        #expect(done.lastResult?["status"] == .string(status))
-        if status == "error" {
+        #expect(done.lastResult?["status"] == .string(status.rawValue))
+        if status == .error {
             #expect(done.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
         } else {
             #expect(done.lastResult?["error"] == .null)
         }
-        #expect(done.requestState == "none")
+        #expect(done.requestState == .none)
         #expect(done.pendingAction == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
         // And it can pay again.
-        #expect(try await world.requestPayment(view.id).pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(view.id).pendingAction?.kind == .didCreatePaymentResult)
     }
 
     @Test func anErrorAnswerCarriesTheAppsMessageAndCode() async throws {
@@ -910,7 +910,7 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         let done = try await world.answer(
-            pending.id, "error", error: .init(message: "Your card was declined", code: "card_declined"))
+            pending.id, .error, error: .init(message: "Your card was declined", code: "card_declined"))
         let error = try #require(done.lastResult?["error"])
         #expect(error["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
         #expect(error["data"]?["message"] == "Your card was declined")
@@ -921,9 +921,9 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        _ = try await world.answer(pending.id, "success")
+        _ = try await world.answer(pending.id, .success)
         for action in [pending.id, "pact_unknown"] {
-            let error = await wireError { try await world.answer(action, "success") }
+            let error = await wireError { try await world.answer(action, .success) }
             #expect(error?.code == StpdErrors.pendingActionGone.code)
             #expect(error?.code == 5001)
             #expect(error?.data?["action"] == .string(action))
@@ -937,12 +937,12 @@ struct PaymentContextsTests {
         let shipping = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
                 .pendingAction)
-        let wrongForShipping = await wireError { try await world.answer(shipping.id, "success") }
+        let wrongForShipping = await wireError { try await world.answer(shipping.id, .success) }
         #expect(wrongForShipping?.code == RPCError.invalidParamsCode)
-        _ = try await world.answer(shipping.id, "valid")
+        _ = try await world.answer(shipping.id, .valid)
 
         let payment = try #require(try await world.requestPayment(view.id).pendingAction)
-        for status in ["valid", "invalid", "succeeded"] {
+        for status in [PendingActionAnswer.valid, .invalid] {
             let error = await wireError { try await world.answer(payment.id, status) }
             #expect(error?.code == -32602)
         }
@@ -955,10 +955,10 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        let error = await wireError { try await world.answer(pending.id, "success", by: 2000) }
+        let error = await wireError { try await world.answer(pending.id, .success, by: 2000) }
         #expect(error?.code == StpdErrors.pendingActionGone.code)
         #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
-        #expect(try await world.answer(pending.id, "success", by: 0).lastResult?["status"] == "success")
+        #expect(try await world.answer(pending.id, .success, by: 0).lastResult?["status"] == "success")
     }
 
     @Test func aSecondRequestPaymentWhileRequestingIsIgnored() async throws {
@@ -976,7 +976,7 @@ struct PaymentContextsTests {
         let other = try await world.create()
         _ = try await world.requestPayment(other.id)
         let mark = try await world.mark()
-        #expect(try await world.requestPayment(other.id).needs == "paymentOption")
+        #expect(try await world.requestPayment(other.id).needs == .paymentOption)
         #expect(try await world.types(other.id, since: mark).isEmpty)
     }
 
@@ -992,15 +992,15 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         let ignored = try await world.requestPayment(view.id)
         #expect(ignored.pendingAction == validation)
-        #expect(ignored.requestState == "none")
+        #expect(ignored.requestState == .none)
         #expect(try await world.types(view.id, since: since).isEmpty)
 
-        let accepted = try await world.answer(validation.id, "valid", methods: Self.methods)
+        let accepted = try await world.answer(validation.id, .valid, methods: Self.methods)
         #expect(accepted.selectedShippingMethod == "std")
         #expect(accepted.pendingAction == nil)
         let paying = try await world.requestPayment(view.id)
-        #expect(paying.pendingAction?.kind == "didCreatePaymentResult")
-        _ = try await world.answer(paying.pendingAction?.id, "success")
+        #expect(paying.pendingAction?.kind == .didCreatePaymentResult)
+        _ = try await world.answer(paying.pendingAction?.id, .success)
         #expect(await world.jobs.idle())
     }
 
@@ -1011,11 +1011,11 @@ struct PaymentContextsTests {
         let idle = await wireError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
         #expect(idle?.code == StpdErrors.invalidState.code)
 
-        #expect(try await world.requestPayment(view.id).needs == "paymentOption")
+        #expect(try await world.requestPayment(view.id).needs == .paymentOption)
         let since = try await world.mark()
         let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
         #expect(cancelled.lastResult == ["status": "userCancellation", "error": nil])
-        #expect(cancelled.requestState == "none")
+        #expect(cancelled.requestState == .none)
         #expect(cancelled.needs == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
@@ -1033,7 +1033,7 @@ struct PaymentContextsTests {
                 session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
                 validatesShipping: true,
                 defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
+        #expect(try await world.requestPayment(view.id).needs == .shippingAddress)
         let pending = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
                 .pendingAction)
@@ -1044,7 +1044,7 @@ struct PaymentContextsTests {
         #expect(cancelled.pendingAction == nil)
         // The deadline's timer ends with it (else it holds off the daemon's idle exit until the deadline).
         #expect(await world.jobs.idle())
-        let gone = await wireError { try await world.answer(pending.id, "valid") }
+        let gone = await wireError { try await world.answer(pending.id, .valid) }
         #expect(gone?.code == StpdErrors.pendingActionGone.code)
     }
 
@@ -1056,7 +1056,7 @@ struct PaymentContextsTests {
         #expect(closed.status == .closed)
         #expect(closed.pendingAction == nil)
         #expect(await world.jobs.idle())
-        let gone = await wireError { try await world.answer(pending.id, "success") }
+        let gone = await wireError { try await world.answer(pending.id, .success) }
         #expect(gone?.code == StpdErrors.pendingActionGone.code)
         let shut = await wireError { try await world.requestPayment(view.id) }
         #expect(shut?.code == StpdErrors.invalidState.code)
@@ -1085,10 +1085,10 @@ struct PaymentContextsTests {
         #expect(error["data"]?["action"] == .string(pending.id))
         #expect(error["data"]?["kind"] == "didCreatePaymentResult")
         #expect(finished.pendingAction == nil)
-        #expect(finished.requestState == "none")
+        #expect(finished.requestState == .none)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
-        let late = await wireError { try await world.answer(pending.id, "success") }
+        let late = await wireError { try await world.answer(pending.id, .success) }
         #expect(late?.code == StpdErrors.pendingActionGone.code)
     }
 
@@ -1119,7 +1119,7 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
-        _ = try await world.answer(pending.id, "userCancellation")
+        _ = try await world.answer(pending.id, .userCancellation)
         #expect(await world.jobs.idle())
         let since = try await world.mark()
         world.clock.advance(by: .seconds(60))
@@ -1146,7 +1146,7 @@ struct PaymentContextsTests {
         try await after.contexts.restore()
         let restored = try await after.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(restored.pendingAction == pending)
-        #expect(restored.requestState == "requestingPayment")
+        #expect(restored.requestState == .requestingPayment)
         #expect(restored.selectedPaymentMethod == "pm_visa")
         #expect(!restored.loading)
         // Loading is not redone: it had finished.
@@ -1154,7 +1154,7 @@ struct PaymentContextsTests {
         await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
 
         let since = try await after.mark()
-        let done = try await after.answer(pending.id, "success")
+        let done = try await after.answer(pending.id, .success)
         #expect(done.lastResult?["status"] == "success")
         #expect(try await after.types(view.id, since: since) == ["paymentContext.didFinish"])
         #expect(await after.jobs.idle())
@@ -1201,7 +1201,7 @@ struct PaymentContextsTests {
         let asked = try await after.until(created.id, since: since, types: ["paymentContext.pendingAction"])
         #expect(!asked.loading)
         #expect(asked.selectedPaymentMethod == "pm_mc")
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(fresh.ops == [.clearCache, .retrieveCustomer, .listPaymentMethods])
         withExtendedLifetime(before) { gate.open() }
     }
@@ -1214,12 +1214,12 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let since = try await world.mark()
         let confirming = try await world.requestPayment(view.id, intent: secret)
-        #expect(confirming.requestState == "requestingPayment")
+        #expect(confirming.requestState == .requestingPayment)
         #expect(confirming.pendingAction == nil)
         #expect(confirming.needs == nil)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(done.lastResult == ["status": "success", "error": nil])
-        #expect(done.requestState == "none")
+        #expect(done.requestState == .none)
         #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
     }
 
@@ -1243,8 +1243,8 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         _ = try await world.requestPayment(view.id, intent: secret)
         let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
-        #expect(redirecting.needs == "redirect")
-        #expect(redirecting.requestState == "requestingPayment")
+        #expect(redirecting.needs == .redirect)
+        #expect(redirecting.requestState == .requestingPayment)
         let session = try #require(redirecting.redirect)
         let redirect = try await world.redirects.get(id: session, for: Caller(uid: 1000))
         #expect(redirect.status == .inProgress)
@@ -1260,7 +1260,7 @@ struct PaymentContextsTests {
         #expect(done.lastResult == ["status": "success", "error": nil])
         #expect(done.redirect == nil)
         #expect(done.needs == nil)
-        #expect(done.requestState == "none")
+        #expect(done.requestState == .none)
     }
 
     @Test func cancellingARedirectingManagedIntentCancelsTheRedirect() async throws {

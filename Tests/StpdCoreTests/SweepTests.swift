@@ -32,7 +32,7 @@ extension PaymentContextsTests {
         #expect(try await world.sources.sweep(before: .distantFuture) == 2)
 
         await #expect(throws: DomainError.self) { try await world.contexts.get(id: idle.id, for: Caller(uid: 1000)) }
-        #expect(try await world.contexts.get(id: busy.id, for: Caller(uid: 1000)).requestState == "requestingPayment")
+        #expect(try await world.contexts.get(id: busy.id, for: Caller(uid: 1000)).requestState == .requestingPayment)
         await #expect(throws: DomainError.self) {
             try await world.redirects.get(id: neverStarted.id, for: Caller(uid: 1000))
         }

@@ -15,7 +15,7 @@ extension PaymentContexts: RedirectOutcomeFollower {
                     clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL))
             try await settle(id, intent: intent, clientSecret: managed.clientSecret)
         } catch {
-            await finishManaged(id, status: "error", error: RPCError.json(error))
+            await finishManaged(id, status: .error, error: RPCError.json(error))
         }
     }
 
@@ -30,14 +30,14 @@ extension PaymentContexts: RedirectOutcomeFollower {
                 try await settle(id, intent: intent, clientSecret: managed.clientSecret)
             }
         } catch {
-            await finishManaged(id, status: "error", error: RPCError.json(error))
+            await finishManaged(id, status: .error, error: RPCError.json(error))
         }
     }
 
     private func settle(_ id: String, intent: PaymentIntent, clientSecret: String) async throws {
         switch intent.status {
         case .succeeded, .processing, .requiresCapture:
-            await finishManaged(id, status: "success", error: nil)
+            await finishManaged(id, status: .success, error: nil)
         case .requiresAction where intent.redirectURLs != nil:
             guard let owner = try await table.find(id)?.owner else { return }
             let session = try await redirects.create(
@@ -46,12 +46,12 @@ extension PaymentContexts: RedirectOutcomeFollower {
             try await update(id) { record in
                 guard record.managed != nil else { return nil }
                 record.redirect = session.id
-                record.needs = "redirect"
+                record.needs = .redirect
                 return .needsInput
             }
         default:
             await finishManaged(
-                id, status: "error",
+                id, status: .error,
                 error: Self.unpaid(intent.status.rawValue, intent.lastPaymentError?.allResponseFields))
         }
     }
@@ -60,10 +60,10 @@ extension PaymentContexts: RedirectOutcomeFollower {
         let waiting = try? await table.filed(under: PaymentContextRecord.redirectKey(session), for: .daemon)
         guard let id = waiting?.first?.id else { return }
         if ["succeeded", "processing", "requires_capture"].contains(outcome.result) {
-            await finishManaged(id, status: "success", error: nil)
+            await finishManaged(id, status: .success, error: nil)
         } else {
             await finishManaged(
-                id, status: "error",
+                id, status: .error,
                 error: outcome.error ?? Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
         }
     }
@@ -75,7 +75,7 @@ extension PaymentContexts: RedirectOutcomeFollower {
                 data: ["paymentIntentStatus": .string(status), "lastPaymentError": lastError ?? .null]))
     }
 
-    private func finishManaged(_ id: String, status: String, error: JSONValue?) async {
+    private func finishManaged(_ id: String, status: PaymentStatus, error: JSONValue?) async {
         _ = try? await update(id) { record in
             guard record.managed != nil else { return nil }
             Self.finish(&record, status: status, error: error)

@@ -19,7 +19,7 @@ extension PaymentContexts {
             record.selected = paymentMethod
             return .didChange
         }
-        return try await continueIfWaiting(id, for: "paymentOption") ?? view
+        return try await continueIfWaiting(id, for: .paymentOption) ?? view
     }
 
     /// The options screen's "add card": create, attach through the adapter, select, remember.
@@ -35,7 +35,7 @@ extension PaymentContexts {
             record.selected = method.id
             return .didChange
         }
-        return try await continueIfWaiting(id, for: "paymentOption") ?? view
+        return try await continueIfWaiting(id, for: .paymentOption) ?? view
     }
 
     /// Deleting an option: detached through the adapter; if it was selected, the first remaining one is.
@@ -65,16 +65,16 @@ extension PaymentContexts {
         -> PaymentContextView
     {
         let record = try await record(id, caller, open: true)
-        guard record.pending?.kind != "didUpdateShippingAddress" else {
+        guard record.pending?.kind != .didUpdateShippingAddress else {
             throw DomainError.invalidState(
-                .paymentContext, id: id, state: "didUpdateShippingAddress",
+                .paymentContext, id: id, state: PendingActionKind.didUpdateShippingAddress.rawValue,
                 detail: "an address is being validated by the app")
         }
         guard record.validatesShipping, record.shippingType == "shipping" else {
             return try await acceptShipping(id, for: caller, address: address, methods: nil, selected: nil)
         }
         return try await ask(
-            id, for: caller, kind: "didUpdateShippingAddress", payload: ["address": try JSONCoding.value(of: address)])
+            id, for: caller, kind: .didUpdateShippingAddress, payload: ["address": try JSONCoding.value(of: address)])
     }
 
     public func selectShippingMethod(id: String, for caller: Caller, shippingMethod: String) async throws
@@ -117,7 +117,7 @@ extension PaymentContexts {
                 }
             }
         }
-        return try await continueIfWaiting(id, for: "shippingAddress") ?? view
+        return try await continueIfWaiting(id, for: .shippingAddress) ?? view
     }
 
     public func close(id: String, for caller: Caller) async throws -> PaymentContextView {

@@ -6,11 +6,11 @@ import StripeAPI
 /// What stpd stores of a payment context: the SDK's state plus what a restart needs (the pending
 /// action's deadline, a managed PaymentIntent's client secret).
 struct PaymentContextRecord: DurableRecord {
-    enum RequestState: String, Codable, Sendable { case none, showingRequestedViewController, requestingPayment }
+    typealias RequestState = PaymentRequestState
 
     struct Pending: Codable, Sendable {
         var id: String
-        var kind: String
+        var kind: PendingActionKind
         var deadline: Date
         var payload: JSONValue
     }
@@ -40,7 +40,7 @@ struct PaymentContextRecord: DurableRecord {
     var shippingMethods: [ShippingMethod]?
     var selectedShippingMethod: String?
     var requestState = RequestState.none
-    var needs: String?
+    var needs: PaymentContextNeed?
     /// requestPayment arrived while loading: it runs when loading ends (the SDK waits on its promise).
     var requestWaitsForLoad = false
     var pending: Pending?
@@ -103,7 +103,7 @@ struct PaymentContextRecord: DurableRecord {
             paymentOptions: options, selectedPaymentMethod: selected, shippingAddress: shippingAddress,
             shippingAddressNeedsVerification: shippingNeedsVerification, shippingMethods: shippingMethods,
             selectedShippingMethod: selectedShippingMethod, paymentSummaryItems: items, paymentAmount: total,
-            isReadyForPayment: !loading && loadError == nil && selected != nil, requestState: requestState.rawValue,
+            isReadyForPayment: !loading && loadError == nil && selected != nil, requestState: requestState,
             needs: needs,
             pendingAction: pending.map {
                 .init(id: $0.id, kind: $0.kind, deadline: $0.deadline.formatted(.iso8601), payload: $0.payload)

@@ -41,7 +41,7 @@ extension PaymentContexts {
             let waited = record.requestWaitsForLoad
             record.requestWaitsForLoad = false
             if let error = record.loadError {
-                Self.finish(&record, status: "error", error: error)
+                Self.finish(&record, status: .error, error: error)
                 return .didFinish
             }
             guard record.requestState == .none, record.pending == nil, record.status == .open else {
@@ -50,17 +50,17 @@ extension PaymentContexts {
             record.requestState = .requestingPayment
             if let managed { record.managed = managed }
             if record.selected == nil {
-                record.needs = "paymentOption"
+                record.needs = .paymentOption
                 return .needsInput
             }
             if record.needsShippingInput {
-                record.needs = "shippingAddress"
+                record.needs = .shippingAddress
                 return .needsInput
             }
             if record.managed != nil { return .didChange }
             let option = record.options.first { $0.id == record.selected }
             record.pending = .init(
-                id: actionID, kind: "didCreatePaymentResult",
+                id: actionID, kind: .didCreatePaymentResult,
                 deadline: now().addingTimeInterval(record.pendingActionTimeout),
                 payload: ["paymentMethod": option?.paymentMethod ?? .null])
             return .pendingAction
@@ -70,7 +70,7 @@ extension PaymentContexts {
         {
             startTimer(context: id, action: pending.id, deadline: deadline)
         }
-        if view.requestState == "requestingPayment", view.needs == nil, view.pendingAction == nil,
+        if view.requestState == .requestingPayment, view.needs == nil, view.pendingAction == nil,
             try await table.find(id)?.managed != nil
         {
             background.start { [self] in await confirmManaged(id) }
@@ -79,7 +79,7 @@ extension PaymentContexts {
     }
 
     /// The SDK re-enters requestPayment when the screen it showed is done.
-    func continueIfWaiting(_ id: String, for input: String) async throws -> PaymentContextView? {
+    func continueIfWaiting(_ id: String, for input: PaymentContextNeed) async throws -> PaymentContextView? {
         var resumed = false
         try await update(id) { record in
             guard record.requestState == .requestingPayment, record.needs == input else { return nil }
@@ -94,13 +94,16 @@ extension PaymentContexts {
 
     /// Opens a pending action for the app (didUpdateShippingAddress here; didCreatePaymentResult in
     /// proceedWithRequest).
-    func ask(_ id: String, for caller: Caller, kind: String, payload: JSONValue) async throws -> PaymentContextView {
+    func ask(_ id: String, for caller: Caller, kind: PendingActionKind, payload: JSONValue) async throws
+        -> PaymentContextView
+    {
         let actionID = ObjectID.make("pact_")
         var deadline = now()
         let view = try await update(id, for: caller) { record in
             if let pending = record.pending {
                 throw DomainError.invalidState(
-                    .paymentContext, id: id, state: pending.kind, detail: "a \(pending.kind) pending action is waiting")
+                    .paymentContext, id: id, state: pending.kind.rawValue,
+                    detail: "a \(pending.kind) pending action is waiting")
             }
             deadline = now().addingTimeInterval(record.pendingActionTimeout)
             record.pending = .init(id: actionID, kind: kind, deadline: deadline, payload: payload)
@@ -118,11 +121,11 @@ extension PaymentContexts {
             throw DomainError.pendingActionGone(
                 action: params.action, detail: "\(params.action) is not waiting (answered, timed out or unknown)")
         }
-        let allowed =
-            pending.kind == "didCreatePaymentResult" ? ["success", "error", "userCancellation"] : ["valid", "invalid"]
+        let allowed = PendingActionAnswer.allowed(for: pending.kind)
         guard allowed.contains(params.status) else {
             throw DomainError.invalidInput(
-                input: "status", detail: "a \(pending.kind) answer is one of \(allowed.joined(separator: ", "))")
+                input: "status",
+                detail: "a \(pending.kind) answer is one of \(allowed.map(\.rawValue).joined(separator: ", "))")
         }
         let appError = params.error.map { failure in
             RPCError.json(
@@ -136,14 +139,14 @@ extension PaymentContexts {
                     action: params.action, detail: "\(params.action) was answered already")
             }
             record.pending = nil
-            if pending.kind == "didCreatePaymentResult" {
+            if pending.kind == .didCreatePaymentResult, let status = PaymentStatus(rawValue: params.status.rawValue) {
                 Self.finish(
-                    &record, status: params.status,
-                    error: params.status == "error"
+                    &record, status: status,
+                    error: params.status == .error
                         ? appError ?? RPCError.json(DomainError.paymentFailed(detail: nil, data: [:])) : nil)
                 return .didFinish
             }
-            guard params.status == "valid" else {
+            guard params.status == .valid else {
                 record.shippingError =
                     appError ?? RPCError.json(DomainError.paymentFailed(detail: "Invalid Shipping Address", data: [:]))
                 return .shippingInvalid
@@ -152,7 +155,7 @@ extension PaymentContexts {
             return .didChange
         }
         endTimer(params.action)
-        guard pending.kind == "didUpdateShippingAddress", params.status == "valid",
+        guard pending.kind == .didUpdateShippingAddress, params.status == .valid,
             let address = try? JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null)
         else { return view }
         return try await acceptShipping(
@@ -163,7 +166,7 @@ extension PaymentContexts {
     /// The customer backed out of a screen requestPayment showed: didFinish(userCancellation).
     public func cancel(id: String, for caller: Caller) async throws -> PaymentContextView {
         let record = try await record(id, caller, open: true)
-        if record.needs == "redirect", let session = record.redirect {
+        if record.needs == .redirect, let session = record.redirect {
             _ = try? await redirects.cancel(id: session, for: .daemon)
         }
         // A didUpdateShippingAddress being answered goes with it (update ends its deadline timer).
@@ -173,18 +176,18 @@ extension PaymentContexts {
                     .paymentContext, id: id, state: record.requestState.rawValue,
                     detail: "requestPayment is not waiting for input")
             }
-            Self.finish(&record, status: "userCancellation", error: nil)
+            Self.finish(&record, status: .userCancellation, error: nil)
             return .didFinish
         }
     }
 
-    static func finish(_ record: inout PaymentContextRecord, status: String, error: JSONValue?) {
+    static func finish(_ record: inout PaymentContextRecord, status: PaymentStatus, error: JSONValue?) {
         record.requestState = .none
         record.needs = nil
         record.pending = nil
         record.managed = nil
         record.redirect = nil
-        record.lastResult = ["status": .string(status), "error": error ?? .null]
+        record.lastResult = ["status": .string(status.rawValue), "error": error ?? .null]
     }
 
     // MARK: Deadlines
@@ -218,11 +221,11 @@ extension PaymentContexts {
             guard let pending = record.pending, pending.id == action else { return nil }
             let error = RPCError.json(
                 DomainError.pendingActionTimedOut(
-                    action: action, kind: pending.kind,
+                    action: action, kind: pending.kind.rawValue,
                     detail: "\(pending.kind) got no answer within \(Int(record.pendingActionTimeout)) s"))
             record.pending = nil
-            if pending.kind == "didCreatePaymentResult" {
-                Self.finish(&record, status: "error", error: error)
+            if pending.kind == .didCreatePaymentResult {
+                Self.finish(&record, status: .error, error: error)
                 return .didFinish
             }
             record.shippingError = error

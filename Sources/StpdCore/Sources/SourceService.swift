@@ -164,8 +164,12 @@ public final class SourceService: Sendable {
             sourceID: id, clientSecret: secret, progress: poll.progress, clock: clock, now: now,
             fetch: { id, secret in await api.pollSource(id: id, clientSecret: secret) })
         pollers.withLock { $0.updateValue(poller, forKey: id) }?.stop()
+        let seen = SeenProgress(poll.progress)
         background.start { [self] in
-            let end = await poller.run { progress in await self.progressed(id, poll.id, progress) }
+            let end = await poller.run { progress in
+                // Most responses change nothing a client sees: those cost no store round trip.
+                if seen.changes(to: progress) { await self.progressed(id, poll.id, progress) }
+            }
             pollers.withLock { if $0[id] === poller { $0[id] = nil } }
             if case .finished(let source, let error) = end {
                 await finished(id, poll.id, source, error, poller.progress)
@@ -183,14 +187,10 @@ public final class SourceService: Sendable {
     private func progressed(_ id: String, _ pollID: String?, _ progress: PollProgress) async {
         _ = try? await table.update(id, for: .daemon) { record in
             guard var poll = record.poll, poll.id == pollID, poll.status == .polling else { return nil }
-            let old = poll.progress
+            let visible = SeenProgress.differ(poll.progress, progress)
             poll.progress = progress
             record.poll = poll
             if let latest = progress.latestSource { record.source = SourceRecord.public(latest) }
-            let seen = { (p: PollProgress) in p.latestSource?["status"] }
-            let visible =
-                seen(old) != seen(progress) || old.retryCount != progress.retryCount
-                || old.lastError != progress.lastError
             return visible ? .polled : nil
         }
     }
@@ -213,6 +213,27 @@ public final class SourceService: Sendable {
             let follower = follower.withLock({ $0 })
         else { return }
         await follower.pollFinished(redirect: redirect, source: change.record.view.source, error: errorJSON)
+    }
+}
+
+/// What a poll's client sees of its progress (the source status, retries, the error), as last
+/// recorded: the poller's record callback tells from it whether a response changed anything.
+private final class SeenProgress: Sendable {
+    private let last: Mutex<PollProgress>
+
+    init(_ progress: PollProgress) { last = Mutex(progress) }
+
+    /// Whether `progress` differs from the last one seen, which it then becomes.
+    func changes(to progress: PollProgress) -> Bool {
+        last.withLock { last in
+            defer { last = progress }
+            return Self.differ(last, progress)
+        }
+    }
+
+    static func differ(_ old: PollProgress, _ new: PollProgress) -> Bool {
+        old.latestSource?["status"] != new.latestSource?["status"] || old.retryCount != new.retryCount
+            || old.lastError != new.lastError
     }
 }
 
