@@ -67,7 +67,8 @@ def test_go_client_suite(daemon, tmp_path):
     assert "--- SKIP" not in output, output
     passed = set(re.findall(r"^--- PASS: (\w+)", output, re.M))
     assert {"TestPing", "TestPipelinedCallsAreAnsweredOutOfOrder", "TestErrorRepliesAreTyped", "TestHandleURL",
-            "TestSubscriptionReplaysThenFollows", "TestSlowSubscriptionIsDroppedAndResumesWithoutLoss"} <= passed, output
+            "TestSubscriptionReplaysThenFollows",
+            "TestSlowSubscriptionIsDroppedAndResumesWithoutLoss"} <= passed, output
 
 
 def test_go_sources_are_gofmt_clean_and_vet_clean(tmp_path):

@@ -188,7 +188,8 @@ func TestSubscriptionReplaysThenFollows(t *testing.T) {
 		}
 	}
 	emit(3, "dbg_go_replay")
-	events, err := Subscribe(ctx, path, SubscribeOptions{Since: &start, Filter: &Filter{Objects: []string{"dbg_go_replay"}}})
+	filter := &Filter{Objects: []string{"dbg_go_replay"}}
+	events, err := Subscribe(ctx, path, SubscribeOptions{Since: &start, Filter: filter})
 	if err != nil {
 		t.Fatal(err)
 	}

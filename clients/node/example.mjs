@@ -74,7 +74,8 @@ main().then(
   (status) => { process.exitCode = status; },
   (err) => {
     if (err instanceof RpcError) {
-      process.stderr.write(`${JSON.stringify({ name: err.name, code: err.code, message: err.message, data: err.data })}\n`);
+      const { name, code, message, data } = err;
+      process.stderr.write(`${JSON.stringify({ name, code, message, data })}\n`);
       process.exitCode = 1;
     } else if (['ENOENT', 'ECONNREFUSED', 'EACCES'].includes(err?.code)) {
       process.stderr.write(`cannot connect to stpd: ${err.message}\n`);

@@ -74,7 +74,9 @@ export class Client extends EventEmitter {
 
   /** Calls METHOD with PARAMS (an object); resolves to its result, rejects with its RpcError. */
   call(method, params = undefined, { timeout = 0 } = {}) {
-    if (this.#closed || this.#socket.destroyed) return Promise.reject(new ConnectionClosed(`the connection to ${this.path} is closed`));
+    if (this.#closed || this.#socket.destroyed) {
+      return Promise.reject(new ConnectionClosed(`the connection to ${this.path} is closed`));
+    }
     const id = this.#nextId++;
     const request = { jsonrpc: '2.0', id, method };
     if (params !== undefined) request.params = params;

@@ -48,7 +48,8 @@ test('pipelined calls are answered out of order, each to its own call', () => co
   // events.wait goes out first, and the daemon holds its reply until an event comes; the pings
   // sent after it on the same connection are all answered meanwhile.
   const waiting = client.call('events.wait', { since, timeout: 30 }).then((r) => { finished.push('wait'); return r; });
-  const pings = Array.from({ length: 20 }, () => client.call('daemon.ping').then((r) => { finished.push('ping'); return r; }));
+  const ping = () => client.call('daemon.ping').then((r) => { finished.push('ping'); return r; });
+  const pings = Array.from({ length: 20 }, ping);
   const pongs = await Promise.all(pings);
   assert.ok(pongs.every((p) => p.pong === true));
   assert.deepEqual(finished, Array(20).fill('ping'), `events.wait finished before the pings: ${finished}`);
@@ -80,7 +81,7 @@ test('an error reply is thrown as its code\'s class, with code, message and data
   assert.equal((await client.call('daemon.ping')).pong, true);
 }));
 
-test('handle-url: no session matches a URL nobody waits for; a malformed one is refused', () => connected(async (client) => {
+test('handle-url: no session matches a URL nobody waits for; a bad one is refused', () => connected(async (client) => {
   assert.deepEqual(await client.call('handle-url', { url: 'myshop://stripe-redirect?order=1' }),
     { handled: false, session: null });
   await assert.rejects(client.call('handle-url', { url: 'not a url' }), InvalidParams);

@@ -21,16 +21,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import ShuttingDown, error_from
 from .exceptions import ConnectionClosed, ProtocolError, RpcError
 from .methods import Methods
+from .schemas import EventsSubscribeParamsFilter, EventsWaitParamsFilter, EventsWaitResult
 from .socket_path import default_socket_path
-
-if TYPE_CHECKING:
-    from .schemas import EventsWaitParamsFilter, EventsWaitResult
-    from .subscription import Subscription
 
 #: What `events.wait` waits on the daemon's side when not told (its `timeout` default).
 DAEMON_DEFAULT_WAIT = 30.0
@@ -266,13 +263,11 @@ class Client(Methods):
             raise error_from(reply["error"], reply)
         return reply["result"]
 
-    def subscribe(self, since: int | None = None, filter: EventsWaitParamsFilter | None = None, *,
+    def subscribe(self, since: int | None = None, filter: EventsSubscribeParamsFilter | None = None, *,
                   reconnect: bool = True) -> Subscription:
         """Events as an iterator, on a connection of its own that it keeps through `events.dropped`
         and daemon restarts (see `Subscription`). ``since``: replay the matching events after it
         first; None: only events after now."""
-        from .subscription import Subscription
-
         return Subscription(self.path, since, filter, timeout=self.timeout, observer=self.observer,
                             reconnect=reconnect)
 
@@ -480,3 +475,7 @@ class Client(Methods):
                     self._abandoned.discard(item["id"])
                 else:
                     self._replies[item["id"]] = item
+
+
+# Last: subscription.py builds on Client (each subscription has a Client of its own).
+from .subscription import Subscription  # noqa: E402

@@ -1250,7 +1250,22 @@ class Source(TypedDict):
     #: The source's status
     status: Literal["pending", "chargeable", "consumed", "canceled", "failed", "unknown"]
     #: The source type as the SDK decodes it
-    type: Literal["bancontact", "card", "giropay", "ideal", "sepa_debit", "sofort", "three_d_secure", "alipay", "p24", "eps", "multibanco", "wechat", "klarna", "unknown"]
+    type: Literal[
+        "bancontact",
+        "card",
+        "giropay",
+        "ideal",
+        "sepa_debit",
+        "sofort",
+        "three_d_secure",
+        "alipay",
+        "p24",
+        "eps",
+        "multibanco",
+        "wechat",
+        "klarna",
+        "unknown",
+    ]
     #: RFC 3339
     updatedAt: str
     #: The source's usage

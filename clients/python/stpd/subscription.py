@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .client import Client
+from . import client as connection
 from .errors import ShuttingDown
 from .exceptions import ConnectionClosed
-
-if TYPE_CHECKING:
-    from .client import Observer
-    from .schemas import EventNotification, EventsWaitParamsFilter
+from .schemas import EventNotification, EventsSubscribeParamsFilter
 
 #: Errors after which connecting again may work: the daemon is stopping, restarting or starting.
 _TRANSIENT = (ConnectionClosed, FileNotFoundError, ConnectionRefusedError, ShuttingDown)
@@ -38,8 +35,8 @@ class Subscription:
 
     One thread at a time may iterate."""
 
-    def __init__(self, path: str, since: int | None = None, filter: EventsWaitParamsFilter | None = None, *,
-                 timeout: float | None = 30.0, observer: Observer | None = None, reconnect: bool = True,
+    def __init__(self, path: str, since: int | None = None, filter: EventsSubscribeParamsFilter | None = None, *,
+                 timeout: float | None = 30.0, observer: connection.Observer | None = None, reconnect: bool = True,
                  max_delay: float = 2.0):
         self.path = path
         self.filter = filter
@@ -55,7 +52,7 @@ class Subscription:
         #: How many times the daemon dropped this subscription, and connections made after the first.
         self.drops = 0
         self.reconnects = 0
-        self._client: Client | None = None
+        self._client: connection.Client | None = None
         self._closed = False
         self._open(None, retry=False)
 
@@ -124,7 +121,7 @@ class Subscription:
         """Connects and subscribes from ``position``, retrying what is transient when RETRY."""
         delay = 0.1
         while True:
-            client = Client(self.path, self.timeout, connect=False, observer=self.observer, reconnect=False)
+            client = connection.Client(self.path, self.timeout, connect=False, observer=self.observer, reconnect=False)
             try:
                 client.connect()
                 params: dict[str, Any] = {}
