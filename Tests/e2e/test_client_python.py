@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -154,6 +155,25 @@ def test_threads_share_one_connection(daemon):
         assert not any(t.is_alive() for t in threads)
         emitter.debug.emit(count=1)
         assert seqs(shared.result(shared.wait_reply(held))["events"]) == [201]
+
+
+def test_a_client_whose_socket_is_past_fd_setsize_works(daemon):
+    """An app may hold many files: the client's socket can get a descriptor above select()'s 1024."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"RLIMIT_NOFILE's hard limit is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = []
+    try:
+        while len(held) < 1100:
+            held.append(os.open("/dev/null", os.O_RDONLY))
+        with client(daemon) as c:
+            assert c.sock.fileno() > 1024
+            assert c.daemon.ping()["pong"] is True
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_call_after_a_restart_reconnects(daemon, start_stpd, tmp_path):

@@ -78,11 +78,15 @@ class Client(Methods):
         self._scanned = 0  # bytes of _buffer known to hold no newline
         self.sock = self._new_socket()
         if connect:
-            self.connect()
+            try:
+                self.connect()
+            except BaseException:
+                self.sock.close()
+                raise
 
     def _new_socket(self) -> socket.socket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)  # bounds connect and sendall; reads wait in select()
+        sock.settimeout(self.timeout)  # bounds connect and sendall; reads wait in poll()
         return sock
 
     def connect(self) -> Client:
@@ -102,7 +106,7 @@ class Client(Methods):
             self._eof = True
             self._state.notify_all()
         try:
-            self.sock.shutdown(socket.SHUT_RDWR)  # wakes a reader blocked in select()
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes a reader blocked in poll()
         except OSError:
             pass
         self.sock.close()
@@ -363,11 +367,13 @@ class Client(Methods):
             if remaining is not None and remaining <= 0:
                 raise TimeoutError(f"no complete frame from {self.path} in time")
             try:
-                readable, _, _ = select.select([self.sock], [], [], remaining)
+                # poll, not select: an app may hold more than FD_SETSIZE (1024) descriptors.
+                poller = select.poll()
+                poller.register(self.sock, select.POLLIN)
+                if not poller.poll(None if remaining is None else math.ceil(remaining * 1000)):
+                    continue
             except (OSError, ValueError):  # closed under us
-                readable, self._eof = [], True
-                continue
-            if not readable:
+                self._eof = True
                 continue
             try:
                 chunk = self.sock.recv(65536)
