@@ -1,7 +1,7 @@
 # The two commands of the README's quick start:
 #   make run    build stpd and run it on its embedded defaults (SQLite state, a local socket)
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
-.PHONY: run test build swift-test py-test contract format lint check-imports werror
+.PHONY: run test build swift-test py-test contract clients format lint check-imports werror
 
 run:
 	scripts/bootstrap
@@ -17,10 +17,17 @@ test: build
 	swift test --skip-build
 	STPD_BIN_DIR=$$(swift build --show-bin-path) .venv/bin/python -m pytest -q Tests/e2e
 
-# Regenerates proto/stpd.openrpc.json from the method declarations (a test fails when it is stale).
+# Regenerates proto/stpd.openrpc.json from the method declarations (a test fails when it is stale),
+# then the clients' files generated from it.
 contract:
 	swift build --product stpd
 	$$(swift build --show-bin-path)/stpd --print-contract > proto/stpd.openrpc.json
+	scripts/generate-clients
+
+# Regenerates the clients' files taken from proto/stpd.openrpc.json (Python's exception classes,
+# TypedDicts and typed wrappers, Node's and Go's error codes); a test fails when they are stale.
+clients:
+	scripts/generate-clients
 
 # swift format with the checked-in .swift-format (line length 120), and the import check; CI
 # fails on a finding of either.
