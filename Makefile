@@ -1,7 +1,7 @@
 # The two commands of the README's quick start:
 #   make run    build stpd and run it on its embedded defaults (SQLite state, a local socket)
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
-.PHONY: run test build swift-test py-test contract format lint
+.PHONY: run test build swift-test py-test contract readme-settings format lint
 
 run:
 	scripts/bootstrap
@@ -21,6 +21,11 @@ test: build
 contract:
 	swift build --product stpd
 	$$(swift build --show-bin-path)/stpd --print-contract > proto/stpd.openrpc.json
+
+# Rewrites the README's settings table from ConfigurationKeys.all (a test fails when it is stale).
+readme-settings:
+	swift build --product stpd
+	$$(swift build --show-bin-path)/stpd --print-settings-table | scripts/readme-settings
 
 # swift format with the checked-in .swift-format (line length 120); CI fails on a lint finding.
 SWIFT_FORMAT_PATHS = Package.swift Sources Tests
