@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -52,6 +53,8 @@ let package = Package(
             dependencies: [
                 "StpdCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Seals secrets in object state at rest (StateSealer).
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -136,7 +139,11 @@ let package = Package(
         // The StateStore contract runs against both stores, hence StpdStore.
         .testTarget(name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "StripeAPI", "JSONRPC"]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
-        .testTarget(name: "StpdStoreTests", dependencies: ["StpdStore", "StpdCore", "JSONRPC", "TestSupport"]),
+        .testTarget(
+            name: "StpdStoreTests",
+            dependencies: [
+                "StpdStore", "StpdCore", "JSONRPC", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The Stripe API's pure layer: form encoding, headers, errors, retries, redaction, and a
         // client over an injected HTTP transport (the AsyncHTTPClient transport comes later).
         .target(name: "StripeAPI", dependencies: ["JSONRPC"]),

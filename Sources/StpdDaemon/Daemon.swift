@@ -15,7 +15,14 @@ public enum Daemon {
         umask(0o077)
         let logger = makeLogger(level: configuration.logLevel)
         try prepareStateDirectory(configuration.stateDirectory)
-        let store = try SQLiteStateStore(path: configuration.databasePath)
+        let stateKey = try StateKey.load(
+            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
+            databaseExists: FileManager.default.fileExists(atPath: configuration.databasePath))
+        for warning in stateKey.warnings { logger.warning("\(warning)") }
+        logger.info(
+            "secrets at rest are sealed",
+            metadata: ["state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+        let store = try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
         let log = try await EventLog(store: store, retention: configuration.eventRetention)
         // Before serving: a client must never see events that are about to be pruned.
         try await log.prune()
@@ -107,7 +114,10 @@ public enum Daemon {
             self.stripe = stripe
             broker = AppRequestBroker(log: log)
             customers = CustomerSessions(
-                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background)
+                log: log,
+                factory: DaemonBackendFactory(
+                    stripe: stripe, broker: broker, serverKeyAccess: configuration.serverKeyAccess),
+                background: background)
             payments = StripePaymentsAPI(stripe: stripe)
             let writer = OrderedWriter(log: log)
             sources = SourceService(api: payments, log: log, writer: writer, background: background)

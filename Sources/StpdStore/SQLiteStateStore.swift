@@ -8,15 +8,20 @@ import StpdCore
 /// which never reuses a value and rolls back with its transaction, so it stays gap-free.
 /// Times are stored as Foundation's own representation (seconds since 2001-01-01), so an event
 /// read back equals the one published live, bit for bit.
+/// Object states and event objects pass through `sealer` on their way in and out (see StateSealer).
 public final class SQLiteStateStore: StateStore {
     public let path: String
     private let pool: DatabasePool
+    private let sealer: StateSealer
 
-    public init(path: String) throws {
+    public init(path: String, sealer: StateSealer = .plain) throws {
         self.path = path
+        self.sealer = sealer
         var configuration = Configuration()
         configuration.label = "stpd"
         configuration.busyMode = .timeout(5)
+        // Overwritten rows are zeroed, so no older plain copy of a state outlives its sealing.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
         // Keys and secrets may sit in object state: only the daemon's user may read the files.
@@ -54,7 +59,7 @@ public final class SQLiteStateStore: StateStore {
     }
 
     public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
-        try await pool.write { db in
+        try await pool.write { [sealer] db in
             try changes.map { change in
                 let object = change.object
                 let state = try Self.text(object.state)
@@ -67,7 +72,7 @@ public final class SQLiteStateStore: StateStore {
                             ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
                             """,
                         arguments: [
-                            object.id, object.kind, object.ownerUID, state,
+                            object.id, object.kind, object.ownerUID, try sealer.seal(state, for: object.id),
                             object.createdAt.timeIntervalSinceReferenceDate,
                             object.updatedAt.timeIntervalSinceReferenceDate,
                         ])
@@ -78,7 +83,7 @@ public final class SQLiteStateStore: StateStore {
                         "INSERT INTO event (time, type, object_id, object_kind, owner_uid, object) VALUES (?, ?, ?, ?, ?, ?)",
                     arguments: [
                         time.timeIntervalSinceReferenceDate, change.eventType, object.id, object.kind, object.ownerUID,
-                        eventObject,
+                        try sealer.seal(eventObject, for: object.id),
                     ])
                 return Event(
                     seq: db.lastInsertedRowID, time: time, type: change.eventType, objectId: object.id,
@@ -88,24 +93,26 @@ public final class SQLiteStateStore: StateStore {
     }
 
     public func object(id: String) async throws -> StoredObject? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM object WHERE id = ?", arguments: [id]).map(Self.object)
+        try await pool.read { [sealer] db in
+            try Row.fetchOne(db, sql: "SELECT * FROM object WHERE id = ?", arguments: [id]).map {
+                try Self.object($0, sealer)
+            }
         }
     }
 
     public func objects(kind: String) async throws -> [StoredObject] {
-        try await pool.read { db in
+        try await pool.read { [sealer] db in
             try Row.fetchAll(db, sql: "SELECT * FROM object WHERE kind = ? ORDER BY created_at, id", arguments: [kind])
-                .map(Self.object)
+                .map { try Self.object($0, sealer) }
         }
     }
 
     public func events(after: Int64, limit: Int) async throws -> [Event] {
-        try await pool.read { db in
+        try await pool.read { [sealer] db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit]
             )
-            .map(Self.event)
+            .map { try Self.event($0, sealer) }
         }
     }
 
@@ -156,17 +163,19 @@ public final class SQLiteStateStore: StateStore {
         try JSONCoding.decode(JSONValue.self, from: Data(text.utf8))
     }
 
-    static func object(_ row: Row) throws -> StoredObject {
+    static func object(_ row: Row, _ sealer: StateSealer) throws -> StoredObject {
         StoredObject(
-            id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"], state: try json(row["state"]),
+            id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"],
+            state: try json(sealer.open(row["state"], for: row["id"])),
             createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
             updatedAt: Date(timeIntervalSinceReferenceDate: row["updated_at"]))
     }
 
-    static func event(_ row: Row) throws -> Event {
+    static func event(_ row: Row, _ sealer: StateSealer) throws -> Event {
         Event(
             seq: row["seq"], time: Date(timeIntervalSinceReferenceDate: row["time"]), type: row["type"],
             objectId: row["object_id"],
-            objectKind: row["object_kind"], ownerUID: row["owner_uid"], object: try json(row["object"]))
+            objectKind: row["object_kind"], ownerUID: row["owner_uid"],
+            object: try json(sealer.open(row["object"], for: row["object_id"])))
     }
 }
