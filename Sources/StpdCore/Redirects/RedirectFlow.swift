@@ -64,7 +64,9 @@ extension RedirectSessions: PollFollower {
     /// handle-url: completes the earliest-started matching session the viewer may see.
     public func handleURL(_ text: String, viewer: UInt32?) async throws -> String? {
         guard let incoming = ReturnURL(text), incoming.scheme != nil else {
-            throw RPCError.invalidParams("not a URL: \(Redaction.redact(text))", parameter: "url")
+            // Never echoed, not even redacted: a return URL's query holds a client secret in any spelling.
+            throw RPCError.invalidParams(
+                "not a URL with a scheme (\(text.utf8.count) bytes; not repeated here)", parameter: "url")
         }
         // Matching and completing under one lock: two deliveries of one URL complete one session once.
         var matched: String?
