@@ -84,8 +84,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Prints lookup costs of the redirect return-URL index (swift run -c release stpd-bench).
-        .executableTarget(name: "stpd-bench", dependencies: ["StpdCore"]),
         // stpctl's pure logic (params parsing, socket path, exit statuses), kept apart to be tested.
         .target(
             name: "StpctlKit",

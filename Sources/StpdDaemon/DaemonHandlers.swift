@@ -4,10 +4,17 @@ import RPCTransport
 import StpdCore
 import StpdProtocol
 
-/// What a handler knows about the call it answers.
+/// What a handler knows about the call it answers: the connection, and who is calling (from the
+/// kernel's peer credentials, built once per call; ownership checks use nothing else).
 public struct CallContext: Sendable {
     public var connection: RPCConnection
-    public var peer: PeerCredentials? { connection.peer }
+    public var caller: Caller
+
+    init(connection: RPCConnection) {
+        self.connection = connection
+        // The transport refuses connections whose credentials it cannot read; nobody's uid otherwise.
+        caller = connection.peer.map { Caller(uid: $0.uid, pid: $0.pid) } ?? Caller(uid: .max)
+    }
 }
 
 /// Facts about this process that `daemon.status` reports.

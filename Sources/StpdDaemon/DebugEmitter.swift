@@ -9,7 +9,7 @@ import Synchronization
 /// uid's debug object (root's included), is refused before anything is written. Calls run one at
 /// a time, so no other `debug.emit` can create the object between the check and the write.
 final class DebugEmitter: Sendable {
-    static let kind = "debug"
+    static let kind = ObjectKind.debug.rawValue
 
     private let log: EventLog
     private let tail = Mutex<Task<Void, Never>?>(nil)
@@ -47,7 +47,7 @@ final class DebugEmitter: Sendable {
             return StateChange(
                 object: StoredObject(
                     id: id, kind: kind, ownerUID: uid, state: .object(state), createdAt: now, updatedAt: now),
-                eventType: "debug.test")
+                eventType: DebugEvent.test.type)
         }
         return try await log.apply(changes)
     }

@@ -41,17 +41,15 @@ enum EventHandlers {
                 throw StpdErrors.disabled("start stpd with --debug-methods", data: ["setting": "STPD_DEBUG_METHODS"])
             }
             let events = try await emitter.emit(
-                objectId: params.objectId, count: params.count ?? 1, payload: params.payload,
-                uid: context.peer?.uid ?? getuid())
+                objectId: params.objectId, count: params.count ?? 1, payload: params.payload, uid: context.caller.uid)
             return .init(firstSeq: events.first!.seq, lastSeq: events.last!.seq)
         }
     }
 
     /// Root sees every user's events; anyone else only those of objects they created.
     static func filter(_ params: EventFilterParams?, _ context: CallContext) -> EventFilter {
-        let uid = context.peer?.uid ?? getuid()
-        return EventFilter(
-            objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: uid == 0 ? nil : uid)
+        EventFilter(
+            objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: context.caller.ownerFilter)
     }
 
     static func mapCursorErrors<T>(_ body: () async throws -> T) async throws -> T {

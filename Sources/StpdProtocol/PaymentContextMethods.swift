@@ -77,16 +77,20 @@ public enum PaymentContextGet: RPCMethod {
 }
 
 public enum PaymentContextList: RPCMethod {
-    public typealias Params = NoParams
+    public typealias Params = ListParams<PaymentContextStatus>
     public struct Result: Codable, Sendable {
         public var contexts: [PaymentContextView]
-        public init(contexts: [PaymentContextView]) { self.contexts = contexts }
+        public var hasMore: Bool
+        public init(contexts: [PaymentContextView], hasMore: Bool) {
+            self.contexts = contexts
+            self.hasMore = hasMore
+        }
     }
     public static let name = "paymentContext.list"
-    public static let summary = "The caller's payment contexts (root: everyone's), oldest first."
-    public static let paramsSchema = JSONSchema.empty
-    public static let resultSchema = JSONSchema.object(
-        ["contexts": .array(of: .ref("PaymentContext"))], required: ["contexts"])
+    public static let summary = "A page of the caller's payment contexts (root: everyone's), oldest first."
+    public static let paramsSchema = Params.schema("contexts", statusDescription: "Only contexts with this status")
+    public static let resultSchema = JSONSchema.page("contexts", of: .ref("PaymentContext"))
+    public static let errors = ["NotFound"]
 }
 
 public enum PaymentContextRetryLoading: RPCMethod {

@@ -112,7 +112,7 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
     public var id: String
     public var object = "payment_context"
     public var customerSession: String
-    public var status: String
+    public var status: PaymentContextStatus
     public var amount: Int
     public var currency: String
     public var country: String
@@ -147,7 +147,8 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
     public var updatedAt: String
 
     public init(
-        id: String, customerSession: String, status: String, amount: Int, currency: String, country: String,
+        id: String, customerSession: String, status: PaymentContextStatus, amount: Int, currency: String,
+        country: String,
         configuration: PaymentConfiguration, validatesShipping: Bool, loading: Bool, loadError: JSONValue?,
         paymentOptions: [Option], selectedPaymentMethod: String?, shippingAddress: ShippingAddressParams?,
         shippingAddressNeedsVerification: Bool, shippingMethods: [ShippingMethod]?, selectedShippingMethod: String?,
@@ -191,7 +192,7 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
             "id": paymentContextID,
             "object": JSONSchema(["const": "payment_context"]),
             "customerSession": .string("The customer session it uses"),
-            "status": .enumeration(["open", "closed"], "Closed contexts answer InvalidState"),
+            "status": .cases(of: PaymentContextStatus.self, "Closed contexts answer InvalidState"),
             "amount": .integer("Minor units, without shipping", minimum: 0),
             "currency": .string("ISO currency (default USD)"),
             "country": .string("ISO country (default US)"),

@@ -37,7 +37,7 @@ public struct StateSealer: Sendable {
         keyID = key.map(Self.identify)
     }
 
-    static let prefix = "sealed:v1:"
+    public static let prefix = "sealed:v1:"
 
     public static func isSealed(_ stored: String) -> Bool { stored.hasPrefix("sealed:") }
 

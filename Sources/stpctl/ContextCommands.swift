@@ -104,10 +104,11 @@ struct ContextIDArgument: ParsableArguments {
 struct ContextListCommand: AsyncParsableCommand, ClientCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: PaymentContextList.summary)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
+    @OptionGroup var list: ListOptions<PaymentContextStatus>
 
     func run() async throws {
         let output = global.output
-        let result = try await global.connection().run { try await $0.call(PaymentContextList.self, NoParams()) }
+        let result = try await list.fetch(PaymentContextList.self, on: global.connection())
         output.result(result) { ContextRender.contexts($0.contexts.map(asJSON)) }
     }
 }

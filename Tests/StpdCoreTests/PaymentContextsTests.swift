@@ -107,14 +107,13 @@ struct PaymentContextsTests {
             self.store = store
             self.clock = clock
             log = try await EventLog(store: store)
-            let writer = OrderedWriter(log: log)
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
-            sources = SourceService(api: api, log: log, writer: writer, background: background, clock: clock)
+            sources = SourceService(api: api, log: log, background: background, clock: clock)
             redirects = RedirectSessions(
-                api: api, sources: sources, opener: nil, log: log, writer: writer, background: background)
+                api: api, sources: sources, opener: nil, log: log, background: background)
             sources.follow(with: redirects)
             contexts = PaymentContexts(
-                customers: customer, api: api, redirects: redirects, log: log, writer: writer, background: background,
+                customers: customer, api: api, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: timeout, companyName: companyName, clock: clock,
                 now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) })
             redirects.follow(with: contexts)
@@ -137,7 +136,15 @@ struct PaymentContextsTests {
             -> PaymentContextView
         {
             let since = try await mark()
-            let created = try await contexts.create(owner: owner, params)
+            let created = try await contexts.create(
+                for: Caller(uid: owner),
+                PaymentContextTerms(
+                    session: params.session, amount: params.amount ?? 0, currency: params.currency,
+                    country: params.country, configuration: params.configuration,
+                    validatesShipping: params.validatesShipping ?? false,
+                    prefilledShippingAddress: params.prefilledShippingAddress,
+                    defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout
+                ))
             #expect(created.loading)
             return try await until(
                 created.id, since: since, types: ["paymentContext.didChange", "paymentContext.didFailToLoad"]
@@ -178,7 +185,7 @@ struct PaymentContextsTests {
             -> PaymentContextView
         {
             try await contexts.requestPayment(
-                id: id, viewer: viewer, paymentIntent: intent.map { .init(clientSecret: $0) })
+                id: id, for: Caller(uid: viewer), paymentIntent: intent.map { ($0, nil) })
         }
 
         func answer(
@@ -187,7 +194,7 @@ struct PaymentContextsTests {
             methods: [ShippingMethod]? = nil, selected: String? = nil
         ) async throws -> PaymentContextView {
             try await contexts.answer(
-                by: uid,
+                for: Caller(uid: uid),
                 .init(
                     action: action ?? "pact_none", status: status, error: error, shippingMethods: methods,
                     selectedShippingMethod: selected))
@@ -252,7 +259,7 @@ struct PaymentContextsTests {
         #expect(view.shippingAddress == Self.berlin)
         #expect(view.shippingAddressNeedsVerification)
         #expect(try await world.types(view.id) == ["paymentContext.created", "paymentContext.didChange"])
-        #expect(try world.contexts.get(id: view.id, viewer: 1000) == view)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)) == view)
     }
 
     @Test func aPrefilledAddressIsKeptAndTheCustomersIsNotCopied() async throws {
@@ -312,7 +319,7 @@ struct PaymentContextsTests {
         #expect(try await world.types(failed.id, since: since) == ["paymentContext.didFinish"])
 
         // retryLoading starts over and succeeds.
-        let retrying = try await world.contexts.retryLoading(id: failed.id, viewer: 1000)
+        let retrying = try await world.contexts.retryLoading(id: failed.id, for: Caller(uid: 1000))
         #expect(retrying.loading)
         #expect(retrying.loadError == nil)
         let loaded = try await world.until(failed.id, since: since, types: ["paymentContext.didChange"]) { !$0.loading }
@@ -340,7 +347,7 @@ struct PaymentContextsTests {
         let gate = customer.hold(.listPaymentMethods)
         let world = try await World(customer: customer)
         let created = try await world.contexts.create(
-            owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+            for: Caller(uid: 1000), PaymentContextTerms(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         await Self.within("listPaymentMethods") { [c = customer] in await c.called(.listPaymentMethods) }
 
         let waiting = try await world.requestPayment(created.id)
@@ -369,7 +376,8 @@ struct PaymentContextsTests {
         let gate = customer.hold(.retrieveCustomer)
         customer.fail(.retrieveCustomer, with: StpdErrors.backendError("no customer"))
         let world = try await World(customer: customer)
-        let created = try await world.contexts.create(owner: 1000, .init(session: "cs_1"))
+        let created = try await world.contexts.create(
+            for: Caller(uid: 1000), PaymentContextTerms(session: "cs_1"))
         await Self.within("retrieveCustomer") { [c = customer] in await c.called(.retrieveCustomer) }
         #expect(try await world.requestPayment(created.id).loading)
 
@@ -387,14 +395,14 @@ struct PaymentContextsTests {
     @Test func selectingAnUnknownPaymentMethodIsNotFound() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
-        let error = await #expect(throws: RPCError.self) {
-            try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_nope")
+        let error = await wireError {
+            try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_nope")
         }
         #expect(error?.code == StpdErrors.notFound.code)
         #expect(world.customer.calls(.select).isEmpty)
         // Another user's context is not found either.
-        let other = await #expect(throws: RPCError.self) {
-            try await world.contexts.select(id: view.id, viewer: 2000, paymentMethod: "pm_visa")
+        let other = await wireError {
+            try await world.contexts.select(id: view.id, for: Caller(uid: 2000), paymentMethod: "pm_visa")
         }
         #expect(other?.code == StpdErrors.notFound.code)
     }
@@ -403,7 +411,7 @@ struct PaymentContextsTests {
         let customer = Self.cards()
         let world = try await World(customer: customer)
         let first = try await world.create()
-        let selected = try await world.contexts.select(id: first.id, viewer: 1000, paymentMethod: "pm_visa")
+        let selected = try await world.contexts.select(id: first.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         #expect(selected.selectedPaymentMethod == "pm_visa")
         #expect(selected.isReadyForPayment)
         #expect(customer.calls(.select).map(\.argument) == ["pm_visa"])
@@ -417,7 +425,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         let added = try await world.contexts.addCard(
-            id: view.id, viewer: 1000, card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031))
+            id: view.id, for: Caller(uid: 1000),
+            card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031))
         let id = try #require(added.selectedPaymentMethod)
         #expect(id != "pm_mc")
         #expect(added.paymentOptions.map(\.label) == ["Mastercard 4444", "Visa 3155", "Visa 4242"])
@@ -433,11 +442,12 @@ struct PaymentContextsTests {
         customer.fail(.attach, with: StpdErrors.backendError("attach refused"))
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
-        await #expect(throws: RPCError.self) {
+        await wireError {
             try await world.contexts.addCard(
-                id: view.id, viewer: 1000, card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
+                id: view.id, for: Caller(uid: 1000),
+                card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
         }
-        let after = try world.contexts.get(id: view.id, viewer: 1000)
+        let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(after.selectedPaymentMethod == "pm_mc")
         #expect(after.paymentOptions.count == 2)
         #expect(customer.calls(.select).isEmpty)
@@ -452,20 +462,20 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         // Not selected: the selection stays.
-        let removedVisa = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        let removedVisa = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         #expect(removedVisa.selectedPaymentMethod == "pm_mc")
         #expect(removedVisa.paymentOptions.map(\.id) == ["pm_amex", "pm_mc"])
         // Selected: the first remaining one is selected.
-        let removedMC = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_mc")
+        let removedMC = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_mc")
         #expect(removedMC.paymentOptions.map(\.id) == ["pm_amex"])
         #expect(removedMC.selectedPaymentMethod == "pm_amex")
-        let removedLast = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_amex")
+        let removedLast = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_amex")
         #expect(removedLast.paymentOptions.isEmpty)
         #expect(removedLast.selectedPaymentMethod == nil)
         #expect(customer.calls(.detach).map(\.argument) == ["pm_visa", "pm_mc", "pm_amex"])
 
-        let unknown = await #expect(throws: RPCError.self) {
-            try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        let unknown = await wireError {
+            try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         }
         #expect(unknown?.code == StpdErrors.notFound.code)
     }
@@ -474,12 +484,12 @@ struct PaymentContextsTests {
         let customer = Self.cards()
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", configuration: .init(canDeletePaymentOptions: false)))
-        let error = await #expect(throws: RPCError.self) {
-            try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        let error = await wireError {
+            try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         }
         #expect(error?.code == StpdErrors.invalidState.code)
         #expect(customer.calls(.detach).isEmpty)
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).paymentOptions.count == 2)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).paymentOptions.count == 2)
     }
 
     // MARK: Shipping (§4.2, §4.6)
@@ -489,7 +499,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create()
         #expect(view.shippingAddressNeedsVerification)
-        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let accepted = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(accepted.shippingAddress == Self.home)
         #expect(!accepted.shippingAddressNeedsVerification)
         #expect(accepted.pendingAction == nil)
@@ -516,7 +527,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create()
         let since = try await world.mark()
-        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let accepted = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(accepted.shippingAddress == Self.home)
         let failed = try await world.until(view.id, since: since, types: ["paymentContext.shippingSaveFailed"])
         #expect(failed.shippingSaveError?["code"] == .int(Int64(StpdErrors.backendError.code)))
@@ -527,7 +539,7 @@ struct PaymentContextsTests {
         let customer = FakeContextCustomer()
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         let pending = try #require(asked.pendingAction)
         #expect(pending.kind == "didUpdateShippingAddress")
         #expect(pending.id.hasPrefix("pact_"))
@@ -536,8 +548,8 @@ struct PaymentContextsTests {
         #expect(asked.shippingAddress == nil)
 
         // One address at a time.
-        let busy = await #expect(throws: RPCError.self) {
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.berlin)
+        let busy = await wireError {
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.berlin)
         }
         #expect(busy?.code == StpdErrors.invalidState.code)
 
@@ -553,7 +565,8 @@ struct PaymentContextsTests {
 
         // Without the app's error, the SDK's default title.
         let again = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
         let plain = try await world.answer(again.id, "invalid")
         #expect(plain.shippingError?["message"]?.stringValue?.contains("Invalid Shipping Address") == true)
         #expect(customer.calls(.updateShipping).isEmpty)
@@ -565,7 +578,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let pending = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
         let accepted = try await world.answer(pending.id, "valid", methods: Self.methods, selected: preferred)
         #expect(accepted.pendingAction == nil)
         #expect(accepted.shippingError == nil)
@@ -582,7 +596,8 @@ struct PaymentContextsTests {
         let world = try await World()
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         func answerNext(_ methods: [ShippingMethod], selected: String? = nil) async throws -> PaymentContextView {
-            let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+            let asked = try await world.contexts.setShippingAddress(
+                id: view.id, for: Caller(uid: 1000), address: Self.home)
             return try await world.answer(asked.pendingAction?.id, "valid", methods: methods, selected: selected)
         }
         let overnight = ShippingMethod(identifier: "ovn", label: "Overnight", amount: 2500)
@@ -608,7 +623,7 @@ struct PaymentContextsTests {
         #expect(view.paymentAmount == 1000)
         #expect(view.paymentSummaryItems == [.init(label: "Shop", amount: 1000, decimal: "10.00")])
 
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         let shipped = try await world.answer(asked.pendingAction?.id, "valid", methods: Self.methods, selected: "exp")
         #expect(shipped.amount == 1000)
         #expect(shipped.paymentAmount == 2500)
@@ -618,15 +633,17 @@ struct PaymentContextsTests {
                 .init(label: "Shop", amount: 2500, decimal: "25.00"),
             ])
 
-        let standard = try await world.contexts.selectShippingMethod(id: view.id, viewer: 1000, shippingMethod: "std")
+        let standard = try await world.contexts.selectShippingMethod(
+            id: view.id, for: Caller(uid: 1000), shippingMethod: "std")
         #expect(standard.paymentAmount == 1500)
         #expect(
             standard.paymentSummaryItems == [
                 .init(label: "Standard", amount: 500, decimal: "5.00"),
                 .init(label: "Shop", amount: 1500, decimal: "15.00"),
             ])
-        let unknown = await #expect(throws: RPCError.self) {
-            try await world.contexts.selectShippingMethod(id: view.id, viewer: 1000, shippingMethod: "teleport")
+        let unknown = await wireError {
+            try await world.contexts.selectShippingMethod(
+                id: view.id, for: Caller(uid: 1000), shippingMethod: "teleport")
         }
         #expect(unknown?.code == StpdErrors.notFound.code)
 
@@ -643,12 +660,12 @@ struct PaymentContextsTests {
         let world = try await World()
         let view = try await world.create()
         let yen = try await world.contexts.setAmount(
-            id: view.id, viewer: 1000, amount: 500, currency: "jpy", country: "jp")
+            id: view.id, for: Caller(uid: 1000), amount: 500, currency: "jpy", country: "jp")
         #expect(yen.currency == "JPY")
         #expect(yen.country == "JP")
         #expect(yen.paymentSummaryItems.last?.decimal == "500")
         let dollars = try await world.contexts.setAmount(
-            id: view.id, viewer: 1000, amount: 1099, currency: "USD", country: nil)
+            id: view.id, for: Caller(uid: 1000), amount: 1099, currency: "USD", country: nil)
         #expect(dollars.paymentSummaryItems.last?.amount == 1099)
         #expect(dollars.paymentSummaryItems.last?.decimal == "10.99")
         #expect(dollars.country == "JP")
@@ -668,7 +685,8 @@ struct PaymentContextsTests {
         let view = try await world.create(
             .init(session: "cs_1", configuration: .init(shippingType: "delivery"), validatesShipping: true))
         let since = try await world.mark()
-        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let accepted = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(accepted.pendingAction == nil)
         #expect(accepted.shippingAddress == Self.home)
         #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
@@ -687,7 +705,7 @@ struct PaymentContextsTests {
         #expect(needs.pendingAction == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.needsInput"])
 
-        let asked = try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_mc")
+        let asked = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_mc")
         #expect(asked.needs == nil)
         #expect(asked.requestState == "requestingPayment")
         let pending = try #require(asked.pendingAction)
@@ -708,7 +726,8 @@ struct PaymentContextsTests {
         let view = try await world.create()
         #expect(try await world.requestPayment(view.id).needs == "paymentOption")
         let asked = try await world.contexts.addCard(
-            id: view.id, viewer: 1000, card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032))
+            id: view.id, for: Caller(uid: 1000), card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032)
+        )
         #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"]?.stringValue == asked.selectedPaymentMethod)
     }
@@ -781,11 +800,12 @@ struct PaymentContextsTests {
         // An incomplete address (no US state) is taken but asked for again.
         let incomplete = ShippingAddressParams(
             address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US"))
-        let again = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: incomplete)
+        let again = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: incomplete)
         #expect(again.needs == "shippingAddress")
         #expect(again.pendingAction == nil)
 
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(asked.needs == nil)
         #expect(asked.shippingAddress == Self.home)
         #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
@@ -824,7 +844,8 @@ struct PaymentContextsTests {
                 defaultPaymentMethod: "pm_visa"))
         #expect(view.shippingAddress == Self.berlin)
         #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.berlin)
+        let asked = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: Self.berlin)
         #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
         #expect(!asked.shippingAddressNeedsVerification)
     }
@@ -841,7 +862,7 @@ struct PaymentContextsTests {
         let needs = try await world.requestPayment(view.id)
         #expect(needs.needs == "shippingAddress")
 
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         let validation = try #require(asked.pendingAction)
         #expect(validation.kind == "didUpdateShippingAddress")
         #expect(asked.needs == "shippingAddress")
@@ -901,7 +922,7 @@ struct PaymentContextsTests {
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         _ = try await world.answer(pending.id, "success")
         for action in [pending.id, "pact_unknown"] {
-            let error = await #expect(throws: RPCError.self) { try await world.answer(action, "success") }
+            let error = await wireError { try await world.answer(action, "success") }
             #expect(error?.code == StpdErrors.pendingActionGone.code)
             #expect(error?.code == 5001)
             #expect(error?.data?["action"] == .string(action))
@@ -913,27 +934,29 @@ struct PaymentContextsTests {
         let view = try await world.create(
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
         let shipping = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
-        let wrongForShipping = await #expect(throws: RPCError.self) { try await world.answer(shipping.id, "success") }
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
+        let wrongForShipping = await wireError { try await world.answer(shipping.id, "success") }
         #expect(wrongForShipping?.code == RPCError.invalidParamsCode)
         _ = try await world.answer(shipping.id, "valid")
 
         let payment = try #require(try await world.requestPayment(view.id).pendingAction)
         for status in ["valid", "invalid", "succeeded"] {
-            let error = await #expect(throws: RPCError.self) { try await world.answer(payment.id, status) }
+            let error = await wireError { try await world.answer(payment.id, status) }
             #expect(error?.code == -32602)
         }
         // Still waiting.
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == payment.id)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == payment.id)
     }
 
+    /// Another uid's action answers as one that does not exist.
     @Test func onlyTheOwnerOrRootMayAnswer() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        let error = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success", by: 2000) }
-        #expect(error?.code == StpdErrors.permissionDenied.code)
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
+        let error = await wireError { try await world.answer(pending.id, "success", by: 2000) }
+        #expect(error?.code == StpdErrors.pendingActionGone.code)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
         #expect(try await world.answer(pending.id, "success", by: 0).lastResult?["status"] == "success")
     }
 
@@ -963,7 +986,8 @@ struct PaymentContextsTests {
         let view = try await world.create(
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
         let validation = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
         let since = try await world.mark()
         let ignored = try await world.requestPayment(view.id)
         #expect(ignored.pendingAction == validation)
@@ -983,21 +1007,21 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
         // Nothing to cancel yet.
-        let idle = await #expect(throws: RPCError.self) { try await world.contexts.cancel(id: view.id, viewer: 1000) }
+        let idle = await wireError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
         #expect(idle?.code == StpdErrors.invalidState.code)
 
         #expect(try await world.requestPayment(view.id).needs == "paymentOption")
         let since = try await world.mark()
-        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
         #expect(cancelled.lastResult == ["status": "userCancellation", "error": nil])
         #expect(cancelled.requestState == "none")
         #expect(cancelled.needs == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
         // Waiting for the app (no input needed): not the customer's to cancel.
-        _ = try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        _ = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         #expect(try await world.requestPayment(view.id).pendingAction != nil)
-        let busy = await #expect(throws: RPCError.self) { try await world.contexts.cancel(id: view.id, viewer: 1000) }
+        let busy = await wireError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
         #expect(busy?.code == StpdErrors.invalidState.code)
     }
 
@@ -1010,15 +1034,16 @@ struct PaymentContextsTests {
                 defaultPaymentMethod: "pm_visa"))
         #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
         let pending = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
 
-        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
         #expect(cancelled.lastResult?["status"] == "userCancellation")
         #expect(cancelled.pendingAction == nil)
         // The deadline's timer ends with it (else it holds off the daemon's idle exit until the deadline).
         #expect(await world.jobs.idle())
-        let gone = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "valid") }
+        let gone = await wireError { try await world.answer(pending.id, "valid") }
         #expect(gone?.code == StpdErrors.pendingActionGone.code)
     }
 
@@ -1026,15 +1051,15 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        let closed = try await world.contexts.close(id: view.id, viewer: 1000)
-        #expect(closed.status == "closed")
+        let closed = try await world.contexts.close(id: view.id, for: Caller(uid: 1000))
+        #expect(closed.status == .closed)
         #expect(closed.pendingAction == nil)
         #expect(await world.jobs.idle())
-        let gone = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success") }
+        let gone = await wireError { try await world.answer(pending.id, "success") }
         #expect(gone?.code == StpdErrors.pendingActionGone.code)
-        let shut = await #expect(throws: RPCError.self) { try await world.requestPayment(view.id) }
+        let shut = await wireError { try await world.requestPayment(view.id) }
         #expect(shut?.code == StpdErrors.invalidState.code)
-        #expect(try await world.contexts.close(id: view.id, viewer: 1000).status == "closed")
+        #expect(try await world.contexts.close(id: view.id, for: Caller(uid: 1000)).status == .closed)
     }
 
     // MARK: Deadlines
@@ -1049,7 +1074,7 @@ struct PaymentContextsTests {
 
         let since = try await world.mark()
         world.clock.advance(by: .seconds(29))
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
         world.clock.advance(by: .seconds(1))
         let finished = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         let error = try #require(finished.lastResult?["error"])
@@ -1062,7 +1087,7 @@ struct PaymentContextsTests {
         #expect(finished.requestState == "none")
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
-        let late = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success") }
+        let late = await wireError { try await world.answer(pending.id, "success") }
         #expect(late?.code == StpdErrors.pendingActionGone.code)
     }
 
@@ -1070,7 +1095,8 @@ struct PaymentContextsTests {
         let world = try await World(timeout: 45)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let pending = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
         #expect(pending.deadline == t0.addingTimeInterval(45).formatted(.iso8601))
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
         let since = try await world.mark()
@@ -1082,7 +1108,8 @@ struct PaymentContextsTests {
         #expect(invalid.shippingAddress == nil)
         // The customer can submit again.
         #expect(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction
                 != nil)
     }
 
@@ -1096,7 +1123,9 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         world.clock.advance(by: .seconds(60))
         #expect(try await world.types(view.id, since: since).isEmpty)
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).lastResult?["status"] == "userCancellation")
+        #expect(
+            try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).lastResult?["status"]
+                == "userCancellation")
     }
 
     @Test func aPendingActionAndItsDeadlineSurviveARestartAndCanBeAnswered() async throws {
@@ -1114,7 +1143,7 @@ struct PaymentContextsTests {
         let after = try await World(customer: customer, store: store, clock: clock, timeout: 60)
         try await after.redirects.restore()
         try await after.contexts.restore()
-        let restored = try after.contexts.get(id: view.id, viewer: 1000)
+        let restored = try await after.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(restored.pendingAction == pending)
         #expect(restored.requestState == "requestingPayment")
         #expect(restored.selectedPaymentMethod == "pm_visa")
@@ -1146,7 +1175,7 @@ struct PaymentContextsTests {
         let since = try await after.mark()
         // 20 s were left, not another 60.
         clock.advance(by: .seconds(19))
-        #expect(try after.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
+        #expect(try await after.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
         clock.advance(by: .seconds(1))
         let finished = try await after.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(finished.lastResult?["error"]?["code"] == 5002)
@@ -1158,7 +1187,7 @@ struct PaymentContextsTests {
         let gate = held.hold(.listPaymentMethods)
         let before = try await World(customer: held, store: store)
         let created = try await before.contexts.create(
-            owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+            for: Caller(uid: 1000), PaymentContextTerms(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         await Self.within("listPaymentMethods") { [c = held] in await c.called(.listPaymentMethods) }
         #expect(try await before.requestPayment(created.id).loading)
         // The "process" ends with the load held: it never finishes there.
@@ -1216,14 +1245,15 @@ struct PaymentContextsTests {
         #expect(redirecting.needs == "redirect")
         #expect(redirecting.requestState == "requestingPayment")
         let session = try #require(redirecting.redirect)
-        let redirect = try world.redirects.get(id: session, viewer: 1000)
-        #expect(redirect.status == "inProgress")
+        let redirect = try await world.redirects.get(id: session, for: Caller(uid: 1000))
+        #expect(redirect.status == .inProgress)
         #expect(redirect.kind == "paymentIntent")
         #expect(redirect.paymentIntentId == intentID)
 
         world.api.setIntentStatus(intentID, "succeeded")
         #expect(
-            try await world.redirects.handleURL("myshop://done?order=42&payment_intent=\(intentID)", viewer: 1000)
+            try await world.redirects.handleURL(
+                "myshop://done?order=42&payment_intent=\(intentID)", for: Caller(uid: 1000))
                 == session)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(done.lastResult == ["status": "success", "error": nil])
@@ -1240,9 +1270,9 @@ struct PaymentContextsTests {
         _ = try await world.requestPayment(view.id, intent: secret)
         let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
         let session = try #require(redirecting.redirect)
-        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
         #expect(cancelled.lastResult?["status"] == "userCancellation")
         #expect(cancelled.redirect == nil)
-        #expect(try world.redirects.get(id: session, viewer: 1000).status == "cancelled")
+        #expect(try await world.redirects.get(id: session, for: Caller(uid: 1000)).status == .cancelled)
     }
 }

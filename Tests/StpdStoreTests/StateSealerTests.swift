@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import JSONRPC
 import StpdCore
+@_spi(Testing) import StpdProtocol
 import StpdStore
 import Testing
 
@@ -32,8 +33,11 @@ struct StateSealerTests {
         let url = "https://hooks.stripe.com/redirect/authenticate/src_1?client_secret=\(clientSecret)"
         return [
             StateChange(
-                object: session, eventType: "customer.opened", publicState: ["authorization": "[REDACTED]"]),
-            StateChange(object: source, eventType: "source.created", publicState: ["redirect": ["url": .string(url)]]),
+                object: session, eventType: EventType(testing: "customer.opened"),
+                publicState: ["authorization": "[REDACTED]"]),
+            StateChange(
+                object: source, eventType: EventType(testing: "source.created"),
+                publicState: ["redirect": ["url": .string(url)]]),
         ]
     }
 
@@ -103,11 +107,41 @@ struct StateSealerTests {
             let other = try SQLiteStateStore(path: path, sealer: StateSealer(key: SymmetricKey(size: .bits256)))
             await #expect(throws: StateSealerError.self) { try await other.object(id: "cses_1") }
             do {
-                _ = try await other.objects(kind: "customer")
+                _ = try await other.objects(ObjectQuery(kind: "customer"))
                 Issue.record("expected the sealed row to be refused")
             } catch let error as StateSealerError {
                 #expect(error.id == "cses_1")
             }
+        }
+    }
+
+    /// After the key changed, a start sets aside the objects the old key sealed and drops their
+    /// events as retention would; rows written under the new key and plain rows stay.
+    @Test func rowsSealedElsewhereAreSetAsideAndTheirEventsDropped() async throws {
+        try await withDirectory { dir in
+            let path = "\(dir)/stpd.sqlite"
+            do {
+                let plain = try SQLiteStateStore(path: path)
+                _ = try await plain.apply([secretChanges()[0]], at: t0)  // seq 1, plain
+                let old = try SQLiteStateStore(path: path, sealer: StateSealer(key: SymmetricKey(size: .bits256)))
+                _ = try await old.apply(secretChanges(), at: t0)  // seq 2, 3: cses_1 and src_1 sealed
+            }
+            let key = SymmetricKey(size: .bits256)
+            let store = try SQLiteStateStore(path: path, sealer: StateSealer(key: key))
+            let found = try await store.setAsideRowsSealedElsewhere()
+            #expect(Set(found.objects.map(\.id)) == ["cses_1", "src_1"])
+            #expect(found.objects.allSatisfy { if case .otherKey = $0 { true } else { false } })
+            #expect(found.eventsDroppedThrough == 3)
+            #expect(try await store.object(id: "cses_1") == nil)
+            #expect(try await store.setAsideCount() == 2)
+            #expect(try await store.eventBounds() == EventBounds(latestSeq: 3, prunedThrough: 3))
+            #expect(try await store.events(after: 0, limit: 10).isEmpty)
+
+            // New rows under the new key are not touched by the next start's check.
+            _ = try await store.apply([secretChanges()[1]], at: t0)
+            let again = try await store.setAsideRowsSealedElsewhere()
+            #expect(again.objects.isEmpty && again.eventsDroppedThrough == 0)
+            #expect(try await store.events(after: 3, limit: 10).count == 1)
         }
     }
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from codes import INVALID_PARAMS, NOT_FOUND, PERMISSION_DENIED
+from codes import CURSOR_EXPIRED, INVALID_PARAMS, NOT_FOUND, PERMISSION_DENIED
 from flows import Events, bank_page, create_source, run_as, sofort, stpd_for
 from rpc import RpcError
 
@@ -192,40 +192,32 @@ def test_a_copied_database_holds_no_token_or_client_secret(start_stpd, tmp_path,
     assert "secrets at rest are sealed" in daemon.log()
 
 
-def test_without_its_key_sealed_rows_are_reported_by_name(start_stpd, tmp_path, stripe_test_server):
-    directory = tmp_path / "stpd"
-    daemon, values = store_secrets(start_stpd, directory, stripe_test_server)
-    assert daemon.terminate() == 0
-    (daemon.state_dir / "state-key").write_text(secrets.token_hex(32) + "\n")
-
-    # Today the start stops at the first such row; once undecodable rows are set aside it goes
-    # on. Either way the log names the row and says why.
-    other = start_stpd(directory, "--stripe-api-base", stripe_test_server.base_url, wait_ready=False,
-                       env={"STPD_STRIPE_KEY": stripe_test_server.publishable_key})
-    try:
-        other.wait_notify("READY=1")
-    except RuntimeError:
-        assert other.wait_exit() == 1
-    log = other.log()
-    assert "sealed with state key" in log and "but the daemon's state key is" in log, log[-3000:]
-    assert re.search(r"\b(cses|src|rdr)_\w+: its state is sealed", log), log
-    assert values["token"] not in log and values["client secret"] not in log
-
-
-@pytest.mark.xfail(strict=True, reason="the daemon stops at the first sealed row it cannot read until "
-                   "undecodable rows are set aside (issue 11 item 4, the lead's part); then remove this mark")
 def test_without_its_key_the_daemon_starts_and_sets_the_rows_aside(start_stpd, tmp_path, stripe_test_server):
     directory = tmp_path / "stpd"
     daemon, values = store_secrets(start_stpd, directory, stripe_test_server)
     assert daemon.terminate() == 0
     (daemon.state_dir / "state-key").write_text(secrets.token_hex(32) + "\n")
+
     restarted = stpd_for(start_stpd, directory, stripe_test_server)
     client = restarted.client()
-    assert client.call("daemon.ping")["pong"] is True
+    # The sealed objects are set aside (counted, never served); the events they sealed are gone
+    # as if pruned, so an old cursor gets CursorExpired rather than an error.
     with pytest.raises(RpcError) as caught:
         client.call("customer.get", {"session": values["session"]})
     assert caught.value.code == NOT_FOUND
-    assert "sealed with state key" in restarted.log()
+    assert client.call("source.list", {})["sources"] == []
+    log = restarted.log()
+    dropped = re.search(r"dropped the events through seq (\d+): sealed with another state key", log)
+    assert dropped, log
+    latest = int(dropped.group(1))
+    with pytest.raises(RpcError) as caught:
+        client.call("events.wait", {"since": 0, "timeout": 0})
+    assert caught.value.code == CURSOR_EXPIRED and caught.value.data["oldestSeq"] == latest + 1
+    assert client.call("events.wait", {"since": latest, "timeout": 0})["events"] == []
+    # Each object is named in the log with why, and the new key serves new objects.
+    assert re.search(r"\b(cses|src|rdr)_\w+: its state is sealed with state key \w+, but the daemon's", log), log
+    assert values["token"] not in log and values["client secret"] not in log
+    assert client.call("customer.open", {"adapter": {"kind": "app"}, "prefetch": False})["status"] == "open"
 
 
 # -- error replies never echo a URL's query ----------------------------------------------------------
