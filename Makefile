@@ -1,7 +1,7 @@
 # The two commands of the README's quick start:
 #   make run    build stpd and run it on its embedded defaults (SQLite state, a local socket)
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
-.PHONY: run test build swift-test py-test contract readme-settings format lint
+.PHONY: run test build swift-test py-test contract readme-settings format lint check-imports werror
 
 run:
 	scripts/bootstrap
@@ -27,7 +27,8 @@ readme-settings:
 	swift build --product stpd
 	$$(swift build --show-bin-path)/stpd --print-settings-table | scripts/readme-settings
 
-# swift format with the checked-in .swift-format (line length 120); CI fails on a lint finding.
+# swift format with the checked-in .swift-format (line length 120), and the import check; CI
+# fails on a finding of either.
 SWIFT_FORMAT_PATHS = Package.swift Sources Tests
 
 format:
@@ -35,3 +36,14 @@ format:
 
 lint:
 	swift format lint --strict --recursive --parallel $(SWIFT_FORMAT_PATHS)
+	scripts/check-imports
+
+# Fails when a target imports a module Package.swift does not declare for it.
+check-imports:
+	scripts/check-imports
+
+# The project's own targets with warnings as errors (Package.swift reads STPD_WERROR; .ci/run
+# exports it, so `make test` there builds this way). Switching it rebuilds the own targets.
+werror:
+	scripts/bootstrap
+	STPD_WERROR=1 swift build --build-tests

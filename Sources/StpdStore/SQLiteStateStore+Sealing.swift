@@ -23,11 +23,11 @@ extension SQLiteStateStore {
         var found = SealedElsewhere()
         let rows = try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT id, state FROM object WHERE set_aside = 0 AND \(objects)")
+                .map { (id: $0["id"] as String, state: $0["state"] as String) }
         }
-        for row in rows {
-            let id: String = row["id"]
+        for (id, state) in rows {
             do {
-                _ = try sealer.open(row["state"], for: id)
+                _ = try sealer.open(state, for: id)
             } catch {
                 found.objects.append(error)
                 try await setAside(id: id, reason: error.description)

@@ -442,11 +442,12 @@ struct PaymentContextsTests {
         customer.fail(.attach, with: StpdErrors.backendError("attach refused"))
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
-        await wireError {
+        let refused = await wireError {
             try await world.contexts.addCard(
                 id: view.id, for: Caller(uid: 1000),
                 card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
         }
+        #expect(refused?.code == StpdErrors.backendError.code)
         let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(after.selectedPaymentMethod == "pm_mc")
         #expect(after.paymentOptions.count == 2)

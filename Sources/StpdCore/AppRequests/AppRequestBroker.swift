@@ -273,12 +273,10 @@ public final class AppRequestBroker: Sendable {
     }
 
     /// Records a request's end. In a task of its own: it must be recorded even when the task
-    /// ending the request is cancelled (the SQLite store refuses writes from a cancelled task).
-    /// Records a request's end. In a task of its own: it must be recorded even when the task
     /// ending the request is cancelled (the SQLite store refuses work from a cancelled task).
     private func record(_ request: Request, _ state: AppRequestState, error: AppRequestFailure? = nil) async throws {
         let table = table
-        try await Task {
+        _ = try await Task {
             try await table.update(request.id, for: .daemon) { record in
                 guard record.state == .pending else { return nil }
                 record.state = state
