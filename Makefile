@@ -1,7 +1,7 @@
 # The two commands of the README's quick start:
 #   make run    build stpd and run it on its embedded defaults (SQLite state, a local socket)
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
-.PHONY: run test build swift-test py-test contract clients format lint check-imports werror
+.PHONY: run test build swift-test py-test contract clients readme-settings format lint check-imports werror
 
 run:
 	scripts/bootstrap
@@ -28,6 +28,11 @@ contract:
 # TypedDicts and typed wrappers, Node's and Go's error codes); a test fails when they are stale.
 clients:
 	scripts/generate-clients
+
+# Rewrites the README's settings table from ConfigurationKeys.all (a test fails when it is stale).
+readme-settings:
+	swift build --product stpd
+	$$(swift build --show-bin-path)/stpd --print-settings-table | scripts/readme-settings
 
 # swift format with the checked-in .swift-format (line length 120), and the import check; CI
 # fails on a finding of either.

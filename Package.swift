@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -56,6 +57,8 @@ let package = Package(
             dependencies: [
                 "StpdCore", "JSONRPC",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Seals secrets in object state at rest (StateSealer).
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -148,7 +151,11 @@ let package = Package(
             name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "StpdProtocol", "StripeAPI", "JSONRPC"]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
         .testTarget(
-            name: "StpdStoreTests", dependencies: ["StpdStore", "StpdCore", "StpdProtocol", "JSONRPC", "TestSupport"]),
+            name: "StpdStoreTests",
+            dependencies: [
+                "StpdStore", "StpdCore", "StpdProtocol", "JSONRPC", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The Stripe API's pure layer: form encoding, headers, errors, retries, redaction, and a
         // client over an injected HTTP transport (StripeHTTP's AsyncHTTPClient transport in the daemon).
         .target(name: "StripeAPI", dependencies: ["JSONRPC"]),

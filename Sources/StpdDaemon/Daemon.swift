@@ -15,7 +15,26 @@ public enum Daemon {
         umask(0o077)
         let logger = makeLogger(level: configuration.logLevel)
         try prepareStateDirectory(configuration.stateDirectory)
-        let store = try SQLiteStateStore(path: configuration.databasePath)
+        let stateKey = try StateKey.load(
+            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
+            databaseExists: FileManager.default.fileExists(atPath: configuration.databasePath))
+        for warning in stateKey.warnings { logger.warning("\(warning)") }
+        logger.info(
+            "secrets at rest are sealed",
+            metadata: ["state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+        let store = try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
+        // Rows another key sealed cannot be read: set aside (objects) or dropped (events), never fatal.
+        let foreign = try await store.setAsideRowsSealedElsewhere()
+        for error in foreign.objects {
+            logger.error(
+                "set aside an object sealed with another state key",
+                metadata: ["object": "\(error.id)", "error": "\(error)"])
+        }
+        if foreign.eventsDroppedThrough > 0 {
+            logger.error(
+                "dropped the events through seq \(foreign.eventsDroppedThrough): sealed with another state key",
+                metadata: ["state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+        }
         let log = try await EventLog(store: store, retention: configuration.eventRetention)
         // Before serving: a client must never see events that are about to be pruned.
         try await log.prune()
@@ -112,8 +131,10 @@ public enum Daemon {
             }
             broker = AppRequestBroker(log: log, reportSetAside: setAside)
             customers = CustomerSessions(
-                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background,
-                reportSetAside: setAside)
+                log: log,
+                factory: DaemonBackendFactory(
+                    stripe: stripe, broker: broker, serverKeyAccess: configuration.serverKeyAccess),
+                background: background, reportSetAside: setAside)
             payments = StripePaymentsAPI(stripe: stripe)
             sources = SourceService(api: payments, log: log, background: background, reportSetAside: setAside)
             redirects = RedirectSessions(

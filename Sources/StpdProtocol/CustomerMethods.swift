@@ -209,6 +209,8 @@ let customerErrors = [
     "NotFound", "InvalidState", "StripeCardError", "StripeInvalidRequest", "StripeAPIError",
     "StripeAuthentication", "StripeRateLimited", "StripeConnection", "EphemeralKeyInvalid",
     "StripeNotConfigured", "BackendError", "AppRequestFailed", "AppRequestTimedOut", "AppAnswerInvalid",
+    // A server-key session whose owner STPD_SERVER_KEY_UIDS no longer lists (after a restart).
+    "PermissionDenied",
 ]
 
 /// `customer.*`: customer sessions (the SDK's customer context and backend adapters).
@@ -237,7 +239,8 @@ public enum CustomerOpen: RPCMethod {
         ],
         required: ["adapter"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
-    public static let errors = ["StripeNotConfigured"]
+    /// PermissionDenied: a server key provider for a uid and customer the configuration does not allow.
+    public static let errors = ["StripeNotConfigured", "PermissionDenied"]
 }
 
 public enum CustomerGet: RPCMethod {

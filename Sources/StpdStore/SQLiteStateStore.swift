@@ -9,15 +9,20 @@ import StpdCore
 /// `seq` is SQLite's AUTOINCREMENT key, which never reuses a value and rolls back with its
 /// transaction, so it stays gap-free. Times are stored as Foundation's own representation
 /// (seconds since 2001-01-01), so an event read back equals the one published live, bit for bit.
+/// Object states and event objects pass through `sealer` on their way in and out (see StateSealer).
 public final class SQLiteStateStore: StateStore {
     public let path: String
-    private let pool: DatabasePool
+    let pool: DatabasePool
+    let sealer: StateSealer
 
-    public init(path: String) throws {
+    public init(path: String, sealer: StateSealer = .plain) throws {
         self.path = path
+        self.sealer = sealer
         var configuration = Configuration()
         configuration.label = "stpd"
         configuration.busyMode = .timeout(5)
+        // Overwritten rows are zeroed, so no older plain copy of a state outlives its sealing.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
         // Keys and secrets may sit in object state: only the daemon's user may read the files.
@@ -27,11 +32,11 @@ public final class SQLiteStateStore: StateStore {
     }
 
     public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
-        try await pool.write { db in
+        try await pool.write { [sealer] db in
             try changes.map { change in
                 let object = change.object
-                guard try Self.write(change, db) else { throw StoreConflict(objectId: object.id) }
-                let eventObject = try Self.text(change.eventObject)
+                guard try Self.write(change, sealer, db) else { throw StoreConflict(objectId: object.id) }
+                let eventObject = try sealer.seal(Self.text(change.eventObject), for: object.id)
                 try db.execute(
                     sql: """
                         INSERT INTO event (time, type, object_id, object_kind, owner_uid, object)
@@ -55,7 +60,7 @@ public final class SQLiteStateStore: StateStore {
     }
 
     /// Writes the object row if the precondition holds; false when it does not.
-    private static func write(_ change: StateChange, _ db: Database) throws -> Bool {
+    private static func write(_ change: StateChange, _ sealer: StateSealer, _ db: Database) throws -> Bool {
         let object = change.object
         if change.removesObject {
             switch change.precondition {
@@ -69,7 +74,7 @@ public final class SQLiteStateStore: StateStore {
             }
             return db.changesCount == 1
         }
-        let state = try text(object.state)
+        let state = try sealer.seal(text(object.state), for: object.id)
         let derived: [(any DatabaseValueConvertible)?] = [object.status, object.live, object.finished]
         switch change.precondition {
         case .absent:
@@ -131,9 +136,9 @@ public final class SQLiteStateStore: StateStore {
     }
 
     public func object(id: String) async throws -> StoredObject? {
-        try await pool.read { db in
+        try await pool.read { [sealer] db in
             try Row.fetchOne(db, sql: "SELECT * FROM object WHERE id = ? AND set_aside = 0", arguments: [id])
-                .map(Self.object)
+                .map { try Self.object($0, sealer) }
         }
     }
 
@@ -153,8 +158,8 @@ public final class SQLiteStateStore: StateStore {
         }
         sql += " ORDER BY created_at, id"
         if let limit = query.limit { (sql, arguments) = (sql + " LIMIT ?", arguments + [limit]) }
-        return try await pool.read { [sql, arguments] db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.object)
+        return try await pool.read { [sql, arguments, sealer] db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.object($0, sealer) }
         }
     }
 
@@ -206,11 +211,11 @@ public final class SQLiteStateStore: StateStore {
     }
 
     public func events(after: Int64, limit: Int) async throws -> [Event] {
-        try await pool.read { db in
+        try await pool.read { [sealer] db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit]
             )
-            .map(Self.event)
+            .map { try Self.event($0, sealer) }
         }
     }
 
@@ -263,18 +268,19 @@ public final class SQLiteStateStore: StateStore {
         try JSONCoding.decode(JSONValue.self, from: Data(text.utf8))
     }
 
-    static func object(_ row: Row) throws -> StoredObject {
+    static func object(_ row: Row, _ sealer: StateSealer) throws -> StoredObject {
         StoredObject(
-            id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"], state: try json(row["state"]),
+            id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"],
+            state: try json(sealer.open(row["state"], for: row["id"])),
             createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
             updatedAt: Date(timeIntervalSinceReferenceDate: row["updated_at"]), version: row["version"],
             status: row["status"], live: row["live"], finished: row["finished"])
     }
 
-    static func event(_ row: Row) throws -> Event {
+    static func event(_ row: Row, _ sealer: StateSealer) throws -> Event {
         Event(
             seq: row["seq"], time: Date(timeIntervalSinceReferenceDate: row["time"]), type: row["type"],
             objectId: row["object_id"], objectKind: row["object_kind"], ownerUID: row["owner_uid"],
-            object: try json(row["object"]))
+            object: try json(sealer.open(row["object"], for: row["object_id"])))
     }
 }

@@ -122,8 +122,11 @@ var ErrInternalError = &Error{Code: CodeInternalError, Message: "Internal error"
 // object the caller may see.
 var ErrNotFound = &Error{Code: CodeNotFound, Message: "No such object"}
 
-// ErrPermissionDenied matches every error with code 1002 (errors.Is): Permission denied. The object
-// belongs to another user (only its creator's uid or root may use it).
+// ErrPermissionDenied matches every error with code 1002 (errors.Is): Permission denied. The
+// caller's uid may not do this: the daemon's configuration does not allow it (`data.setting` names
+// the setting, e.g. STPD_SERVER_KEY_UIDS for a keyProvider of kind server), or debug.emit named
+// another uid's debug object. Another uid's ids otherwise answer NotFound, as ids that do not
+// exist.
 var ErrPermissionDenied = &Error{Code: CodePermissionDenied, Message: "Permission denied"}
 
 // ErrInvalidState matches every error with code 1003 (errors.Is): Not allowed in the object's

@@ -71,7 +71,10 @@ class NotFound(RpcError):
 class PermissionDenied(RpcError):
     """1002: Permission denied.
 
-    The object belongs to another user (only its creator's uid or root may use it).
+    The caller's uid may not do this: the daemon's configuration does not allow it (`data.setting`
+    names the setting, e.g. STPD_SERVER_KEY_UIDS for a keyProvider of kind server), or debug.emit
+    named another uid's debug object. Another uid's ids otherwise answer NotFound, as ids that do
+    not exist.
     """
 
     code = 1002

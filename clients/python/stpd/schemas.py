@@ -399,7 +399,7 @@ class DebugEmitParams(TypedDict):
 
     #: How many events (default 1)
     count: NotRequired[int]
-    #: The test object's id (default: a new one)
+    #: The test object's id (default: a new one): a dbg_ id, new or of the caller's own debug object
     objectId: NotRequired[str]
     #: Any JSON, carried in each event's object as `payload`
     payload: NotRequired[Any]
