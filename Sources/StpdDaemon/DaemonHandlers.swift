@@ -46,7 +46,7 @@ enum DaemonHandlers {
                 subscriptions: parts.subscriptions.count,
                 store: .init(
                     path: parts.store.path, sizeBytes: parts.store.sizeOnDisk, latestSeq: bounds.latestSeq,
-                    oldestSeq: bounds.oldestKept))
+                    oldestSeq: bounds.oldestKept, setAside: try await parts.store.setAsideCount()))
         }
     }
 }

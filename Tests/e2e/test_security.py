@@ -206,6 +206,7 @@ def test_without_its_key_the_daemon_starts_and_sets_the_rows_aside(start_stpd, t
         client.call("customer.get", {"session": values["session"]})
     assert caught.value.code == NOT_FOUND
     assert client.call("source.list", {})["sources"] == []
+    assert client.call("daemon.status")["store"]["setAside"] >= 3
     log = restarted.log()
     dropped = re.search(r"dropped the events through seq (\d+): sealed with another state key", log)
     assert dropped, log

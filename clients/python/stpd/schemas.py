@@ -390,6 +390,8 @@ class DaemonStatusStore(TypedDict):
     oldestSeq: int
     #: The SQLite database file
     path: str
+    #: Objects set aside because they no longer decode (each logged when it happened)
+    setAside: int
     #: Bytes on disk, write-ahead log included
     sizeBytes: int
 
