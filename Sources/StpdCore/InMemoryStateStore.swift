@@ -94,6 +94,7 @@ public actor InMemoryStateStore: StateStore {
         stored.status = object.status
         stored.live = object.live
         stored.finished = object.finished
+        stored.version = max(stored.version, 1)
         objectsByID[object.id] = stored
         // Kept keys keep their ordinal; new ones sort after everything filed so far.
         file(object.id, owner: stored.ownerUID, under: newKeys, seq: bounds.latestSeq)

@@ -106,9 +106,10 @@ public final class RecordTable<R: DurableRecord>: Sendable {
                 count += changes.count
             } catch is StoreConflict {
                 // One of them changed meanwhile: remove the others one by one.
-                for change in changes {
-                    if (try? await commit([change])) != nil { count += 1 }
-                }
+                var removed = 0
+                for change in changes where (try? await commit([change])) != nil { removed += 1 }
+                count += removed
+                if removed == 0 { return count }  // Nothing could go: the next batch would be this one.
             }
         }
     }
