@@ -1,13 +1,16 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // One-way dependencies, bottom to top:
-//   JSONRPC (wire types) <- StpdProtocol (the method declarations = the contract)
+//   JSONRPC (wire types) <- StripeAPI (pure: encoding, errors, retries, models) <- StripeHTTP (AsyncHTTPClient)
+//   JSONRPC, StripeAPI <- StpdProtocol (the method declarations = the contract)
 //   RPCTransport (NIO framing, server, client) <- StpdDaemon <- stpd
-//   StripeAPI (pure: encoding, errors, retries, models) <- StripeHTTP (AsyncHTTPClient)
-//   StpdCore (pure domain, no I/O; uses StripeAPI's models) <- StpdStore (SQLite) <- StpdDaemon
-//   stpctl (with StpctlKit, its testable logic) uses StpdProtocol + RPCTransport only.
+//   StpdProtocol, StripeAPI <- StpdCore (pure domain, no I/O) <- StpdStore (SQLite) <- StpdDaemon
+//   StpdCore, StripeHTTP <- StpdBackends (the merchant's backend over HTTP) <- StpdDaemon
+//   stpctl (with StpctlKit, its testable logic) uses StpdProtocol + RPCTransport (+ StripeAPI's
+//   types in StpdProtocol's params) only.
 //   StripeTestServer / stripe-test-server: the project's own Stripe stand-in for tests.
+// A target declares every module it imports: scripts/check-imports (make lint) fails otherwise.
 let package = Package(
     name: "stpd",
     platforms: [.macOS(.v15)],
@@ -25,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -40,18 +44,21 @@ let package = Package(
                 "JSONRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "StpdCore", dependencies: ["StpdProtocol", "StripeAPI"]),
+        .target(name: "StpdCore", dependencies: ["StpdProtocol", "StripeAPI", "JSONRPC"]),
         .target(
             name: "StpdStore",
             dependencies: [
-                "StpdCore",
+                "StpdCore", "JSONRPC",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Seals secrets in object state at rest (StateSealer).
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(
@@ -69,20 +76,18 @@ let package = Package(
         .executableTarget(
             name: "stpd",
             dependencies: [
-                "StpdDaemon",
+                "StpdDaemon", "StpdProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "stpctl",
             dependencies: [
-                "JSONRPC", "StpdProtocol", "RPCTransport",
+                "JSONRPC", "StpdProtocol", "RPCTransport", "StripeAPI",
                 "StpctlKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Prints lookup costs of the redirect return-URL index (swift run -c release stpd-bench).
-        .executableTarget(name: "stpd-bench", dependencies: ["StpdCore"]),
         // stpctl's pure logic (params parsing, socket path, exit statuses), kept apart to be tested.
         .target(
             name: "StpctlKit",
@@ -98,7 +103,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "StpdDaemonTests", dependencies: ["StpdDaemon"]),
+        .testTarget(
+            name: "StpdDaemonTests",
+            dependencies: [
+                "StpdDaemon", "StpdProtocol", "JSONRPC", "StripeAPI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // Test helpers shared by the test targets: raw sockets, gates, a test RPCServer, and a
         // real stpd process started with a NOTIFY_SOCKET.
         .target(
@@ -113,7 +125,8 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "StpdProtocol"]),
+        // StpdProtocol and StripeAPI for the source constructors' schemas.
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "StpdProtocol", "StripeAPI"]),
         .testTarget(
             name: "TransportTests",
             dependencies: [
@@ -134,11 +147,17 @@ let package = Package(
             dependencies: ["TestSupport", "RPCTransport", "JSONRPC", "StpdProtocol"]
         ),
         // The StateStore contract runs against both stores, hence StpdStore.
-        .testTarget(name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "StripeAPI", "JSONRPC"]),
+        .testTarget(
+            name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "StpdProtocol", "StripeAPI", "JSONRPC"]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
-        .testTarget(name: "StpdStoreTests", dependencies: ["StpdStore", "StpdCore", "JSONRPC", "TestSupport"]),
+        .testTarget(
+            name: "StpdStoreTests",
+            dependencies: [
+                "StpdStore", "StpdCore", "StpdProtocol", "JSONRPC", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The Stripe API's pure layer: form encoding, headers, errors, retries, redaction, and a
-        // client over an injected HTTP transport (the AsyncHTTPClient transport comes later).
+        // client over an injected HTTP transport (StripeHTTP's AsyncHTTPClient transport in the daemon).
         .target(name: "StripeAPI", dependencies: ["JSONRPC"]),
         .testTarget(name: "StripeAPITests", dependencies: ["StripeAPI", "JSONRPC"]),
         // The project's own Stripe API test server (in-memory, fault injection, request log),
@@ -167,6 +186,7 @@ let package = Package(
                 "StripeTestServer", "stripe-test-server", "StripeAPI", "StripeHTTP", "JSONRPC", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // The AsyncHTTPClient transport under StripeClient.
@@ -207,3 +227,12 @@ let package = Package(
         ),
     ]
 )
+
+// Warnings are errors when STPD_WERROR=1 (.ci/run exports it; `make werror` builds so), in the
+// project's own targets only: SwiftPM silences remote dependencies, whose warnings are not ours to
+// fix. Off by default, so that a warning does not stop a local build halfway.
+if Context.environment["STPD_WERROR"] == "1" {
+    for target in package.targets where target.type != .system {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+    }
+}

@@ -115,11 +115,6 @@ public final class RPCClient: Sendable {
         try await send(Request(id: nil, method: method, params: params))
     }
 
-    /// Writes raw bytes as they are (tests use it to send malformed frames).
-    public func sendRaw(_ bytes: [UInt8]) async throws {
-        try await outbound.write(ByteBuffer(bytes: bytes))
-    }
-
     private func send(_ request: Request) async throws {
         try await outbound.write(Framing.frame(request))
     }

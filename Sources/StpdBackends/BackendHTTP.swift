@@ -252,8 +252,10 @@ enum BackendURL {
     }
 
     /// The URL for messages: masked, and cut when long.
+    /// The URL for an error message: redacted, and without its query, which may hold a token.
     private static func quoted(_ text: String) -> String {
-        let masked = Redaction.redact(text)
+        let withoutQuery = text.firstIndex(of: "?").map { text[..<$0] + "?…" } ?? text
+        let masked = Redaction.redact(withoutQuery)
         return "\"" + (masked.count > 200 ? masked.prefix(200) + "…" : masked) + "\""
     }
 

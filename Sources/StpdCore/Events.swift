@@ -1,8 +1,10 @@
 import Foundation
 import JSONRPC
+import StpdProtocol
 
-/// A durable object of the daemon (customer session, payment context, poll, redirect session...),
-/// stored as its JSON state with the uid that created it.
+/// A durable object of the daemon (customer session, payment context, Source, redirect session...),
+/// stored as its JSON state with the uid that created it, and what the store derives from the
+/// state to query it without decoding it (`status`, `live`, `finished`).
 public struct StoredObject: Sendable, Hashable, Codable {
     public var id: String
     public var kind: String
@@ -10,14 +12,29 @@ public struct StoredObject: Sendable, Hashable, Codable {
     public var state: JSONValue
     public var createdAt: Date
     public var updatedAt: Date
+    /// 1 when created, bumped by each committed change.
+    public var version: Int64
+    /// The status a list can be filtered by, if the kind has one.
+    public var status: String?
+    /// Needs this process's attention (a running poll, a deadline, a follow-up): loaded at start.
+    public var live: Bool
+    /// Done: the retention sweep removes it once untouched for the retention age.
+    public var finished: Bool
 
-    public init(id: String, kind: String, ownerUID: UInt32, state: JSONValue, createdAt: Date, updatedAt: Date) {
+    public init(
+        id: String, kind: String, ownerUID: UInt32, state: JSONValue, createdAt: Date, updatedAt: Date,
+        version: Int64 = 0, status: String? = nil, live: Bool = false, finished: Bool = false
+    ) {
         self.id = id
         self.kind = kind
         self.ownerUID = ownerUID
         self.state = state
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.version = version
+        self.status = status
+        self.live = live
+        self.finished = finished
     }
 }
 
@@ -26,20 +43,48 @@ public struct StoredObject: Sendable, Hashable, Codable {
 /// `publicState` is what the event carries when the stored state holds secrets (a backend's
 /// bearer token, say) that subscribers must not see; by default the event carries the state.
 public struct StateChange: Sendable {
+    /// What must hold for the change to be written.
+    public enum Precondition: Sendable, Hashable {
+        /// The object does not exist yet.
+        case absent
+        /// The object is at this version: the change was computed from it.
+        case version(Int64)
+        /// Whatever is there (objects written by one writer only, such as debug objects).
+        case none
+    }
+
     public var object: StoredObject
-    public var eventType: String
+    public var eventType: EventType
     public var removesObject: Bool
     public var publicState: JSONValue?
+    public var precondition: Precondition
+    /// The lookup keys the object is filed under from now on (nil: unchanged). A key it keeps
+    /// keeps its ordinal; a new one gets the `seq` of this change's event.
+    public var keys: [String]?
 
-    public init(object: StoredObject, eventType: String, removesObject: Bool = false, publicState: JSONValue? = nil) {
+    public init(
+        object: StoredObject, eventType: EventType, removesObject: Bool = false, publicState: JSONValue? = nil,
+        precondition: Precondition = .none, keys: [String]? = nil
+    ) {
         self.object = object
         self.eventType = eventType
         self.removesObject = removesObject
         self.publicState = publicState
+        self.precondition = precondition
+        self.keys = keys
     }
 
     /// What the event records as the object's new state.
     public var eventObject: JSONValue { publicState ?? object.state }
+
+    /// Whether `current` (nil: no such object) satisfies the precondition.
+    public func admits(_ current: StoredObject?) -> Bool {
+        switch precondition {
+        case .absent: current == nil
+        case .version(let version): current?.version == version
+        case .none: true
+        }
+    }
 }
 
 /// An entry of the event log. `seq` is global, gap-free and increasing.

@@ -1,21 +1,94 @@
 import Foundation
+import JSONRPC
 
 /// Where the domain keeps its objects and the event log. Implemented over SQLite by StpdStore
-/// and in memory here for tests; the domain never sees which.
+/// and in memory here for tests; the domain never sees which (`RecordTable` is its only user
+/// for objects).
+///
+/// Invariants every store keeps:
+/// - `apply` is one transaction: every change's object write, its key rows and its event, or
+///   none of them. A change whose `precondition` does not hold fails the whole transaction with
+///   `StoreConflict`, so a change computed from a stale copy is never written.
+/// - Each committed change of an object bumps its `version` by one (a new object starts at 1).
+/// - `seq` is global, gap-free and increasing in commit order.
 public protocol StateStore: Sendable {
-    /// Saves every object's new state (its kind, owner and creation time are kept from when it
-    /// was created) and appends one event per change in one transaction
-    /// (no event without its change, no change without its event). Returns the events with
-    /// their `seq`, in order.
+    /// Commits the changes with one event each; returns the events with their `seq`, in order.
+    /// Kind, owner and creation time of an object are fixed when it is created.
     func apply(_ changes: [StateChange], at time: Date) async throws -> [Event]
+    /// The object, unless it was set aside.
     func object(id: String) async throws -> StoredObject?
-    func objects(kind: String) async throws -> [StoredObject]
+    /// Objects of one kind matching `query`, ordered by (creation time, id).
+    func objects(_ query: ObjectQuery) async throws -> [StoredObject]
+    /// The objects filed under `key` (see `StateChange.keys`), ordered by the `seq` of the change
+    /// that filed each (ties by id), after the hit `after`, at most `limit`.
+    func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) async throws -> [KeyHit]
+    /// How many objects are filed under `key`, counting no further than `cap`.
+    func keyCount(key: String, cap: Int) async throws -> Int
+    /// Rewrites what the store derives from an object's state (status, flags, keys) without an
+    /// event, if the object is still at `version`; for rows written by an older daemon.
+    func rederive(_ object: StoredObject, keys: [String]) async throws
+    /// Takes an object that cannot be decoded out of every query, keeping its row for a human.
+    func setAside(id: String, reason: String) async throws
+    /// How many objects were set aside.
+    func setAsideCount() async throws -> Int
     /// Events with `seq > after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [Event]
     func eventBounds() async throws -> EventBounds
     /// Drops events older than the retention allows; returns how many were dropped.
     @discardableResult
     func prune(_ retention: EventRetention, now: Date) async throws -> Int
+}
+
+/// A change's precondition did not hold: the object moved on (or appeared, or went) since the
+/// change was computed. Nothing of the transaction was written.
+public struct StoreConflict: Error, Sendable, Equatable {
+    public var objectId: String
+    public init(objectId: String) { self.objectId = objectId }
+}
+
+/// An object filed under a lookup key, with the `seq` of the change that filed it.
+public struct KeyHit: Sendable, Hashable, Comparable {
+    public var objectId: String
+    public var ordinal: Int64
+    public init(objectId: String, ordinal: Int64) {
+        self.objectId = objectId
+        self.ordinal = ordinal
+    }
+
+    public static func < (a: KeyHit, b: KeyHit) -> Bool { (a.ordinal, a.objectId) < (b.ordinal, b.objectId) }
+}
+
+/// Which objects of a kind to read. Every member but `kind` narrows; nil does not.
+public struct ObjectQuery: Sendable, Hashable {
+    public var kind: String
+    public var owner: UInt32?
+    public var status: String?
+    public var live: Bool?
+    /// Finished objects last changed before this time (the retention sweep).
+    public var finishedBefore: Date?
+    /// Objects after this one in (creation time, id) order: a page cursor.
+    public var startingAfter: String?
+    public var limit: Int?
+
+    public init(
+        kind: String, owner: UInt32? = nil, status: String? = nil, live: Bool? = nil, finishedBefore: Date? = nil,
+        startingAfter: String? = nil, limit: Int? = nil
+    ) {
+        self.kind = kind
+        self.owner = owner
+        self.status = status
+        self.live = live
+        self.finishedBefore = finishedBefore
+        self.startingAfter = startingAfter
+        self.limit = limit
+    }
+
+    /// Whether `object` is one this query asks for (cursor and limit aside).
+    public func matches(_ object: StoredObject) -> Bool {
+        object.kind == kind && (owner.map { $0 == object.ownerUID } ?? true)
+            && (status.map { $0 == object.status } ?? true) && (live.map { $0 == object.live } ?? true)
+            && (finishedBefore.map { object.finished && object.updatedAt < $0 } ?? true)
+    }
 }
 
 /// The span of the event log: `latestSeq` is the last appended (0 if none ever was);
@@ -31,59 +104,6 @@ public struct EventBounds: Sendable, Hashable, Codable {
 
     /// The oldest `seq` a reader can still get.
     public var oldestKept: Int64 { prunedThrough + 1 }
-}
-
-/// A store in memory, for tests of the domain.
-public actor InMemoryStateStore: StateStore {
-    private var objectsByID: [String: StoredObject] = [:]
-    private var log: [Event] = []
-    private var bounds = EventBounds(latestSeq: 0, prunedThrough: 0)
-
-    public init() {}
-
-    public func apply(_ changes: [StateChange], at time: Date) -> [Event] {
-        changes.map { change in
-            if change.removesObject {
-                objectsByID[change.object.id] = nil
-            } else if var existing = objectsByID[change.object.id] {
-                // As in SQLite: kind, owner and creation time are fixed when an object is created.
-                existing.state = change.object.state
-                existing.updatedAt = change.object.updatedAt
-                objectsByID[change.object.id] = existing
-            } else {
-                objectsByID[change.object.id] = change.object
-            }
-            bounds.latestSeq += 1
-            let event = Event(
-                seq: bounds.latestSeq, time: time, type: change.eventType, objectId: change.object.id,
-                objectKind: change.object.kind, ownerUID: change.object.ownerUID, object: change.eventObject)
-            log.append(event)
-            return event
-        }
-    }
-
-    public func object(id: String) -> StoredObject? { objectsByID[id] }
-
-    public func objects(kind: String) -> [StoredObject] {
-        objectsByID.values.filter { $0.kind == kind }.sorted { $0.createdAt < $1.createdAt }
-    }
-
-    public func events(after: Int64, limit: Int) -> [Event] {
-        Array(log.lazy.filter { $0.seq > after }.prefix(limit))
-    }
-
-    public func eventBounds() -> EventBounds { bounds }
-
-    public func prune(_ retention: EventRetention, now: Date) -> Int {
-        let cutoff = now.addingTimeInterval(-retention.maxAge.seconds)
-        let overCount = max(0, log.count - retention.maxCount)
-        let dropped = log.enumerated().prefix { index, event in index < overCount || event.time < cutoff }.count
-        if dropped > 0 {
-            bounds.prunedThrough = log[dropped - 1].seq
-            log.removeFirst(dropped)
-        }
-        return dropped
-    }
 }
 
 extension Duration {

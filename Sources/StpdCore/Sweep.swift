@@ -7,12 +7,3 @@ public protocol Sweepable: Sendable {
     /// Removes the finished objects last changed before `cutoff`; returns how many.
     func sweep(before cutoff: Date) async throws -> Int
 }
-
-extension StateChange {
-    /// The change that removes the object, announcing its last state.
-    func removing() -> StateChange {
-        var change = self
-        change.removesObject = true
-        return change
-    }
-}

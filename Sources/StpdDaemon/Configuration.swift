@@ -5,7 +5,8 @@ import StripeAPI
 
 /// Everything the daemon can be told. Each setting has one key (`STPD_SOCKET`, ...), set by a
 /// command-line flag (`--socket`), the environment, or the config file, in that order of
-/// precedence, then the built-in default.
+/// precedence, then the built-in default. `ConfigurationKeys.all` declares every setting: its
+/// flag, range, parser and documentation; the defaults are the initial values below.
 public struct DaemonConfiguration: Sendable {
     /// Where to bind when systemd passes no socket. Nil: `$XDG_RUNTIME_DIR/stpd.sock`, or
     /// `/run/stpd/stpd.sock` as root.
@@ -15,7 +16,7 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     public var maxFrameBytes = 1 << 20
     public var maxOutboundBytes = 4 << 20
-    /// The transport's limits (README, "Limits"); each key's range is in `limitRanges`.
+    /// The transport's limits (README, "Limits").
     public var maxInFlight = 64
     public var maxBatchRequests = 1000
     public var maxConnections = 4096
@@ -55,8 +56,17 @@ public struct DaemonConfiguration: Sendable {
     public var redirectPollTimeout: Double = 10
     /// Seconds a payment context's pending action waits for the app's answer.
     public var pendingActionTimeout: Double = 600
-    /// Things worth a warning in the log (a key file others can read, ignored key sources). Resolution
-    /// runs before logging is set up, so whoever starts the daemon logs these (`StripeSetup` does).
+    /// Who may open customer sessions on the daemon's own key (`keyProvider.kind: server`).
+    public var serverKeyAccess = ServerKeyAccess()
+    /// Unknown keys stop the daemon instead of a warning.
+    public var strictConfig = false
+    /// The config file that was read, if any.
+    public var configFile: String?
+    /// systemd's `$CREDENTIALS_DIRECTORY`: where the `stripe-key` and `state-key` credentials are.
+    public var credentialsDirectory: String?
+    /// Things worth a warning in the log (a key file others can read, ignored key sources, unknown
+    /// keys). Resolution runs before logging is set up, so whoever starts the daemon logs these
+    /// (`StripeSetup` does).
     public var warnings: [String] = []
 
     public static let defaultStripeAPIBase = "https://api.stripe.com"
@@ -64,201 +74,60 @@ public struct DaemonConfiguration: Sendable {
     /// The SQLite database in the state directory.
     public var databasePath: String { "\(stateDirectory)/stpd.sqlite" }
 
-    /// Keys and what they mean; the README's table and `stpd --help` follow this list.
-    public static let keys: [(key: String, flag: String, meaning: String)] = [
-        ("STPD_SOCKET", "--socket", "socket path to bind when not socket-activated"),
-        ("STPD_SOCKET_MODE", "--socket-mode", "octal file mode of a socket stpd binds itself (default 0600)"),
-        ("STPD_STATE_DIR", "--state-dir", "directory for durable state"),
-        ("STPD_LOG_LEVEL", "--log-level", "trace, debug, info, notice, warning, error or critical"),
-        ("STPD_MAX_FRAME_BYTES", "--max-frame-bytes", "largest request line accepted (default 1048576)"),
-        (
-            "STPD_MAX_OUTBOUND_BYTES", "--max-outbound-bytes",
-            "bytes queued per connection before notifications are refused (default 4194304)"
-        ),
-        (
-            "STPD_MAX_IN_FLIGHT", "--max-in-flight",
-            "calls of one connection running at once, batch entries each counting (default 64, 1-4096)"
-        ),
-        ("STPD_MAX_BATCH", "--max-batch", "most requests in one batch (default 1000, 1-100000)"),
-        ("STPD_MAX_CONNECTIONS", "--max-connections", "connections open at once (default 4096, 1-65536)"),
-        (
-            "STPD_MAX_CONNECTIONS_PER_UID", "--max-connections-per-uid",
-            "connections open at once per uid (default 2048, 1-65536)"
-        ),
-        (
-            "STPD_CONNECTION_IDLE_TIMEOUT", "--connection-idle-timeout",
-            "seconds a connection with nothing in flight and no subscription may stay silent; 0 never (default 600)"
-        ),
-        (
-            "STPD_FRAME_TIMEOUT", "--frame-timeout",
-            "seconds from a request line's first byte to its newline (default 10, 1-3600)"
-        ),
-        ("STPD_LISTEN_FD_NAME", "--listen-fd-name", "FileDescriptorName= of the systemd socket to use (default stpd)"),
-        ("STPD_SHUTDOWN_GRACE", "--shutdown-grace", "seconds in-flight requests may finish after SIGTERM (default 10)"),
-        (
-            "STPD_IDLE_TIMEOUT", "--idle-timeout",
-            "seconds idle before a socket-activated stpd exits; 0 never (default 30)"
-        ),
-        ("STPD_EVENT_MAX_AGE", "--event-max-age", "seconds events are kept in the log (default 604800, 7 days)"),
-        ("STPD_EVENT_MAX_COUNT", "--event-max-count", "most events kept in the log (default 100000)"),
-        ("STPD_DEBUG_METHODS", "--debug-methods", "1 enables debug.emit, a test event source for client authors"),
-        (
-            "STPD_STRIPE_API_BASE", "--stripe-api-base",
-            "Stripe API origin (default https://api.stripe.com; http only for loopback)"
-        ),
-        (
-            "STPD_STRIPE_KEY_FILE", "--stripe-key-file",
-            "file holding the Stripe key (after $CREDENTIALS_DIRECTORY/stripe-key)"
-        ),
-        ("STPD_STRIPE_KEY", "", "the Stripe key itself: environment or config file only, never a flag"),
-        ("STPD_STRIPE_ACCOUNT", "--stripe-account", "connected account (acct_...) sent as Stripe-Account"),
-        ("STPD_STRIPE_TIMEOUT", "--stripe-timeout", "seconds per attempt of a Stripe call (default 30)"),
-        (
-            "STPD_MERCHANT_NAME", "--merchant-name",
-            "redirect_merchant_name added to Sources' return URLs (default none)"
-        ),
-        (
-            "STPD_URL_OPENER", "--url-opener",
-            "command run with a URL for redirect.start opener daemon, e.g. xdg-open (default off)"
-        ),
-        (
-            "STPD_REDIRECT_POLL_TIMEOUT", "--redirect-poll-timeout",
-            "seconds a Source is polled after its redirect completes (default 10)"
-        ),
-        (
-            "STPD_PENDING_ACTION_TIMEOUT", "--pending-action-timeout",
-            "seconds a payment context's pending action waits for its answer (default 600)"
-        ),
-    ]
+    /// Keys, flags (empty: none) and what they mean, from `ConfigurationKeys.all`.
+    public static var keys: [(key: String, flag: String, meaning: String)] {
+        ConfigurationKeys.all.map { ($0.key, $0.flag ?? "", $0.summary) }
+    }
 
     public init(stateDirectory: String) {
         self.stateDirectory = stateDirectory
     }
 
-    /// Resolves the settings from their sources. `flags` uses the same keys as the environment.
+    /// Resolves the settings from their sources. `flags` uses the same keys as the environment
+    /// (`ConfigurationKeys.parseArguments` makes it from a command line).
     public static func resolve(
         flags: [String: String], environment: [String: String] = ProcessInfo.processInfo.environment,
         configFile explicitConfigFile: String? = nil
     ) throws -> DaemonConfiguration {
-        let configPath = explicitConfigFile ?? environment["STPD_CONFIG"]
+        let configPath = explicitConfigFile ?? flags["STPD_CONFIG"] ?? environment["STPD_CONFIG"]
         let defaultPath = defaultConfigPath(environment)
-        let defaultFile = configPath == nil ? try ConfigFile.readIfPresent(path: defaultPath) : nil
-        let file = try configPath.map { try ConfigFile.read(path: $0) } ?? defaultFile ?? [:]
-        let loadedConfigPath = configPath ?? (defaultFile == nil ? nil : defaultPath)
-        func value(_ key: String) -> String? { flags[key] ?? environment[key] ?? file[key] }
+        let file = try configPath.map { try ConfigFile.read(path: $0) } ?? ConfigFile.readIfPresent(path: defaultPath)
 
-        var c = DaemonConfiguration(stateDirectory: value("STPD_STATE_DIR") ?? defaultStateDirectory(environment))
-        c.socketPath = value("STPD_SOCKET")
-        if let raw = value("STPD_SOCKET_MODE") {
-            guard let mode = mode_t(raw, radix: 8), mode <= 0o777 else {
-                throw ConfigurationError.invalid("STPD_SOCKET_MODE", raw, "an octal mode such as 0660")
-            }
-            c.socketMode = mode
-        }
-        if let raw = value("STPD_LOG_LEVEL") {
-            guard let level = Logger.Level(rawValue: raw.lowercased()) else {
-                throw ConfigurationError.invalid(
-                    "STPD_LOG_LEVEL", raw, "trace, debug, info, notice, warning, error or critical")
-            }
-            c.logLevel = level
-        }
-        c.maxFrameBytes = try positive("STPD_MAX_FRAME_BYTES", value("STPD_MAX_FRAME_BYTES")) ?? c.maxFrameBytes
-        c.maxOutboundBytes =
-            try positive("STPD_MAX_OUTBOUND_BYTES", value("STPD_MAX_OUTBOUND_BYTES")) ?? c.maxOutboundBytes
-        try c.resolveLimits(value)
-        c.listenFDName = value("STPD_LISTEN_FD_NAME") ?? c.listenFDName
-        if let grace = try positive("STPD_SHUTDOWN_GRACE", value("STPD_SHUTDOWN_GRACE")) {
-            c.shutdownGracePeriod = .seconds(grace)
-        }
-        if let idle = try whole("STPD_IDLE_TIMEOUT", value("STPD_IDLE_TIMEOUT")) {
-            c.idleTimeout = idle == 0 ? nil : .seconds(idle)
-        }
-        if let age = try positive("STPD_EVENT_MAX_AGE", value("STPD_EVENT_MAX_AGE")) {
-            c.eventRetention.maxAge = .seconds(age)
-        }
-        c.eventRetention.maxCount =
-            try positive("STPD_EVENT_MAX_COUNT", value("STPD_EVENT_MAX_COUNT")) ?? c.eventRetention.maxCount
-        if let raw = value("STPD_DEBUG_METHODS") {
-            switch raw.lowercased() {
-            case "1", "true", "yes", "on": c.debugMethods = true
-            case "0", "false", "no", "off", "": c.debugMethods = false
-            default: throw ConfigurationError.invalid("STPD_DEBUG_METHODS", raw, "1 or 0")
+        var c = DaemonConfiguration(stateDirectory: defaultStateDirectory(environment))
+        c.configFile = file?.path
+        c.credentialsDirectory = environment["CREDENTIALS_DIRECTORY"]
+        for setting in ConfigurationKeys.all where setting.key != "STPD_CONFIG" {
+            let key = setting.key
+            let given: (raw: String, origin: ConfigurationKeys.Origin)? =
+                if setting.sources.contains(.flag), let raw = flags[key] {
+                    (raw, .flag(setting.flag ?? key))
+                } else if setting.sources.contains(.environment), let raw = environment[key] {
+                    (raw, .environment)
+                } else if setting.sources.contains(.file), let file, let raw = file.values[key] {
+                    (raw, .file(path: file.path, line: file.lines[key] ?? 0))
+                } else { nil }
+            guard let given else { continue }
+            do {
+                try setting.apply(&c, given.raw)
+            } catch let refusal as ConfigurationKey.Refusal {
+                throw ConfigurationError.invalid(key, given.raw, refusal.expected, from: given.origin)
+            } catch ConfigurationError.invalid(let key, let raw, let expected, _) {
+                throw ConfigurationError.invalid(key, raw, expected, from: given.origin)
             }
         }
-        if let raw = value("STPD_STRIPE_API_BASE") { c.stripeAPIBase = try validateStripeAPIBase(raw) }
-        if let raw = value("STPD_STRIPE_ACCOUNT"), !raw.isEmpty {
-            guard raw.hasPrefix("acct_"), raw.count > 5,
-                raw.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
-            else {
-                throw ConfigurationError.invalid(
-                    "STPD_STRIPE_ACCOUNT", raw, "a connected account id such as acct_1032D82eZvKYlo2C")
-            }
-            c.stripeAccount = raw
-        }
-        if let seconds = try positive("STPD_STRIPE_TIMEOUT", value("STPD_STRIPE_TIMEOUT")) {
-            c.stripeTimeout = .seconds(seconds)
-        }
-        c.merchantName = value("STPD_MERCHANT_NAME").flatMap { $0.isEmpty ? nil : $0 }
-        c.urlOpener = value("STPD_URL_OPENER").map { $0.split(separator: " ").map(String.init) }.flatMap {
-            $0.isEmpty ? nil : $0
-        }
-        if let seconds = try positive("STPD_REDIRECT_POLL_TIMEOUT", value("STPD_REDIRECT_POLL_TIMEOUT")) {
-            c.redirectPollTimeout = Double(min(seconds, 300))
-        }
-        if let seconds = try positive("STPD_PENDING_ACTION_TIMEOUT", value("STPD_PENDING_ACTION_TIMEOUT")) {
-            c.pendingActionTimeout = Double(seconds)
-        }
-        c.stripeKeyFile = value("STPD_STRIPE_KEY_FILE").flatMap { $0.isEmpty ? nil : $0 }
+        let unknown = ConfigurationKeys.unknownKeys(environment: environment, file: file)
+        if c.strictConfig, !unknown.isEmpty { throw ConfigurationError.unknownKeys(unknown) }
+        c.warnings += unknown
         // The key itself is never taken from `flags`: a command line is visible to every local user
         // (/proc/PID/cmdline, ps), while the environment and the config file are not.
         let setting: (text: String, source: StripeKeySource)? =
             if let text = environment["STPD_STRIPE_KEY"] {
                 (text, .environment)
-            } else if let text = file["STPD_STRIPE_KEY"] {
-                (text, .configFile(path: loadedConfigPath ?? "config file"))
+            } else if let file, let text = file.values["STPD_STRIPE_KEY"] {
+                (text, .configFile(path: file.path))
             } else { nil }
-        try c.resolveStripeKey(credentialsDirectory: environment["CREDENTIALS_DIRECTORY"], setting: setting)
+        try c.resolveStripeKey(credentialsDirectory: c.credentialsDirectory, setting: setting)
         return c
-    }
-
-    /// The documented range of each transport limit (README, "Limits").
-    static let limitRanges: [String: ClosedRange<Int>] = [
-        "STPD_MAX_IN_FLIGHT": 1...4096, "STPD_MAX_BATCH": 1...100_000, "STPD_MAX_CONNECTIONS": 1...65536,
-        "STPD_MAX_CONNECTIONS_PER_UID": 1...65536, "STPD_CONNECTION_IDLE_TIMEOUT": 0...86400,
-        "STPD_FRAME_TIMEOUT": 1...3600,
-    ]
-
-    mutating func resolveLimits(_ value: (String) -> String?) throws {
-        func limit(_ key: String) throws -> Int? {
-            guard let raw = value(key) else { return nil }
-            let range = Self.limitRanges[key]!
-            guard let n = Int(raw), range.contains(n) else {
-                throw ConfigurationError.invalid(key, raw, "a whole number in \(range.lowerBound)-\(range.upperBound)")
-            }
-            return n
-        }
-        maxInFlight = try limit("STPD_MAX_IN_FLIGHT") ?? maxInFlight
-        maxBatchRequests = try limit("STPD_MAX_BATCH") ?? maxBatchRequests
-        maxConnections = try limit("STPD_MAX_CONNECTIONS") ?? maxConnections
-        maxConnectionsPerUID = try limit("STPD_MAX_CONNECTIONS_PER_UID") ?? maxConnectionsPerUID
-        if let seconds = try limit("STPD_CONNECTION_IDLE_TIMEOUT") {
-            connectionIdleTimeout = seconds == 0 ? nil : .seconds(seconds)
-        }
-        if let seconds = try limit("STPD_FRAME_TIMEOUT") { frameTimeout = .seconds(seconds) }
-    }
-
-    static func positive(_ key: String, _ raw: String?) throws -> Int? {
-        guard let raw else { return nil }
-        guard let n = Int(raw), n > 0 else { throw ConfigurationError.invalid(key, raw, "a positive whole number") }
-        return n
-    }
-
-    static func whole(_ key: String, _ raw: String?) throws -> Int? {
-        guard let raw else { return nil }
-        guard let n = Int(raw), n >= 0 else {
-            throw ConfigurationError.invalid(key, raw, "a whole number of seconds (0 disables)")
-        }
-        return n
     }
 
     static func defaultConfigPath(_ env: [String: String]) -> String {
@@ -286,23 +155,39 @@ public struct DaemonConfiguration: Sendable {
     }
 }
 
+/// Every message names the setting (or file) and the value; none quotes an NSError.
 public enum ConfigurationError: Error, CustomStringConvertible {
-    case invalid(String, String, String)
+    case invalid(String, String, String, from: ConfigurationKeys.Origin? = nil)
     case unreadable(String, String)
     case malformedLine(String, Int)
     case noSocketPath
     /// The Stripe key from `source` cannot be used; `reason` never quotes the key unredacted.
     case stripeKey(StripeKeySource, String)
+    /// Under `--strict-config`: what `ConfigurationKeys.unknownKeys` found.
+    case unknownKeys([String])
+    case unknownFlag(String, suggestion: String?)
+    case missingValue(String, String)
+    case switchWithValue(String)
+    case unexpectedArgument(String)
 
     public var description: String {
         switch self {
         // Redacted in case a secret was put under the wrong key (STPD_STRIPE_ACCOUNT=sk_live_...).
-        case .invalid(let key, let raw, let expected):
-            return "\(key)=\(Redaction.redact(raw)) is not valid: expected \(expected)"
+        case .invalid(let key, let raw, let expected, let origin):
+            return
+                "\(key)=\(Redaction.redact(raw))\(origin.map { " (from \($0))" } ?? "") is not valid: expected \(expected)"
         case .stripeKey(let source, let reason): return "Stripe key from \(source): \(reason)"
         case .unreadable(let path, let reason): return "cannot read config file \(path): \(reason)"
         case .malformedLine(let path, let line): return "\(path):\(line): expected KEY=VALUE"
         case .noSocketPath: return "XDG_RUNTIME_DIR is not set; pass --socket PATH (or STPD_SOCKET)"
+        case .unknownKeys(let problems):
+            return (problems + ["(an error because of STPD_STRICT_CONFIG=1 / --strict-config)"]).joined(separator: "\n")
+        case .unknownFlag(let flag, let suggestion):
+            return "unknown option \(flag)"
+                + (suggestion.map { ": did you mean \($0)?" } ?? " (stpd --help lists them)")
+        case .missingValue(let flag, let valueName): return "\(flag) needs a value: \(flag) \(valueName)"
+        case .switchWithValue(let flag): return "\(flag) takes no value"
+        case .unexpectedArgument(let argument): return "unexpected argument '\(Redaction.redact(argument))'"
         }
     }
 }
@@ -310,20 +195,29 @@ public enum ConfigurationError: Error, CustomStringConvertible {
 /// The config file: `KEY=VALUE` lines with the same keys as the environment, `#` comments,
 /// optional double quotes (the shape of a systemd EnvironmentFile, so one file serves both).
 enum ConfigFile {
-    static func read(path: String) throws -> [String: String] {
+    struct Contents: Sendable {
+        var path: String
+        /// A key given twice takes its last value, as in an EnvironmentFile.
+        var values: [String: String] = [:]
+        /// The line of each key's value.
+        var lines: [String: Int] = [:]
+    }
+
+    static func read(path: String) throws -> Contents {
         // FileHandle reads character devices and pipes too (`--config /dev/null`, `<(...)`).
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ConfigurationError.unreadable(path, String(cString: strerror(errno)))
         }
         defer { try? handle.close() }
+        if let reason = notAFile(handle.fileDescriptor) { throw ConfigurationError.unreadable(path, reason) }
         let data: Data
         do { data = try handle.readToEnd() ?? Data() } catch {
-            throw ConfigurationError.unreadable(path, error.localizedDescription)
+            throw ConfigurationError.unreadable(path, readFailure(error))
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigurationError.unreadable(path, "not UTF-8 text")
         }
-        var values: [String: String] = [:]
+        var contents = Contents(path: path)
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -335,13 +229,33 @@ enum ConfigFile {
             if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                 value = String(value.dropFirst().dropLast())
             }
-            values[key] = value
+            contents.values[key] = value
+            contents.lines[key] = index + 1
         }
-        return values
+        return contents
     }
 
-    static func readIfPresent(path: String) throws -> [String: String]? {
+    static func readIfPresent(path: String) throws -> Contents? {
         FileManager.default.fileExists(atPath: path) ? try read(path: path) : nil
+    }
+
+    /// Why an open file cannot be read as text: a directory opens but does not read.
+    static func notAFile(_ fd: Int32) -> String? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return String(cString: strerror(errno)) }
+        return info.st_mode & S_IFMT == S_IFDIR ? "it is a directory" : nil
+    }
+
+    /// The system's words for a failed read (not Foundation's error domain and code).
+    static func readFailure(_ error: any Error) -> String {
+        if let posix = (error as? CocoaError)?.underlying as? POSIXError ?? error as? POSIXError {
+            return String(cString: strerror(posix.code.rawValue))
+        }
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        if let underlying, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return "read failed"
     }
 }
 
@@ -431,9 +345,12 @@ extension DaemonConfiguration {
             throw ConfigurationError.stripeKey(source, "cannot read it: \(String(cString: strerror(errno)))")
         }
         defer { try? handle.close() }
+        if let reason = ConfigFile.notAFile(handle.fileDescriptor) {
+            throw ConfigurationError.stripeKey(source, "cannot read it: \(reason)")
+        }
         let data: Data
         do { data = try handle.read(upToCount: maxKeyFileBytes + 1) ?? Data() } catch {
-            throw ConfigurationError.stripeKey(source, "cannot read it: \(error.localizedDescription)")
+            throw ConfigurationError.stripeKey(source, "cannot read it: \(ConfigFile.readFailure(error))")
         }
         guard data.count <= maxKeyFileBytes else {
             throw ConfigurationError.stripeKey(
@@ -498,38 +415,9 @@ extension DaemonConfiguration {
 }
 
 extension DaemonConfiguration: CustomStringConvertible {
-    /// Every setting, the key redacted; safe to log.
+    /// Every setting, the Stripe key redacted; safe to log.
     public var description: String {
-        var lines: [(String, String)] = [
-            ("STPD_SOCKET", socketPath ?? "(default)"),
-            ("STPD_SOCKET_MODE", "0" + String(socketMode, radix: 8)),
-            ("STPD_STATE_DIR", stateDirectory),
-            ("STPD_LOG_LEVEL", logLevel.rawValue),
-            ("STPD_MAX_FRAME_BYTES", "\(maxFrameBytes)"),
-            ("STPD_MAX_OUTBOUND_BYTES", "\(maxOutboundBytes)"),
-            ("STPD_MAX_IN_FLIGHT", "\(maxInFlight)"),
-            ("STPD_MAX_BATCH", "\(maxBatchRequests)"),
-            ("STPD_MAX_CONNECTIONS", "\(maxConnections)"),
-            ("STPD_MAX_CONNECTIONS_PER_UID", "\(maxConnectionsPerUID)"),
-            ("STPD_CONNECTION_IDLE_TIMEOUT", connectionIdleTimeout.map { "\($0)" } ?? "never"),
-            ("STPD_FRAME_TIMEOUT", "\(frameTimeout)"),
-            ("STPD_LISTEN_FD_NAME", listenFDName),
-            ("STPD_SHUTDOWN_GRACE", "\(shutdownGracePeriod)"),
-            ("STPD_IDLE_TIMEOUT", idleTimeout.map { "\($0)" } ?? "never"),
-            ("STPD_EVENT_MAX_AGE", "\(eventRetention.maxAge)"),
-            ("STPD_EVENT_MAX_COUNT", "\(eventRetention.maxCount)"),
-            ("STPD_DEBUG_METHODS", debugMethods ? "1" : "0"),
-            ("STPD_STRIPE_API_BASE", stripeAPIBase),
-            ("STPD_STRIPE_KEY_FILE", stripeKeyFile ?? "(none)"),
-            ("STPD_STRIPE_ACCOUNT", stripeAccount ?? "(none)"),
-            ("STPD_STRIPE_TIMEOUT", "\(stripeTimeout)"),
-            ("STPD_MERCHANT_NAME", merchantName ?? "(none)"),
-            ("STPD_URL_OPENER", urlOpener?.joined(separator: " ") ?? "(off)"),
-            ("STPD_REDIRECT_POLL_TIMEOUT", "\(redirectPollTimeout)"),
-            ("STPD_PENDING_ACTION_TIMEOUT", "\(pendingActionTimeout)"),
-        ]
-        lines.append(
-            ("stripe key", stripeKey.map { "\($0) from \(stripeKeySource.map { "\($0)" } ?? "?")" } ?? "(none)"))
-        return lines.map { "\($0)=\($1)" }.joined(separator: "\n")
+        ConfigurationKeys.all.map { "\($0.key)=\($0.current(self))" }.joined(separator: "\n")
+            + "\nstripe key source=\(stripeKeySource.map { "\($0)" } ?? "(none)")"
     }
 }

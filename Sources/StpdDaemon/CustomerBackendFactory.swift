@@ -7,15 +7,20 @@ import StripeAPI
 
 /// Builds a session's backend from its adapter: the daemon's Stripe client and HTTP transport
 /// for `stripe` and `backend` sessions, the app-request broker for `app` ones (and app keys).
+/// A server-key session is checked against `serverKeyAccess` here, each time its backend is made:
+/// at `customer.open` (owner: the caller's uid) and again after a restart, so narrowing the
+/// allow-list also stops the sessions it no longer allows.
 struct DaemonBackendFactory: CustomerBackendFactory {
     let stripe: StripeSetup
     let broker: AppRequestBroker
+    let serverKeyAccess: ServerKeyAccess
 
     func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend {
         let timeout = Duration.milliseconds(Int64((adapter.timeout ?? 30) * 1000))
         let applePay = adapter.includeApplePayPaymentMethods ?? false
         switch adapter.kind {
         case .stripe where adapter.keyProvider?.kind == .server:
+            try serverKeyAccess.check(uid: owner, customer: adapter.keyProvider?.customer ?? "")
             // The daemon's own key authorizes customer calls: it must be able to.
             let client = try stripe.client(requiring: [.secret, .restricted])
             let keys = ServerKeySource(key: client.configuration.key, customer: adapter.keyProvider?.customer ?? "")

@@ -13,49 +13,51 @@ enum CustomerHandlers {
                 throw RPCError.invalidParams("give result or error, not both", parameter: "error")
             }
             try await broker.answer(
-                id: params.request, by: context.uid, result: params.result ?? (params.error == nil ? .null : nil),
+                id: params.request, for: context.caller, result: params.result ?? (params.error == nil ? .null : nil),
                 error: params.error.map { AppRequestFailure(message: $0.message, code: $0.code) })
             return .init()
         }
         router.register(CustomerOpen.self) { params, context in
             try validate(params.adapter)
             return try await sessions.open(
-                owner: context.uid, adapter: params.adapter, prefetch: params.prefetch ?? true)
+                for: context.caller, adapter: params.adapter, prefetch: params.prefetch ?? true)
         }
         router.register(CustomerGet.self) { params, context in
-            try await sessions.get(id: params.session, viewer: context.viewer)
+            try await sessions.get(id: params.session, for: context.caller)
         }
-        router.register(CustomerList.self) { _, context in
-            .init(sessions: try await sessions.list(viewer: context.viewer))
+        router.register(CustomerList.self) { params, context in
+            let (sessions, hasMore) = try await sessions.list(
+                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
+            return .init(sessions: sessions, hasMore: hasMore)
         }
         router.register(CustomerRetrieve.self) { params, context in
             .init(
-                customer: try await sessions.retrieveCustomer(id: params.session, viewer: context.viewer)
+                customer: try await sessions.retrieveCustomer(id: params.session, for: context.caller)
                     .allResponseFields)
         }
         router.register(CustomerListPaymentMethods.self) { params, context in
             .init(
-                paymentMethods: try await sessions.listPaymentMethods(id: params.session, viewer: context.viewer)
+                paymentMethods: try await sessions.listPaymentMethods(id: params.session, for: context.caller)
                     .map(\.allResponseFields))
         }
         router.register(CustomerAttachPaymentMethod.self) { params, context in
-            try await sessions.attach(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
+            try await sessions.attach(id: params.session, paymentMethod: params.paymentMethod, for: context.caller)
         }
         router.register(CustomerDetachPaymentMethod.self) { params, context in
-            try await sessions.detach(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
+            try await sessions.detach(id: params.session, paymentMethod: params.paymentMethod, for: context.caller)
         }
         router.register(CustomerUpdateShipping.self) { params, context in
             try await sessions.updateShipping(
-                id: params.session, shipping: params.shipping.stripeAddress, viewer: context.viewer)
+                id: params.session, shipping: params.shipping.stripeAddress, for: context.caller)
         }
         router.register(CustomerSelectPaymentMethod.self) { params, context in
-            try await sessions.select(id: params.session, paymentMethod: params.paymentMethod, viewer: context.viewer)
+            try await sessions.select(id: params.session, paymentMethod: params.paymentMethod, for: context.caller)
         }
         router.register(CustomerClearCache.self) { params, context in
-            try await sessions.clearCache(id: params.session, viewer: context.viewer)
+            try await sessions.clearCache(id: params.session, for: context.caller)
         }
         router.register(CustomerClose.self) { params, context in
-            try await sessions.close(id: params.session, viewer: context.viewer)
+            try await sessions.close(id: params.session, for: context.caller)
         }
     }
 
@@ -100,11 +102,4 @@ enum CustomerHandlers {
             break
         }
     }
-}
-
-extension CallContext {
-    /// The caller's uid (from SO_PEERCRED; a connection without credentials is refused).
-    var uid: UInt32 { peer.uid }
-    /// Whose objects the caller may see: nil (everyone's) for root.
-    var viewer: UInt32? { uid == 0 ? nil : uid }
 }

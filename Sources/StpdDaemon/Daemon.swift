@@ -17,7 +17,26 @@ public enum Daemon {
         ProcessLimits.limitMallocArenas()
         let logger = makeLogger(level: configuration.logLevel)
         try prepareStateDirectory(configuration.stateDirectory)
-        let store = try SQLiteStateStore(path: configuration.databasePath)
+        let stateKey = try StateKey.load(
+            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
+            databaseExists: FileManager.default.fileExists(atPath: configuration.databasePath))
+        for warning in stateKey.warnings { logger.warning("\(warning)") }
+        logger.info(
+            "secrets at rest are sealed",
+            metadata: ["state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+        let store = try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
+        // Rows another key sealed cannot be read: set aside (objects) or dropped (events), never fatal.
+        let foreign = try await store.setAsideRowsSealedElsewhere()
+        for error in foreign.objects {
+            logger.error(
+                "set aside an object sealed with another state key",
+                metadata: ["object": "\(error.id)", "error": "\(error)"])
+        }
+        if foreign.eventsDroppedThrough > 0 {
+            logger.error(
+                "dropped the events through seq \(foreign.eventsDroppedThrough): sealed with another state key",
+                metadata: ["state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+        }
         let log = try await EventLog(store: store, retention: configuration.eventRetention)
         // Before serving: a client must never see events that are about to be pruned.
         try await log.prune()
@@ -32,7 +51,7 @@ public enum Daemon {
         let background = BackgroundWork(began: activity.hold, ended: activity.release)
         let parts = Parts(
             configuration: configuration, log: log, store: store, stripe: stripe, activity: activity,
-            background: background)
+            background: background, logger: logger)
         // Requests the app never answered before a restart have nobody waiting for them now.
         try await parts.broker.abandonLeftovers()
         // Polls resume (holding off idle exit) and started redirect sessions take URLs again.
@@ -108,27 +127,35 @@ public enum Daemon {
 
         init(
             configuration: DaemonConfiguration, log: EventLog, store: SQLiteStateStore, stripe: StripeSetup,
-            activity: Activity, background: BackgroundWork
+            activity: Activity, background: BackgroundWork, logger: Logger
         ) {
             self.activity = activity
             self.log = log
             self.store = store
             subscriptions = SubscriptionRegistry(log: log)
             self.stripe = stripe
-            broker = AppRequestBroker(log: log)
+            // A row that no longer decodes is set aside, never fatal: say which, once.
+            let setAside: SetAsideReporter = { kind, id, error in
+                logger.error(
+                    "set aside a \(kind.noun) that does not decode", metadata: ["object": "\(id)", "error": "\(error)"])
+            }
+            broker = AppRequestBroker(log: log, reportSetAside: setAside)
             customers = CustomerSessions(
-                log: log, factory: DaemonBackendFactory(stripe: stripe, broker: broker), background: background)
+                log: log,
+                factory: DaemonBackendFactory(
+                    stripe: stripe, broker: broker, serverKeyAccess: configuration.serverKeyAccess),
+                background: background, reportSetAside: setAside)
             payments = StripePaymentsAPI(stripe: stripe)
-            let writer = OrderedWriter(log: log)
-            sources = SourceService(api: payments, log: log, writer: writer, background: background)
+            sources = SourceService(api: payments, log: log, background: background, reportSetAside: setAside)
             redirects = RedirectSessions(
                 api: payments, sources: sources, opener: configuration.urlOpener.map(CommandURLOpener.init),
-                log: log, writer: writer, background: background, followUpTimeout: configuration.redirectPollTimeout)
+                log: log, background: background, followUpTimeout: configuration.redirectPollTimeout,
+                reportSetAside: setAside)
             sources.follow(with: redirects)
             contexts = PaymentContexts(
-                customers: customers, api: payments, redirects: redirects, log: log, writer: writer,
-                background: background,
-                pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName)
+                customers: customers, api: payments, redirects: redirects, log: log, background: background,
+                pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName,
+                reportSetAside: setAside)
             redirects.follow(with: contexts)
         }
     }

@@ -4,10 +4,17 @@ import RPCTransport
 import StpdCore
 import StpdProtocol
 
-/// What a handler knows about the call it answers.
+/// What a handler knows about the call it answers: the connection, and who is calling (from the
+/// kernel's peer credentials, built once per call; ownership checks use nothing else).
 public struct CallContext: Sendable {
     public var connection: RPCConnection
-    public var peer: PeerCredentials { connection.peer }
+    public var caller: Caller
+
+    init(connection: RPCConnection) {
+        self.connection = connection
+        // The transport refuses connections whose credentials it cannot read: there is always a peer.
+        caller = Caller(uid: connection.peer.uid, pid: connection.peer.pid)
+    }
 }
 
 /// Facts about this process that `daemon.status` reports.
@@ -41,7 +48,7 @@ enum DaemonHandlers {
                 subscriptions: parts.subscriptions.count,
                 store: .init(
                     path: parts.store.path, sizeBytes: parts.store.sizeOnDisk, latestSeq: bounds.latestSeq,
-                    oldestSeq: bounds.oldestKept))
+                    oldestSeq: bounds.oldestKept, setAside: try await parts.store.setAsideCount()))
         }
     }
 }

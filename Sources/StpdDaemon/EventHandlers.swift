@@ -35,31 +35,21 @@ enum EventHandlers {
             return .init(events: result.events.map(EventRecord.init), next: result.next)
         }
 
+        let emitter = DebugEmitter(log: log)
         router.register(DebugEmit.self) { params, context in
             guard debugMethods else {
                 throw StpdErrors.disabled("start stpd with --debug-methods", data: ["setting": "STPD_DEBUG_METHODS"])
             }
-            let now = Date()
-            let objectId = params.objectId ?? "dbg_" + UUID().uuidString.lowercased().prefix(12)
-            let changes = (1...(params.count ?? 1)).map { n in
-                var state: [String: JSONValue] = ["id": .string(objectId), "object": "debug", "n": .int(Int64(n))]
-                if let payload = params.payload { state["payload"] = payload }
-                return StateChange(
-                    object: StoredObject(
-                        id: objectId, kind: "debug", ownerUID: context.peer.uid, state: .object(state),
-                        createdAt: now, updatedAt: now),
-                    eventType: "debug.test")
-            }
-            let events = try await log.apply(changes)
+            let events = try await emitter.emit(
+                objectId: params.objectId, count: params.count ?? 1, payload: params.payload, uid: context.caller.uid)
             return .init(firstSeq: events.first!.seq, lastSeq: events.last!.seq)
         }
     }
 
     /// Root sees every user's events; anyone else only those of objects they created.
     static func filter(_ params: EventFilterParams?, _ context: CallContext) -> EventFilter {
-        let uid = context.peer.uid
-        return EventFilter(
-            objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: uid == 0 ? nil : uid)
+        EventFilter(
+            objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: context.caller.ownerFilter)
     }
 
     static func mapCursorErrors<T>(_ body: () async throws -> T) async throws -> T {

@@ -9,54 +9,64 @@ enum PaymentContextHandlers {
     ) {
         router.register(PaymentContextCreate.self) { params, context in
             // The session must exist, be open and be the caller's.
-            let session = try await customers.get(id: params.session, viewer: context.viewer)
-            guard session.status == "open" else {
+            let session = try await customers.get(id: params.session, for: context.caller)
+            guard session.status == .open else {
                 throw StpdErrors.invalidState(
-                    "customer session \(params.session) is closed", data: ["state": .string(session.status)])
+                    "customer session \(params.session) is closed", data: ["state": .string(session.status.rawValue)])
             }
-            return try await contexts.create(owner: context.uid, params)
+            let terms = PaymentContextTerms(
+                session: params.session, amount: params.amount ?? 0, currency: params.currency,
+                country: params.country, configuration: params.configuration,
+                validatesShipping: params.validatesShipping ?? false,
+                prefilledShippingAddress: params.prefilledShippingAddress,
+                defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout)
+            return try await contexts.create(for: context.caller, terms)
         }
         router.register(PaymentContextGet.self) { params, context in
-            try contexts.get(id: params.context, viewer: context.viewer)
+            try await contexts.get(id: params.context, for: context.caller)
         }
-        router.register(PaymentContextList.self) { _, context in .init(contexts: contexts.list(viewer: context.viewer))
+        router.register(PaymentContextList.self) { params, context in
+            let (contexts, hasMore) = try await contexts.list(
+                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
+            return .init(contexts: contexts, hasMore: hasMore)
         }
         router.register(PaymentContextRetryLoading.self) { params, context in
-            try await contexts.retryLoading(id: params.context, viewer: context.viewer)
+            try await contexts.retryLoading(id: params.context, for: context.caller)
         }
         router.register(PaymentContextUpdate.self) { params, context in
             try await contexts.setAmount(
-                id: params.context, viewer: context.viewer, amount: params.amount, currency: params.currency,
+                id: params.context, for: context.caller, amount: params.amount, currency: params.currency,
                 country: params.country)
         }
         router.register(PaymentContextSelectPaymentMethod.self) { params, context in
-            try await contexts.select(id: params.context, viewer: context.viewer, paymentMethod: params.paymentMethod)
+            try await contexts.select(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)
         }
         router.register(PaymentContextAddCard.self) { params, context in
-            try await contexts.addCard(id: params.context, viewer: context.viewer, card: params.card)
+            try await contexts.addCard(id: params.context, for: context.caller, card: params.card)
         }
         router.register(PaymentContextRemovePaymentMethod.self) { params, context in
-            try await contexts.remove(id: params.context, viewer: context.viewer, paymentMethod: params.paymentMethod)
+            try await contexts.remove(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)
         }
         router.register(PaymentContextSetShippingAddress.self) { params, context in
-            try await contexts.setShippingAddress(id: params.context, viewer: context.viewer, address: params.address)
+            try await contexts.setShippingAddress(id: params.context, for: context.caller, address: params.address)
         }
         router.register(PaymentContextSelectShippingMethod.self) { params, context in
             try await contexts.selectShippingMethod(
-                id: params.context, viewer: context.viewer, shippingMethod: params.shippingMethod)
+                id: params.context, for: context.caller, shippingMethod: params.shippingMethod)
         }
         router.register(PaymentContextRequestPayment.self) { params, context in
             try await contexts.requestPayment(
-                id: params.context, viewer: context.viewer, paymentIntent: params.paymentIntent)
+                id: params.context, for: context.caller,
+                paymentIntent: params.paymentIntent.map { ($0.clientSecret, $0.returnURL) })
         }
         router.register(PaymentContextAnswer.self) { params, context in
-            try await contexts.answer(by: context.uid, params)
+            try await contexts.answer(for: context.caller, params)
         }
         router.register(PaymentContextCancel.self) { params, context in
-            try await contexts.cancel(id: params.context, viewer: context.viewer)
+            try await contexts.cancel(id: params.context, for: context.caller)
         }
         router.register(PaymentContextClose.self) { params, context in
-            try await contexts.close(id: params.context, viewer: context.viewer)
+            try await contexts.close(id: params.context, for: context.caller)
         }
     }
 }

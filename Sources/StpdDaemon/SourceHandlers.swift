@@ -13,33 +13,42 @@ enum SourceHandlers {
         router.register(SourceCreate.self) { params, context in
             let form = try params.params.sourceParams(at: "params").formParams(
                 merchantName: params.merchantName ?? merchantName)
-            let (view, secret) = try await sources.create(owner: context.uid, params: form)
+            let (view, secret) = try await sources.create(for: context.caller, params: form)
             return SourceResult(source: view, clientSecret: secret)
         }
         router.register(SourceRetrieve.self) { params, context in
             let (view, source) = try await sources.retrieve(
-                id: params.id, clientSecret: params.clientSecret, viewer: context.viewer, owner: context.uid)
+                id: params.id, clientSecret: params.clientSecret, for: context.caller)
             return SourceResult(source: view, clientSecret: source.clientSecret)
         }
-        router.register(SourceGet.self) { params, context in try sources.get(id: params.id, viewer: context.viewer) }
-        router.register(SourceList.self) { _, context in .init(sources: sources.list(viewer: context.viewer)) }
+        router.register(SourceGet.self) { params, context in try await sources.get(id: params.id, for: context.caller) }
+        router.register(SourceList.self) { params, context in
+            let (sources, hasMore) = try await sources.list(
+                for: context.caller, status: params.status?.rawValue, startingAfter: params.startingAfter,
+                limit: params.pageSize)
+            return .init(sources: sources, hasMore: hasMore)
+        }
         router.register(SourcePoll.self) { params, context in
             try await sources.startPoll(
-                id: params.id, viewer: context.viewer, clientSecret: params.clientSecret, timeout: params.timeout)
+                id: params.id, for: context.caller, clientSecret: params.clientSecret, timeout: params.timeout)
         }
         router.register(SourceStopPolling.self) { params, context in
-            try await sources.stopPoll(id: params.id, viewer: context.viewer)
+            try await sources.stopPoll(id: params.id, for: context.caller)
         }
 
         router.register(RedirectCreate.self) { params, context in
             switch (params.source, params.paymentIntent) {
             case (let source?, nil):
-                return try await redirects.create(
-                    owner: context.uid, viewer: context.viewer, sourceID: source.id, clientSecret: source.clientSecret,
-                    followUpTimeout: params.followUpTimeout)
+                do {
+                    return try await redirects.create(
+                        for: context.caller, sourceID: source.id, clientSecret: source.clientSecret,
+                        followUpTimeout: params.followUpTimeout)
+                } catch let error as DomainError {
+                    throw error.at("source.clientSecret")
+                }
             case (nil, let intent?):
                 return try await redirects.create(
-                    owner: context.uid, paymentIntentSecret: intent.clientSecret,
+                    for: context.caller, paymentIntentSecret: intent.clientSecret,
                     followUpTimeout: params.followUpTimeout)
             default:
                 throw RPCError.invalidParams("give exactly one of source and paymentIntent", parameter: "source")
@@ -47,27 +56,31 @@ enum SourceHandlers {
         }
         router.register(RedirectStart.self) { params, context in
             try await redirects.start(
-                id: params.session, viewer: context.viewer, mode: params.mode, opener: params.opener)
+                id: params.session, for: context.caller, mode: params.mode, opener: params.opener)
         }
         router.register(RedirectGet.self) { params, context in
-            try redirects.get(id: params.session, viewer: context.viewer)
+            try await redirects.get(id: params.session, for: context.caller)
         }
-        router.register(RedirectList.self) { _, context in .init(sessions: redirects.list(viewer: context.viewer)) }
+        router.register(RedirectList.self) { params, context in
+            let (sessions, hasMore) = try await redirects.list(
+                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
+            return .init(sessions: sessions, hasMore: hasMore)
+        }
         router.register(RedirectCancel.self) { params, context in
-            try await redirects.cancel(id: params.session, viewer: context.viewer)
+            try await redirects.cancel(id: params.session, for: context.caller)
         }
         router.register(HandleURL.self) { params, context in
-            let session = try await redirects.handleURL(params.url, viewer: context.viewer)
+            let session = try await redirects.handleURL(params.url, for: context.caller)
             return .init(handled: session != nil, session: session)
         }
         router.register(AppForeground.self) { _, context in
-            await customers.foreground(viewer: context.viewer)
+            await customers.foreground(for: context.caller)
             // Polls first: a redirect completed here starts its own follow-up poll.
-            let polls = try await sources.resumeAll(viewer: context.viewer)
-            return .init(completedRedirects: try await redirects.foreground(viewer: context.viewer), polls: polls)
+            let polls = try await sources.resumeAll(for: context.caller)
+            return .init(completedRedirects: try await redirects.foreground(for: context.caller), polls: polls)
         }
         router.register(AppBackground.self) { _, context in
-            .init(completedRedirects: [], polls: try await sources.pauseAll(viewer: context.viewer))
+            .init(completedRedirects: [], polls: try await sources.pauseAll(for: context.caller))
         }
 
         router.register(PaymentIntentRetrieve.self) { params, _ in
@@ -81,10 +94,10 @@ enum SourceHandlers {
             var session: RedirectSessionView?
             if intent.redirectURLs != nil {
                 session = try await redirects.create(
-                    owner: context.uid, paymentIntent: intent, clientSecret: params.clientSecret, followUpTimeout: nil)
+                    for: context.caller, paymentIntent: intent, clientSecret: params.clientSecret, followUpTimeout: nil)
                 if let start = params.start, let id = session?.id {
                     session = try await redirects.start(
-                        id: id, viewer: context.viewer, mode: start.mode, opener: start.opener)
+                        id: id, for: context.caller, mode: start.mode, opener: start.opener)
                 }
             }
             return .init(paymentIntent: Self.public(intent.allResponseFields), redirect: session)

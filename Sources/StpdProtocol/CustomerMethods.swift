@@ -96,7 +96,7 @@ public struct CustomerAdapter: Codable, Sendable, Hashable {
 public struct CustomerSessionView: Codable, Sendable, Hashable {
     public var id: String
     public var object = "customer_session"
-    public var status: String
+    public var status: CustomerSessionStatus
     public var adapter: CustomerAdapter
     /// Known once the customer was retrieved (or the ephemeral key named it).
     public var customerId: String?
@@ -110,7 +110,7 @@ public struct CustomerSessionView: Codable, Sendable, Hashable {
     public var updatedAt: String
 
     public init(
-        id: String, status: String, adapter: CustomerAdapter, customerId: String? = nil,
+        id: String, status: CustomerSessionStatus, adapter: CustomerAdapter, customerId: String? = nil,
         lastSelectedPaymentMethod: String? = nil, customerFetchedAt: String? = nil,
         paymentMethodsFetchedAt: String? = nil, lastError: JSONValue? = nil, createdAt: String, updatedAt: String
     ) {
@@ -130,7 +130,7 @@ public struct CustomerSessionView: Codable, Sendable, Hashable {
         [
             "id": .string("Session id (cses_...)"),
             "object": JSONSchema(["const": "customer_session"]),
-            "status": .enumeration(["open", "closed"], "Closed sessions answer InvalidState"),
+            "status": .cases(of: CustomerSessionStatus.self, "Closed sessions answer InvalidState"),
             "adapter": CustomerAdapter.schema,
             "customerId": .nullable(.string("The Stripe customer, once known")),
             "lastSelectedPaymentMethod": .nullable(.string("Remembered per customer, as the SDK does")),
@@ -209,6 +209,8 @@ let customerErrors = [
     "NotFound", "InvalidState", "StripeCardError", "StripeInvalidRequest", "StripeAPIError",
     "StripeAuthentication", "StripeRateLimited", "StripeConnection", "EphemeralKeyInvalid",
     "StripeNotConfigured", "BackendError", "AppRequestFailed", "AppRequestTimedOut", "AppAnswerInvalid",
+    // A server-key session whose owner STPD_SERVER_KEY_UIDS no longer lists (after a restart).
+    "PermissionDenied",
 ]
 
 /// `customer.*`: customer sessions (the SDK's customer context and backend adapters).
@@ -237,7 +239,8 @@ public enum CustomerOpen: RPCMethod {
         ],
         required: ["adapter"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
-    public static let errors = ["StripeNotConfigured"]
+    /// PermissionDenied: a server key provider for a uid and customer the configuration does not allow.
+    public static let errors = ["StripeNotConfigured", "PermissionDenied"]
 }
 
 public enum CustomerGet: RPCMethod {
@@ -251,16 +254,20 @@ public enum CustomerGet: RPCMethod {
 }
 
 public enum CustomerList: RPCMethod {
-    public typealias Params = NoParams
+    public typealias Params = ListParams<CustomerSessionStatus>
     public struct Result: Codable, Sendable {
         public var sessions: [CustomerSessionView]
-        public init(sessions: [CustomerSessionView]) { self.sessions = sessions }
+        public var hasMore: Bool
+        public init(sessions: [CustomerSessionView], hasMore: Bool) {
+            self.sessions = sessions
+            self.hasMore = hasMore
+        }
     }
     public static let name = "customer.list"
-    public static let summary = "The caller's customer sessions (root: everyone's), oldest first."
-    public static let paramsSchema = JSONSchema.empty
-    public static let resultSchema = JSONSchema.object(
-        ["sessions": .array(of: .ref("CustomerSession"))], required: ["sessions"])
+    public static let summary = "A page of the caller's customer sessions (root: everyone's), oldest first."
+    public static let paramsSchema = Params.schema("sessions", statusDescription: "Only sessions with this status")
+    public static let resultSchema = JSONSchema.page("sessions", of: .ref("CustomerSession"))
+    public static let errors = ["NotFound"]
 }
 
 public enum CustomerRetrieve: RPCMethod {

@@ -65,11 +65,14 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         public var sizeBytes: Int64
         public var latestSeq: Int64
         public var oldestSeq: Int64
-        public init(path: String, sizeBytes: Int64, latestSeq: Int64, oldestSeq: Int64) {
+        /// Objects taken out of use because they no longer decode (logged when it happened).
+        public var setAside: Int
+        public init(path: String, sizeBytes: Int64, latestSeq: Int64, oldestSeq: Int64, setAside: Int) {
             self.path = path
             self.sizeBytes = sizeBytes
             self.latestSeq = latestSeq
             self.oldestSeq = oldestSeq
+            self.setAside = setAside
         }
     }
 
@@ -107,7 +110,9 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
                     "sizeBytes": .integer("Bytes on disk, write-ahead log included", minimum: 0),
                     "latestSeq": .integer("Seq of the last event appended (0: none yet)", minimum: 0),
                     "oldestSeq": .integer("Oldest seq still kept (retention drops older ones)", minimum: 1),
-                ], required: ["path", "sizeBytes", "latestSeq", "oldestSeq"]),
+                    "setAside": .integer(
+                        "Objects set aside because they no longer decode (each logged when it happened)", minimum: 0),
+                ], required: ["path", "sizeBytes", "latestSeq", "oldestSeq", "setAside"]),
         ],
         required: [
             "version", "pid", "startedAt", "uptimeSeconds", "activation", "socketPath", "stateDirectory",

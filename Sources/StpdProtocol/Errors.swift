@@ -23,7 +23,9 @@ public enum StpdErrors {
         description: "The id names no object the caller may see.")
     public static let permissionDenied = ErrorDeclaration(
         name: "PermissionDenied", code: 1002, message: "Permission denied",
-        description: "The object belongs to another user (only its creator's uid or root may use it).")
+        description:
+            "The caller's uid may not do this: the daemon's configuration does not allow it (`data.setting` names the setting, e.g. STPD_SERVER_KEY_UIDS for a keyProvider of kind server), or debug.emit named another uid's debug object. Another uid's ids otherwise answer NotFound, as ids that do not exist."
+    )
     public static let invalidState = ErrorDeclaration(
         name: "InvalidState", code: 1003, message: "Not allowed in the object's current state",
         description: "The operation does not apply to the object's current state; `data.state` names it.")

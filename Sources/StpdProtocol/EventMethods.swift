@@ -169,7 +169,9 @@ public enum DebugEmit: RPCMethod {
         "Only when the daemon runs with --debug-methods (STPD_DEBUG_METHODS=1); otherwise it answers Disabled."
     public static let paramsSchema = JSONSchema.object([
         "count": .integer("How many events (default 1)", minimum: 1, maximum: 10_000),
-        "objectId": .string("The test object's id (default: a new one)"),
+        "objectId": .string(
+            "The test object's id (default: a new one): a dbg_ id, new or of the caller's own debug object",
+            pattern: "^dbg_[A-Za-z0-9_-]{1,64}$"),
         "payload": JSONSchema(["description": "Any JSON, carried in each event's object as `payload`"]),
     ])
     public static let resultSchema = JSONSchema.object(
@@ -178,5 +180,6 @@ public enum DebugEmit: RPCMethod {
             "lastSeq": .integer("Seq of the last event", minimum: 1),
         ],
         required: ["firstSeq", "lastSeq"])
-    public static let errors = ["Disabled"]
+    /// PermissionDenied: objectId names another uid's debug object.
+    public static let errors = ["Disabled", "PermissionDenied"]
 }

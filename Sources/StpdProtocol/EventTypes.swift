@@ -1,5 +1,35 @@
 import JSONRPC
 
+/// One family of events: those about one kind of object, named `<prefix>.<case>` on the wire.
+/// The domain appends events only through these enums, so a misspelled event does not compile,
+/// and the contract's `x-event-types` is built from them: there is no second list.
+public protocol EventName: RawRepresentable<String>, CaseIterable, Sendable, Hashable {
+    /// The part before the dot (`customer`, `source`...).
+    static var prefix: String { get }
+    /// The schema of the object state every event of the family carries.
+    static var object: JSONSchema { get }
+    /// What happened, for the contract.
+    var summary: String { get }
+}
+
+extension EventName {
+    /// The event's wire name.
+    public var type: EventType { EventType(name: "\(Self.prefix).\(rawValue)") }
+
+    public static var declarations: [EventTypeDeclaration] {
+        allCases.map { EventTypeDeclaration(type: $0.type.name, summary: $0.summary, object: object) }
+    }
+}
+
+/// An event type's wire name (`redirect.completed`), made only from a declared `EventName`.
+public struct EventType: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    fileprivate init(name: String) { self.name = name }
+    /// For tests of the event log and stores, where any name will do.
+    @_spi(Testing) public init(testing name: String) { self.name = name }
+    public var description: String { name }
+}
+
 /// One event type: what changed, and the schema of the object state it carries.
 public struct EventTypeDeclaration: Sendable {
     public var type: String
@@ -10,112 +40,145 @@ public struct EventTypeDeclaration: Sendable {
 /// Every event type stpd appends, with the object each carries (`x-event-types` in the contract;
 /// the end-to-end tests check every event they see against it).
 public enum EventTypes {
-    public static let all: [EventTypeDeclaration] = customer + appRequest + source + redirect + paymentContext + [debug]
+    public static let all: [EventTypeDeclaration] =
+        CustomerEvent.declarations + CustomerPreferenceEvent.declarations + AppRequestEvent.declarations
+        + SourceEvent.declarations + RedirectEvent.declarations + PaymentContextEvent.declarations
+        + DebugEvent.declarations
+}
 
-    static func declare(_ object: JSONSchema, _ pairs: [(String, String)]) -> [EventTypeDeclaration] {
-        pairs.map { EventTypeDeclaration(type: $0.0, summary: $0.1, object: object) }
+public enum CustomerEvent: String, EventName {
+    case opened, loaded, paymentMethodAttached, paymentMethodDetached, shippingUpdated, paymentMethodSelected
+    case cacheCleared, failed, closed, removed
+
+    public static let prefix = "customer"
+    public static let object = JSONSchema.ref("CustomerSession")
+    public var summary: String {
+        switch self {
+        case .opened: "A customer session was opened"
+        case .loaded: "The customer or its payment methods were fetched"
+        case .paymentMethodAttached: "A PaymentMethod was attached"
+        case .paymentMethodDetached: "A PaymentMethod was detached"
+        case .shippingUpdated: "The customer's shipping address was set"
+        case .paymentMethodSelected: "The last selected PaymentMethod was remembered"
+        case .cacheCleared: "The cached customer and payment methods were dropped"
+        case .failed: "An operation failed (lastError says which)"
+        case .closed: "The session was closed"
+        case .removed: "Closed longer than the retention age: removed (its last state)"
+        }
     }
+}
 
-    static let customer =
-        declare(
-            .ref("CustomerSession"),
-            [
-                ("customer.opened", "A customer session was opened"),
-                ("customer.loaded", "The customer or its payment methods were fetched"),
-                ("customer.paymentMethodAttached", "A PaymentMethod was attached"),
-                ("customer.paymentMethodDetached", "A PaymentMethod was detached"),
-                ("customer.shippingUpdated", "The customer's shipping address was set"),
-                ("customer.paymentMethodSelected", "The last selected PaymentMethod was remembered"),
-                ("customer.cacheCleared", "The cached customer and payment methods were dropped"),
-                ("customer.failed", "An operation failed (lastError says which)"),
-                ("customer.closed", "The session was closed"),
-                ("customer.removed", "Closed longer than the retention age: removed (its last state)"),
-            ]) + [
-            EventTypeDeclaration(
-                type: "customer.preferenceChanged",
-                summary: "The last selected PaymentMethod of a customer changed (any session of the uid)",
-                object: .object(
-                    [
-                        "customerId": .string("The Stripe customer"),
-                        "paymentMethod": .nullable(.string("The PaymentMethod, or null")),
-                    ],
-                    required: ["customerId"]))
-        ]
+/// The last selected PaymentMethod per customer and uid (the SDK keeps it per customer).
+public enum CustomerPreferenceEvent: String, EventName {
+    case preferenceChanged
 
-    static let appRequest = declare(
-        .object(
-            [
-                "id": .string("The request id (areq_...)"), "object": JSONSchema(["const": "app_request"]),
-                "session": .string("The customer session asking"), "operation": .string("What the app is asked to do"),
-                "params": JSONSchema(["description": "The operation's arguments"]),
-                "state": .enumeration(
-                    ["pending", "answered", "timedOut", "cancelled", "abandoned"], "Where the request stands"),
-                "deadline": .string("RFC 3339", format: "date-time"),
-                "error": JSONSchema(["type": "object", "description": "The app's error answer"]),
-            ], required: ["id", "object", "session", "operation", "state", "deadline"]),
+    public static let prefix = "customer"
+    public static let object = JSONSchema.object(
         [
-            ("appRequest.pending", "The app is asked for something; answer with appRequest.answer"),
-            ("appRequest.answered", "The app answered"),
-            ("appRequest.timedOut", "Nobody answered before the deadline"),
-            ("appRequest.cancelled", "The asker stopped waiting"),
-            ("appRequest.abandoned", "Left pending by an earlier daemon process"),
-            ("appRequest.removed", "Finished longer than the retention age: removed (its last state)"),
-        ])
+            "customerId": .string("The Stripe customer"),
+            "paymentMethod": .nullable(.string("The PaymentMethod, or null")),
+        ],
+        required: ["customerId"])
+    public var summary: String { "The last selected PaymentMethod of a customer changed (any session of the uid)" }
+}
 
-    static let source = declare(
-        .ref("Source"),
+public enum AppRequestEvent: String, EventName {
+    case pending, answered, timedOut, cancelled, abandoned, removed
+
+    public static let prefix = "appRequest"
+    public static let object = JSONSchema.object(
         [
-            ("source.created", "stpd created the Source"),
-            ("source.retrieved", "stpd saw the Source for the first time"),
-            ("source.updated", "A retrieve found the Source changed"),
-            ("source.pollStarted", "A poll started (replacing any running one)"),
-            ("source.polled", "The poll saw a new status, error or retry count"),
-            ("source.pollPaused", "app.background paused the poll"),
-            ("source.pollResumed", "app.foreground resumed the poll"),
-            ("source.pollFinished", "The poll ended (once): poll.sourceStatus and poll.error"),
-            ("source.pollStopped", "source.stopPolling stopped the poll; it never reports"),
-            ("source.removed", "Not polled for longer than the retention age: forgotten (its last state)"),
-        ])
+            "id": .string("The request id (areq_...)"), "object": JSONSchema(["const": "app_request"]),
+            "session": .string("The customer session asking"), "operation": .string("What the app is asked to do"),
+            "params": JSONSchema(["description": "The operation's arguments"]),
+            "state": .enumeration(
+                ["pending", "answered", "timedOut", "cancelled", "abandoned"], "Where the request stands"),
+            "deadline": .string("RFC 3339", format: "date-time"),
+            "error": JSONSchema(["type": "object", "description": "The app's error answer"]),
+        ], required: ["id", "object", "session", "operation", "state", "deadline"])
+    public var summary: String {
+        switch self {
+        case .pending: "The app is asked for something; answer with appRequest.answer"
+        case .answered: "The app answered"
+        case .timedOut: "Nobody answered before the deadline"
+        case .cancelled: "The asker stopped waiting"
+        case .abandoned: "Left pending by an earlier daemon process"
+        case .removed: "Finished longer than the retention age: removed (its last state)"
+        }
+    }
+}
 
-    static let redirect = declare(
-        .ref("RedirectSession"),
+public enum SourceEvent: String, EventName {
+    case created, retrieved, updated, pollStarted, polled, pollPaused, pollResumed, pollFinished, pollStopped
+    case removed
+
+    public static let prefix = "source"
+    public static let object = JSONSchema.ref("Source")
+    public var summary: String {
+        switch self {
+        case .created: "stpd created the Source"
+        case .retrieved: "stpd saw the Source for the first time"
+        case .updated: "A retrieve found the Source changed"
+        case .pollStarted: "A poll started (replacing any running one)"
+        case .polled: "The poll saw a new status, error or retry count"
+        case .pollPaused: "app.background paused the poll"
+        case .pollResumed: "app.foreground resumed the poll"
+        case .pollFinished: "The poll ended (once): poll.sourceStatus and poll.error"
+        case .pollStopped: "source.stopPolling stopped the poll; it never reports"
+        case .removed: "Not polled for longer than the retention age: forgotten (its last state)"
+        }
+    }
+}
+
+public enum RedirectEvent: String, EventName {
+    case created, started, completed, cancelled, outcome, removed
+
+    public static let prefix = "redirect"
+    public static let object = JSONSchema.ref("RedirectSession")
+    public var summary: String {
+        switch self {
+        case .created: "A redirect session was opened"
+        case .started: "It was started: openURL is the URL to open"
+        case .completed: "Its return URL arrived, the app came to the foreground, or opening failed"
+        case .cancelled: "It was cancelled; it never completes"
+        case .outcome: "The follow-up found the Source's or PaymentIntent's status"
+        case .removed: "Finished (or never started) longer than the retention age: removed (its last state)"
+        }
+    }
+}
+
+public enum PaymentContextEvent: String, EventName {
+    case created, didChange, didFailToLoad, needsInput, pendingAction, shippingInvalid, shippingSaveFailed
+    case didFinish, closed, removed
+
+    public static let prefix = "paymentContext"
+    public static let object = JSONSchema.ref("PaymentContext")
+    public var summary: String {
+        switch self {
+        case .created: "A payment context was created (loading starts)"
+        case .didChange: "paymentContextDidChange: anything changed"
+        case .didFailToLoad: "didFailToLoadWithError: loadError says why"
+        case .needsInput: "requestPayment waits for what the SDK shows a screen for (needs)"
+        case .pendingAction: "A delegate callback with a completion waits for paymentContext.answer"
+        case .shippingInvalid: "The app refused the address, or did not answer in time (shippingError)"
+        case .shippingSaveFailed: "Saving the accepted address to the customer failed (shippingSaveError)"
+        case .didFinish: "didFinishWithStatus: lastResult"
+        case .closed: "The context was closed"
+        case .removed: "Closed or idle longer than the retention age: removed (its last state)"
+        }
+    }
+}
+
+public enum DebugEvent: String, EventName {
+    case test
+
+    public static let prefix = "debug"
+    public static let object = JSONSchema.object(
         [
-            ("redirect.created", "A redirect session was opened"),
-            ("redirect.started", "It was started: openURL is the URL to open"),
-            ("redirect.completed", "Its return URL arrived, the app came to the foreground, or opening failed"),
-            ("redirect.cancelled", "It was cancelled; it never completes"),
-            ("redirect.outcome", "The follow-up found the Source's or PaymentIntent's status"),
-            ("redirect.removed", "Finished (or never started) longer than the retention age: removed (its last state)"),
-        ])
-
-    static let paymentContext = declare(
-        .ref("PaymentContext"),
-        [
-            ("paymentContext.created", "A payment context was created (loading starts)"),
-            ("paymentContext.didChange", "paymentContextDidChange: anything changed"),
-            ("paymentContext.didFailToLoad", "didFailToLoadWithError: loadError says why"),
-            ("paymentContext.needsInput", "requestPayment waits for what the SDK shows a screen for (needs)"),
-            ("paymentContext.pendingAction", "A delegate callback with a completion waits for paymentContext.answer"),
-            (
-                "paymentContext.shippingInvalid",
-                "The app refused the address, or did not answer in time (shippingError)"
-            ),
-            (
-                "paymentContext.shippingSaveFailed",
-                "Saving the accepted address to the customer failed (shippingSaveError)"
-            ),
-            ("paymentContext.didFinish", "didFinishWithStatus: lastResult"),
-            ("paymentContext.closed", "The context was closed"),
-            ("paymentContext.removed", "Closed or idle longer than the retention age: removed (its last state)"),
-        ])
-
-    static let debug = EventTypeDeclaration(
-        type: "debug.test", summary: "debug.emit's test events (only with --debug-methods)",
-        object: .object(
-            [
-                "id": .string("The object id"), "object": JSONSchema(["const": "debug"]),
-                "n": .integer("1, 2, ... within one call"),
-                "payload": JSONSchema(["description": "As given to debug.emit"]),
-            ],
-            required: ["id", "object", "n"]))
+            "id": .string("The object id"), "object": JSONSchema(["const": "debug"]),
+            "n": .integer("1, 2, ... within one call"),
+            "payload": JSONSchema(["description": "As given to debug.emit"]),
+        ],
+        required: ["id", "object", "n"])
+    public var summary: String { "debug.emit's test events (only with --debug-methods)" }
 }

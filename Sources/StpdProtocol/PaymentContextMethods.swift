@@ -77,16 +77,20 @@ public enum PaymentContextGet: RPCMethod {
 }
 
 public enum PaymentContextList: RPCMethod {
-    public typealias Params = NoParams
+    public typealias Params = ListParams<PaymentContextStatus>
     public struct Result: Codable, Sendable {
         public var contexts: [PaymentContextView]
-        public init(contexts: [PaymentContextView]) { self.contexts = contexts }
+        public var hasMore: Bool
+        public init(contexts: [PaymentContextView], hasMore: Bool) {
+            self.contexts = contexts
+            self.hasMore = hasMore
+        }
     }
     public static let name = "paymentContext.list"
-    public static let summary = "The caller's payment contexts (root: everyone's), oldest first."
-    public static let paramsSchema = JSONSchema.empty
-    public static let resultSchema = JSONSchema.object(
-        ["contexts": .array(of: .ref("PaymentContext"))], required: ["contexts"])
+    public static let summary = "A page of the caller's payment contexts (root: everyone's), oldest first."
+    public static let paramsSchema = Params.schema("contexts", statusDescription: "Only contexts with this status")
+    public static let resultSchema = JSONSchema.page("contexts", of: .ref("PaymentContext"))
+    public static let errors = ["NotFound"]
 }
 
 public enum PaymentContextRetryLoading: RPCMethod {
@@ -275,12 +279,13 @@ public enum PaymentContextAnswer: RPCMethod {
         }
         public var action: String
         /// didCreatePaymentResult: `success`, `error` or `userCancellation`; didUpdateShippingAddress: `valid` or `invalid`.
-        public var status: String
+        public var status: PendingActionAnswer
         public var error: Failure?
         public var shippingMethods: [ShippingMethod]?
         public var selectedShippingMethod: String?
         public init(
-            action: String, status: String, error: Failure? = nil, shippingMethods: [ShippingMethod]? = nil,
+            action: String, status: PendingActionAnswer, error: Failure? = nil,
+            shippingMethods: [ShippingMethod]? = nil,
             selectedShippingMethod: String? = nil
         ) {
             self.action = action
@@ -296,8 +301,7 @@ public enum PaymentContextAnswer: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         [
             "action": .string("The pending action id", pattern: "^pact_[A-Za-z0-9]+$"),
-            "status": .enumeration(
-                ["success", "error", "userCancellation", "valid", "invalid"], "The completion's status"),
+            "status": .cases(of: PendingActionAnswer.self, "The completion's status"),
             "error": .object(
                 ["message": .string("Shown to the customer"), "code": .string("The app's own code")],
                 required: ["message"]),

@@ -97,11 +97,11 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
     public struct PendingAction: Codable, Sendable, Hashable {
         public var id: String
         /// `didCreatePaymentResult` or `didUpdateShippingAddress`.
-        public var kind: String
+        public var kind: PendingActionKind
         public var deadline: String
         /// didCreatePaymentResult: `{paymentMethod}`; didUpdateShippingAddress: `{address}`.
         public var payload: JSONValue
-        public init(id: String, kind: String, deadline: String, payload: JSONValue) {
+        public init(id: String, kind: PendingActionKind, deadline: String, payload: JSONValue) {
             self.id = id
             self.kind = kind
             self.deadline = deadline
@@ -112,7 +112,7 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
     public var id: String
     public var object = "payment_context"
     public var customerSession: String
-    public var status: String
+    public var status: PaymentContextStatus
     public var amount: Int
     public var currency: String
     public var country: String
@@ -131,9 +131,9 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
     public var paymentAmount: Int
     public var isReadyForPayment: Bool
     /// The SDK's STPPaymentContextState: `none`, `showingRequestedViewController`, `requestingPayment`.
-    public var requestState: String
+    public var requestState: PaymentRequestState
     /// What the SDK would show a screen for: `paymentOption`, `shippingAddress`, `redirect`; null otherwise.
-    public var needs: String?
+    public var needs: PaymentContextNeed?
     public var pendingAction: PendingAction?
     /// The redirect session of a stpd-managed PaymentIntent, while it runs.
     public var redirect: String?
@@ -147,12 +147,14 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
     public var updatedAt: String
 
     public init(
-        id: String, customerSession: String, status: String, amount: Int, currency: String, country: String,
+        id: String, customerSession: String, status: PaymentContextStatus, amount: Int, currency: String,
+        country: String,
         configuration: PaymentConfiguration, validatesShipping: Bool, loading: Bool, loadError: JSONValue?,
         paymentOptions: [Option], selectedPaymentMethod: String?, shippingAddress: ShippingAddressParams?,
         shippingAddressNeedsVerification: Bool, shippingMethods: [ShippingMethod]?, selectedShippingMethod: String?,
-        paymentSummaryItems: [SummaryItem], paymentAmount: Int, isReadyForPayment: Bool, requestState: String,
-        needs: String?, pendingAction: PendingAction?, redirect: String?, lastResult: JSONValue?,
+        paymentSummaryItems: [SummaryItem], paymentAmount: Int, isReadyForPayment: Bool,
+        requestState: PaymentRequestState, needs: PaymentContextNeed?, pendingAction: PendingAction?, redirect: String?,
+        lastResult: JSONValue?,
         shippingError: JSONValue?,
         shippingSaveError: JSONValue?, createdAt: String, updatedAt: String
     ) {
@@ -191,7 +193,7 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
             "id": paymentContextID,
             "object": JSONSchema(["const": "payment_context"]),
             "customerSession": .string("The customer session it uses"),
-            "status": .enumeration(["open", "closed"], "Closed contexts answer InvalidState"),
+            "status": .cases(of: PaymentContextStatus.self, "Closed contexts answer InvalidState"),
             "amount": .integer("Minor units, without shipping", minimum: 0),
             "currency": .string("ISO currency (default USD)"),
             "country": .string("ISO country (default US)"),
@@ -219,16 +221,13 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
                     required: ["label", "amount", "decimal"])),
             "paymentAmount": .integer("amount + shipping, minor units"),
             "isReadyForPayment": .boolean("Not loading and a payment method selected"),
-            "requestState": .enumeration(
-                ["none", "showingRequestedViewController", "requestingPayment"], "The SDK's internal state"),
-            "needs": .nullable(
-                .enumeration(["paymentOption", "shippingAddress", "redirect"], "The input requestPayment waits for")),
+            "requestState": .cases(of: PaymentRequestState.self, "The SDK's internal state"),
+            "needs": .nullable(.cases(of: PaymentContextNeed.self, "The input requestPayment waits for")),
             "pendingAction": .nullable(
                 .object(
                     [
                         "id": .string("Answer it with paymentContext.answer"),
-                        "kind": .enumeration(
-                            ["didCreatePaymentResult", "didUpdateShippingAddress"], "The delegate callback"),
+                        "kind": .cases(of: PendingActionKind.self, "The delegate callback"),
                         "deadline": .string("RFC 3339; unanswered by then it times out", format: "date-time"),
                         "payload": JSONSchema(["type": "object", "description": "{paymentMethod} or {address}"]),
                     ], required: ["id", "kind", "deadline", "payload"])),
@@ -236,7 +235,7 @@ public struct PaymentContextView: Codable, Sendable, Hashable {
             "lastResult": .nullable(
                 .object(
                     [
-                        "status": .enumeration(["success", "error", "userCancellation"], "STPPaymentStatus"),
+                        "status": .cases(of: PaymentStatus.self, "STPPaymentStatus"),
                         "error": .nullable(.ref("ErrorObject")),
                     ], required: ["status"])),
             "shippingError": .nullable(.ref("ErrorObject")),

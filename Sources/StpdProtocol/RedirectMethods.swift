@@ -94,16 +94,20 @@ public enum RedirectGet: RPCMethod {
 }
 
 public enum RedirectList: RPCMethod {
-    public typealias Params = NoParams
+    public typealias Params = ListParams<RedirectStatus>
     public struct Result: Codable, Sendable {
         public var sessions: [RedirectSessionView]
-        public init(sessions: [RedirectSessionView]) { self.sessions = sessions }
+        public var hasMore: Bool
+        public init(sessions: [RedirectSessionView], hasMore: Bool) {
+            self.sessions = sessions
+            self.hasMore = hasMore
+        }
     }
     public static let name = "redirect.list"
-    public static let summary = "The caller's redirect sessions (root: everyone's), oldest first."
-    public static let paramsSchema = JSONSchema.empty
-    public static let resultSchema = JSONSchema.object(
-        ["sessions": .array(of: .ref("RedirectSession"))], required: ["sessions"])
+    public static let summary = "A page of the caller's redirect sessions (root: everyone's), oldest first."
+    public static let paramsSchema = Params.schema("sessions", statusDescription: "Only sessions with this status")
+    public static let resultSchema = JSONSchema.page("sessions", of: .ref("RedirectSession"))
+    public static let errors = ["NotFound"]
 }
 
 public enum RedirectCancel: RPCMethod {

@@ -66,8 +66,7 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
 
     public var id: String
     public var object = "redirect_session"
-    /// `notStarted`, `inProgress`, `completed`, `cancelled` (the SDK's states).
-    public var status: String
+    public var status: RedirectStatus
     /// `source` or `paymentIntent`.
     public var kind: String
     public var sourceId: String?
@@ -87,7 +86,8 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
     public var updatedAt: String
 
     public init(
-        id: String, status: String, kind: String, sourceId: String?, paymentIntentId: String?, nativeURL: String?,
+        id: String, status: RedirectStatus, kind: String, sourceId: String?, paymentIntentId: String?,
+        nativeURL: String?,
         redirectURL: String?, returnURL: String?, mode: RedirectMode?, opener: RedirectOpener?, openURL: String?,
         followUpTimeout: Double, completion: Completion?, outcome: Outcome?, createdAt: String, updatedAt: String
     ) {
@@ -113,8 +113,7 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
         [
             "id": redirectSessionID,
             "object": JSONSchema(["const": "redirect_session"]),
-            "status": .enumeration(
-                ["notStarted", "inProgress", "completed", "cancelled"], "The SDK's redirect context states"),
+            "status": .cases(of: RedirectStatus.self, "The SDK's redirect context states"),
             "kind": .enumeration(["source", "paymentIntent"], "What is being redirected"),
             "sourceId": .nullable(.string("The Source")),
             "paymentIntentId": .nullable(.string("The PaymentIntent")),

@@ -87,15 +87,21 @@ public enum SourceGet: RPCMethod {
 }
 
 public enum SourceList: RPCMethod {
-    public typealias Params = NoParams
+    public typealias Params = ListParams<SourceStatus>
     public struct Result: Codable, Sendable {
         public var sources: [SourceView]
-        public init(sources: [SourceView]) { self.sources = sources }
+        public var hasMore: Bool
+        public init(sources: [SourceView], hasMore: Bool) {
+            self.sources = sources
+            self.hasMore = hasMore
+        }
     }
     public static let name = "source.list"
-    public static let summary = "The caller's remembered Sources (root: everyone's), oldest first."
-    public static let paramsSchema = JSONSchema.empty
-    public static let resultSchema = JSONSchema.object(["sources": .array(of: .ref("Source"))], required: ["sources"])
+    public static let summary = "A page of the caller's remembered Sources (root: everyone's), oldest first."
+    public static let paramsSchema = Params.schema(
+        "sources", statusDescription: "Only Sources Stripe last gave this status")
+    public static let resultSchema = JSONSchema.page("sources", of: .ref("Source"))
+    public static let errors = ["NotFound"]
 }
 
 public enum SourcePoll: RPCMethod {

@@ -87,8 +87,7 @@ public struct SourceView: Codable, Sendable, Hashable {
 
 /// A Source poll (the SDK's STPSourcePoller), durable: it keeps its deadline across restarts.
 public struct PollView: Codable, Sendable, Hashable {
-    /// `polling`, `paused` (app in the background), `finished` (reported once), `stopped` (never reports).
-    public var status: String
+    public var status: PollStatus
     public var startedAt: String
     /// startedAt + min(timeout, 300 s); polling may overrun it by one interval, as in the SDK.
     public var deadline: String
@@ -102,7 +101,8 @@ public struct PollView: Codable, Sendable, Hashable {
     public var redirect: String?
 
     public init(
-        status: String, startedAt: String, deadline: String, timeout: Double, retryCount: Int, sourceStatus: String?,
+        status: PollStatus, startedAt: String, deadline: String, timeout: Double, retryCount: Int,
+        sourceStatus: String?,
         error: JSONValue?, redirect: String?
     ) {
         self.status = status
@@ -117,8 +117,7 @@ public struct PollView: Codable, Sendable, Hashable {
 
     static let schema = JSONSchema.object(
         [
-            "status": .enumeration(
-                ["polling", "paused", "finished", "stopped"], "finished reports once; stopped never reports"),
+            "status": .cases(of: PollStatus.self, "finished reports once; stopped never reports"),
             "startedAt": .string("RFC 3339", format: "date-time"),
             "deadline": .string("startedAt + timeout (RFC 3339)", format: "date-time"),
             "timeout": .number("Seconds: min(requested, 300)", minimum: 0),

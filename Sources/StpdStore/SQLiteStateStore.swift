@@ -4,19 +4,25 @@ import JSONRPC
 import StpdCore
 
 /// The durable `StateStore`: one SQLite database in WAL mode under the state directory.
-/// Objects and events are written in one transaction; `seq` is SQLite's AUTOINCREMENT key,
-/// which never reuses a value and rolls back with its transaction, so it stays gap-free.
-/// Times are stored as Foundation's own representation (seconds since 2001-01-01), so an event
-/// read back equals the one published live, bit for bit.
+/// A change's object row, its lookup keys and its event are written in one transaction; a failed
+/// precondition (`version` moved on) throws inside it, so nothing of the transaction is kept.
+/// `seq` is SQLite's AUTOINCREMENT key, which never reuses a value and rolls back with its
+/// transaction, so it stays gap-free. Times are stored as Foundation's own representation
+/// (seconds since 2001-01-01), so an event read back equals the one published live, bit for bit.
+/// Object states and event objects pass through `sealer` on their way in and out (see StateSealer).
 public final class SQLiteStateStore: StateStore {
     public let path: String
-    private let pool: DatabasePool
+    let pool: DatabasePool
+    let sealer: StateSealer
 
-    public init(path: String) throws {
+    public init(path: String, sealer: StateSealer = .plain) throws {
         self.path = path
+        self.sealer = sealer
         var configuration = Configuration()
         configuration.label = "stpd"
         configuration.busyMode = .timeout(5)
+        // Overwritten rows are zeroed, so no older plain copy of a state outlives its sealing.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
         // Keys and secrets may sit in object state: only the daemon's user may read the files.
@@ -25,87 +31,191 @@ public final class SQLiteStateStore: StateStore {
         }
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1: objects and event log") { db in
-            try db.create(table: "object") { t in
-                t.primaryKey("id", .text)
-                t.column("kind", .text).notNull().indexed()
-                t.column("owner_uid", .integer).notNull()
-                t.column("state", .text).notNull()
-                t.column("created_at", .double).notNull()
-                t.column("updated_at", .double).notNull()
-            }
-            try db.create(table: "event") { t in
-                t.autoIncrementedPrimaryKey("seq")
-                t.column("time", .double).notNull().indexed()
-                t.column("type", .text).notNull()
-                t.column("object_id", .text).notNull().indexed()
-                t.column("object_kind", .text).notNull()
-                t.column("owner_uid", .integer).notNull()
-                t.column("object", .text).notNull()
-            }
-            try db.create(table: "meta") { t in
-                t.primaryKey("key", .text)
-                t.column("value", .integer).notNull()
-            }
-        }
-        return migrator
-    }
-
     public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
-        try await pool.write { db in
+        try await pool.write { [sealer] db in
             try changes.map { change in
                 let object = change.object
-                let state = try Self.text(object.state)
-                if change.removesObject {
-                    try db.execute(sql: "DELETE FROM object WHERE id = ?", arguments: [object.id])
-                } else {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO object (id, kind, owner_uid, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-                            ON CONFLICT(id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at
-                            """,
-                        arguments: [
-                            object.id, object.kind, object.ownerUID, state,
-                            object.createdAt.timeIntervalSinceReferenceDate,
-                            object.updatedAt.timeIntervalSinceReferenceDate,
-                        ])
-                }
-                let eventObject = change.publicState == nil ? state : try Self.text(change.eventObject)
+                guard try Self.write(change, sealer, db) else { throw StoreConflict(objectId: object.id) }
+                let eventObject = try sealer.seal(Self.text(change.eventObject), for: object.id)
                 try db.execute(
-                    sql:
-                        "INSERT INTO event (time, type, object_id, object_kind, owner_uid, object) VALUES (?, ?, ?, ?, ?, ?)",
+                    sql: """
+                        INSERT INTO event (time, type, object_id, object_kind, owner_uid, object)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """,
                     arguments: [
-                        time.timeIntervalSinceReferenceDate, change.eventType, object.id, object.kind, object.ownerUID,
-                        eventObject,
+                        time.timeIntervalSinceReferenceDate, change.eventType.name, object.id, object.kind,
+                        object.ownerUID, eventObject,
                     ])
+                let seq = db.lastInsertedRowID
+                if change.removesObject {
+                    try db.execute(sql: "DELETE FROM object_key WHERE object_id = ?", arguments: [object.id])
+                } else if let keys = change.keys {
+                    try Self.file(object.id, owner: object.ownerUID, under: keys, ordinal: seq, db)
+                }
                 return Event(
-                    seq: db.lastInsertedRowID, time: time, type: change.eventType, objectId: object.id,
-                    objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject)
+                    seq: seq, time: time, type: change.eventType.name, objectId: object.id, objectKind: object.kind,
+                    ownerUID: object.ownerUID, object: change.eventObject)
             }
+        }
+    }
+
+    /// Writes the object row if the precondition holds; false when it does not.
+    private static func write(_ change: StateChange, _ sealer: StateSealer, _ db: Database) throws -> Bool {
+        let object = change.object
+        if change.removesObject {
+            switch change.precondition {
+            case .absent: return try !exists(object.id, db)
+            case .version(let version):
+                try db.execute(
+                    sql: "DELETE FROM object WHERE id = ? AND version = ?", arguments: [object.id, version])
+            case .none:
+                try db.execute(sql: "DELETE FROM object WHERE id = ?", arguments: [object.id])
+                return true
+            }
+            return db.changesCount == 1
+        }
+        let state = try sealer.seal(text(object.state), for: object.id)
+        let derived: [(any DatabaseValueConvertible)?] = [object.status, object.live, object.finished]
+        switch change.precondition {
+        case .absent:
+            guard try !exists(object.id, db) else { return false }
+            try insert(object, state: state, db)
+            return true
+        case .version(let version):
+            try db.execute(
+                sql: """
+                    UPDATE object SET state = ?, updated_at = ?, version = version + 1, status = ?, live = ?,
+                    finished = ? WHERE id = ? AND version = ? AND set_aside = 0
+                    """,
+                arguments: StatementArguments([state, object.updatedAt.timeIntervalSinceReferenceDate] + derived)
+                    + [object.id, version])
+            return db.changesCount == 1
+        case .none:
+            if try exists(object.id, db) {
+                try db.execute(
+                    sql: """
+                        UPDATE object SET state = ?, updated_at = ?, version = version + 1, status = ?, live = ?,
+                        finished = ? WHERE id = ?
+                        """,
+                    arguments: StatementArguments([state, object.updatedAt.timeIntervalSinceReferenceDate] + derived)
+                        + [object.id])
+            } else {
+                try insert(object, state: state, db)
+            }
+            return true
+        }
+    }
+
+    private static func exists(_ id: String, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM object WHERE id = ?", arguments: [id]) ?? false
+    }
+
+    private static func insert(_ object: StoredObject, state: String, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO object (id, kind, owner_uid, state, created_at, updated_at, version, status, live, finished)
+                VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+                """,
+            arguments: [
+                object.id, object.kind, object.ownerUID, state, object.createdAt.timeIntervalSinceReferenceDate,
+                object.updatedAt.timeIntervalSinceReferenceDate, object.status, object.live, object.finished,
+            ])
+    }
+
+    /// Files the object under exactly `keys`: kept keys keep their ordinal, new ones get `ordinal`.
+    private static func file(_ id: String, owner: UInt32, under keys: [String], ordinal: Int64, _ db: Database) throws {
+        let kept = keys.map { _ in "?" }.joined(separator: ",")
+        try db.execute(
+            sql: "DELETE FROM object_key WHERE object_id = ?" + (keys.isEmpty ? "" : " AND key NOT IN (\(kept))"),
+            arguments: StatementArguments([id] + keys))
+        for key in keys {
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO object_key (key, object_id, owner_uid, ordinal) VALUES (?, ?, ?, ?)",
+                arguments: [key, id, owner, ordinal])
         }
     }
 
     public func object(id: String) async throws -> StoredObject? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM object WHERE id = ?", arguments: [id]).map(Self.object)
+        try await pool.read { [sealer] db in
+            try Row.fetchOne(db, sql: "SELECT * FROM object WHERE id = ? AND set_aside = 0", arguments: [id])
+                .map { try Self.object($0, sealer) }
         }
     }
 
-    public func objects(kind: String) async throws -> [StoredObject] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM object WHERE kind = ? ORDER BY created_at, id", arguments: [kind])
-                .map(Self.object)
+    public func objects(_ query: ObjectQuery) async throws -> [StoredObject] {
+        var sql = "SELECT * FROM object WHERE kind = ? AND set_aside = 0"
+        var arguments: StatementArguments = [query.kind]
+        if let owner = query.owner { (sql, arguments) = (sql + " AND owner_uid = ?", arguments + [owner]) }
+        if let status = query.status { (sql, arguments) = (sql + " AND status = ?", arguments + [status]) }
+        if let live = query.live { (sql, arguments) = (sql + " AND live = ?", arguments + [live]) }
+        if let cutoff = query.finishedBefore {
+            sql += " AND finished = 1 AND updated_at < ?"
+            arguments += [cutoff.timeIntervalSinceReferenceDate]
         }
+        if let cursor = query.startingAfter {
+            sql += " AND (created_at, id) > (SELECT created_at, id FROM object WHERE id = ?)"
+            arguments += [cursor]
+        }
+        sql += " ORDER BY created_at, id"
+        if let limit = query.limit { (sql, arguments) = (sql + " LIMIT ?", arguments + [limit]) }
+        return try await pool.read { [sql, arguments, sealer] db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.object($0, sealer) }
+        }
+    }
+
+    public func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) async throws -> [KeyHit] {
+        var sql = "SELECT object_id, ordinal FROM object_key WHERE key = ?"
+        var arguments: StatementArguments = [key]
+        if let owner { (sql, arguments) = (sql + " AND owner_uid = ?", arguments + [owner]) }
+        if let after {
+            sql += " AND (ordinal, object_id) > (?, ?)"
+            arguments += [after.ordinal, after.objectId]
+        }
+        sql += " ORDER BY ordinal, object_id LIMIT ?"
+        arguments += [limit]
+        return try await pool.read { [sql, arguments] db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { KeyHit(objectId: $0[0], ordinal: $0[1]) }
+        }
+    }
+
+    public func keyCount(key: String, cap: Int) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM (SELECT 1 FROM object_key WHERE key = ? LIMIT ?)", arguments: [key, cap])
+                ?? 0
+        }
+    }
+
+    public func rederive(_ object: StoredObject, keys: [String]) async throws {
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE object SET status = ?, live = ?, finished = ?, version = max(version, 1)
+                    WHERE id = ? AND version = ?
+                    """,
+                arguments: [object.status, object.live, object.finished, object.id, object.version])
+            guard db.changesCount == 1 else { return }
+            let latest = try Self.bounds(db).latestSeq
+            try Self.file(object.id, owner: object.ownerUID, under: keys, ordinal: latest, db)
+        }
+    }
+
+    public func setAside(id: String, reason: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE object SET set_aside = 1, live = 0 WHERE id = ?", arguments: [id])
+        }
+    }
+
+    public func setAsideCount() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM object WHERE set_aside = 1") ?? 0 }
     }
 
     public func events(after: Int64, limit: Int) async throws -> [Event] {
-        try await pool.read { db in
+        try await pool.read { [sealer] db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit]
             )
-            .map(Self.event)
+            .map { try Self.event($0, sealer) }
         }
     }
 
@@ -128,8 +238,10 @@ public final class SQLiteStateStore: StateStore {
             try db.execute(sql: "DELETE FROM event WHERE seq <= ?", arguments: [through])
             let dropped = db.changesCount
             try db.execute(
-                sql:
-                    "INSERT INTO meta (key, value) VALUES ('pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                sql: """
+                    INSERT INTO meta (key, value) VALUES ('pruned_through', ?)
+                    ON CONFLICT(key) DO UPDATE SET value = excluded.value
+                    """,
                 arguments: [through])
             return dropped
         }
@@ -156,17 +268,19 @@ public final class SQLiteStateStore: StateStore {
         try JSONCoding.decode(JSONValue.self, from: Data(text.utf8))
     }
 
-    static func object(_ row: Row) throws -> StoredObject {
+    static func object(_ row: Row, _ sealer: StateSealer) throws -> StoredObject {
         StoredObject(
-            id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"], state: try json(row["state"]),
+            id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"],
+            state: try json(sealer.open(row["state"], for: row["id"])),
             createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
-            updatedAt: Date(timeIntervalSinceReferenceDate: row["updated_at"]))
+            updatedAt: Date(timeIntervalSinceReferenceDate: row["updated_at"]), version: row["version"],
+            status: row["status"], live: row["live"], finished: row["finished"])
     }
 
-    static func event(_ row: Row) throws -> Event {
+    static func event(_ row: Row, _ sealer: StateSealer) throws -> Event {
         Event(
             seq: row["seq"], time: Date(timeIntervalSinceReferenceDate: row["time"]), type: row["type"],
-            objectId: row["object_id"],
-            objectKind: row["object_kind"], ownerUID: row["owner_uid"], object: try json(row["object"]))
+            objectId: row["object_id"], objectKind: row["object_kind"], ownerUID: row["owner_uid"],
+            object: try json(sealer.open(row["object"], for: row["object_id"])))
     }
 }

@@ -134,7 +134,8 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
                 return StripeHTTPTransportError(.timeout, "\(error)")
             }
             if [.invalidURL, .emptyHost, .emptyScheme].contains(error) {
-                return StripeHTTPTransportError(.invalidRequest, "\(error) (\(url))")
+                // Without its query: GETs carry client secrets there.
+                return StripeHTTPTransportError(.invalidRequest, "\(error) (\(url.prefix { $0 != "?" }))")
             }
             return StripeHTTPTransportError(.connection, "\(error)")
         }

@@ -69,10 +69,8 @@ public final class StripeTestState: @unchecked Sendable {
 
     /// Everything the log holds, oldest first.
     public var requests: [LoggedRequest] { withLock { log } }
-    public func clearRequests() { withLock { log.removeAll() } }
     public func addFault(_ fault: Fault) { withLock { faults.append(fault) } }
     public var pendingFaults: [Fault] { withLock { faults } }
-    public func clearFaults() { withLock { faults.removeAll() } }
     /// How many requests with this idempotency key reached the server (replays included).
     public func requestCount(idempotencyKey: String) -> Int {
         withLock { log.filter { $0.idempotencyKey == idempotencyKey }.count }

@@ -41,8 +41,6 @@ public struct TestHTTPResponse: Sendable {
         return TestHTTPResponse(
             status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(data))
     }
-
-    public var bodyText: String { String(decoding: body, as: UTF8.self) }
 }
 
 /// Who a request authenticated as.

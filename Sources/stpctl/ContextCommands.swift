@@ -104,10 +104,11 @@ struct ContextIDArgument: ParsableArguments {
 struct ContextListCommand: AsyncParsableCommand, ClientCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: PaymentContextList.summary)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
+    @OptionGroup var list: ListOptions<PaymentContextStatus>
 
     func run() async throws {
         let output = global.output
-        let result = try await global.connection().run { try await $0.call(PaymentContextList.self, NoParams()) }
+        let result = try await list.fetch(PaymentContextList.self, on: global.connection())
         output.result(result) { ContextRender.contexts($0.contexts.map(asJSON)) }
     }
 }
@@ -181,8 +182,16 @@ enum AnswerStatusArgument: String, ExpressibleByArgument, CaseIterable {
     case userCancellation = "user-cancellation"
     case valid, invalid
 
-    /// The contract's spelling.
-    var status: String { self == .userCancellation ? "userCancellation" : rawValue }
+    /// The contract's value.
+    var status: PendingActionAnswer {
+        switch self {
+        case .success: .success
+        case .error: .error
+        case .userCancellation: .userCancellation
+        case .valid: .valid
+        case .invalid: .invalid
+        }
+    }
 
     /// Whether an `--error` goes with it (the others finish without one).
     var takesError: Bool { self == .error || self == .invalid }

@@ -109,10 +109,11 @@ struct CustomerListCommand: AsyncParsableCommand, ClientCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: CustomerList.summary)
 
     @OptionGroup(title: "Global Options") var global: GlobalOptions
+    @OptionGroup var list: ListOptions<CustomerSessionStatus>
 
     func run() async throws {
         let output = global.output
-        let result = try await global.connection().run { try await $0.call(CustomerList.self, NoParams()) }
+        let result = try await list.fetch(CustomerList.self, on: global.connection())
         output.result(result) { result in
             CustomerRender.sessions(result.sessions.compactMap { try? JSONCoding.value(of: $0) })
         }

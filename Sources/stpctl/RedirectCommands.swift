@@ -160,10 +160,11 @@ struct RedirectShowCommand: AsyncParsableCommand, ClientCommand {
 struct RedirectListCommand: AsyncParsableCommand, ClientCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: RedirectList.summary)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
+    @OptionGroup var list: ListOptions<RedirectStatus>
 
     func run() async throws {
         let output = global.output
-        let result = try await global.connection().run { try await $0.call(RedirectList.self, NoParams()) }
+        let result = try await list.fetch(RedirectList.self, on: global.connection())
         output.result(result) { RedirectRender.sessions($0.sessions.map(asJSON)) }
     }
 }

@@ -61,10 +61,11 @@ struct SourceShowCommand: AsyncParsableCommand, ClientCommand {
 struct SourceListCommand: AsyncParsableCommand, ClientCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: SourceList.summary)
     @OptionGroup(title: "Global Options") var global: GlobalOptions
+    @OptionGroup var list: ListOptions<SourceStatus>
 
     func run() async throws {
         let output = global.output
-        let result = try await global.connection().run { try await $0.call(SourceList.self, NoParams()) }
+        let result = try await list.fetch(SourceList.self, on: global.connection())
         output.result(result) { SourceRender.sources($0.sources.map(asJSON)) }
     }
 }

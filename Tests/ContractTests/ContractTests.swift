@@ -165,7 +165,7 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         let stripe = StripeSetup(configuration: configuration, logger: Logger(label: "test"))  // no key: no HTTP client
         let parts = Daemon.Parts(
             configuration: configuration, log: log, store: store, stripe: stripe, activity: Activity(),
-            background: BackgroundWork())
+            background: BackgroundWork(), logger: Logger(label: "test"))
         let facts = ProcessFacts(
             activation: .bound, socketPath: directory.appending("s.sock"), stateDirectory: directory.path)
         let router = Daemon.makeRouter(facts: facts, parts: parts, configuration: configuration)

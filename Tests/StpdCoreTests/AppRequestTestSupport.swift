@@ -86,7 +86,7 @@ struct AppRequestFixture {
     ) async throws -> (pending: Event, answered: Event, outcome: Result<T, any Error>) {
         let task = Task { try await call() }
         let pending = try await next()
-        try await broker.answer(id: pending.objectId, by: pending.ownerUID, result: result, error: error)
+        try await broker.answer(id: pending.objectId, for: Caller(uid: pending.ownerUID), result: result, error: error)
         let outcome = await task.result
         let answered = try await next()
         return (pending, answered, outcome)
@@ -94,10 +94,10 @@ struct AppRequestFixture {
 }
 
 /// A store whose `apply` fails once armed, for the answer-not-recorded path.
-final class FailingApplyStore: StateStore {
+final class FailingApplyStore: ForwardingStore {
     struct Refused: Error, Equatable {}
 
-    let inner = InMemoryStateStore()
+    let inner: any StateStore = InMemoryStateStore()
     private let armed = Mutex(false)
 
     func arm() { armed.withLock { $0 = true } }
@@ -105,14 +105,6 @@ final class FailingApplyStore: StateStore {
     func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
         if armed.withLock({ $0 }) { throw Refused() }
         return try await inner.apply(changes, at: time)
-    }
-
-    func object(id: String) async throws -> StoredObject? { try await inner.object(id: id) }
-    func objects(kind: String) async throws -> [StoredObject] { try await inner.objects(kind: kind) }
-    func events(after: Int64, limit: Int) async throws -> [Event] { try await inner.events(after: after, limit: limit) }
-    func eventBounds() async throws -> EventBounds { try await inner.eventBounds() }
-    func prune(_ retention: EventRetention, now: Date) async throws -> Int {
-        try await inner.prune(retention, now: now)
     }
 }
 

@@ -27,23 +27,23 @@ struct CustomerForegroundTests {
         let log = try await EventLog(store: InMemoryStateStore())
         let sessions = CustomerSessions(log: log, factory: OneBackend(backend: context), background: BackgroundWork())
         let adapter = CustomerAdapter(kind: .stripe, keyProvider: .init(kind: .app))
-        let session = try await sessions.open(owner: 1000, adapter: adapter, prefetch: false)
+        let session = try await sessions.open(for: Caller(uid: 1000), adapter: adapter, prefetch: false)
 
-        await sessions.foreground(viewer: 2000)
+        await sessions.foreground(for: Caller(uid: 2000))
         #expect(keys.providerCalls == 0, "another user's app says nothing about this session")
-        await sessions.foreground(viewer: 1000)
+        await sessions.foreground(for: Caller(uid: 1000))
         #expect(keys.providerCalls == 1, "no key yet: fetched at once")
         #expect(try await keys.key().id == "ephkey_1")
-        await sessions.foreground(viewer: 1000)
+        await sessions.foreground(for: Caller(uid: 1000))
         #expect(keys.providerCalls == 1, "the key is unexpired")
 
         #expect(try await sessions.sweep(before: .distantFuture) == 0, "an open session stays")
-        _ = try await sessions.close(id: session.id, viewer: 1000)
-        await sessions.foreground(viewer: nil)
+        _ = try await sessions.close(id: session.id, for: Caller(uid: 1000))
+        await sessions.foreground(for: .daemon)
         #expect(keys.providerCalls == 1)
         // Closed: removed once the retention age has passed.
         #expect(try await sessions.sweep(before: .distantPast) == 0)
         #expect(try await sessions.sweep(before: .distantFuture) == 1)
-        await #expect(throws: RPCError.self) { try await sessions.get(id: session.id, viewer: 1000) }
+        #expect(await wireError { try await sessions.get(id: session.id, for: Caller(uid: 1000)) }?.code == 1001)
     }
 }

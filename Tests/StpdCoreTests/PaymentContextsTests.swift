@@ -107,14 +107,13 @@ struct PaymentContextsTests {
             self.store = store
             self.clock = clock
             log = try await EventLog(store: store)
-            let writer = OrderedWriter(log: log)
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
-            sources = SourceService(api: api, log: log, writer: writer, background: background, clock: clock)
+            sources = SourceService(api: api, log: log, background: background, clock: clock)
             redirects = RedirectSessions(
-                api: api, sources: sources, opener: nil, log: log, writer: writer, background: background)
+                api: api, sources: sources, opener: nil, log: log, background: background)
             sources.follow(with: redirects)
             contexts = PaymentContexts(
-                customers: customer, api: api, redirects: redirects, log: log, writer: writer, background: background,
+                customers: customer, api: api, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: timeout, companyName: companyName, clock: clock,
                 now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) })
             redirects.follow(with: contexts)
@@ -137,7 +136,15 @@ struct PaymentContextsTests {
             -> PaymentContextView
         {
             let since = try await mark()
-            let created = try await contexts.create(owner: owner, params)
+            let created = try await contexts.create(
+                for: Caller(uid: owner),
+                PaymentContextTerms(
+                    session: params.session, amount: params.amount ?? 0, currency: params.currency,
+                    country: params.country, configuration: params.configuration,
+                    validatesShipping: params.validatesShipping ?? false,
+                    prefilledShippingAddress: params.prefilledShippingAddress,
+                    defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout
+                ))
             #expect(created.loading)
             return try await until(
                 created.id, since: since, types: ["paymentContext.didChange", "paymentContext.didFailToLoad"]
@@ -178,16 +185,16 @@ struct PaymentContextsTests {
             -> PaymentContextView
         {
             try await contexts.requestPayment(
-                id: id, viewer: viewer, paymentIntent: intent.map { .init(clientSecret: $0) })
+                id: id, for: Caller(uid: viewer), paymentIntent: intent.map { ($0, nil) })
         }
 
         func answer(
-            _ action: String?, _ status: String, by uid: UInt32 = 1000,
+            _ action: String?, _ status: PendingActionAnswer, by uid: UInt32 = 1000,
             error: PaymentContextAnswer.Params.Failure? = nil,
             methods: [ShippingMethod]? = nil, selected: String? = nil
         ) async throws -> PaymentContextView {
             try await contexts.answer(
-                by: uid,
+                for: Caller(uid: uid),
                 .init(
                     action: action ?? "pact_none", status: status, error: error, shippingMethods: methods,
                     selectedShippingMethod: selected))
@@ -252,7 +259,7 @@ struct PaymentContextsTests {
         #expect(view.shippingAddress == Self.berlin)
         #expect(view.shippingAddressNeedsVerification)
         #expect(try await world.types(view.id) == ["paymentContext.created", "paymentContext.didChange"])
-        #expect(try world.contexts.get(id: view.id, viewer: 1000) == view)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)) == view)
     }
 
     @Test func aPrefilledAddressIsKeptAndTheCustomersIsNotCopied() async throws {
@@ -307,12 +314,12 @@ struct PaymentContextsTests {
         let finished = try await world.requestPayment(failed.id)
         #expect(finished.lastResult?["status"] == "error")
         #expect(finished.lastResult?["error"] == loadError)
-        #expect(finished.requestState == "none")
+        #expect(finished.requestState == .none)
         #expect(finished.pendingAction == nil)
         #expect(try await world.types(failed.id, since: since) == ["paymentContext.didFinish"])
 
         // retryLoading starts over and succeeds.
-        let retrying = try await world.contexts.retryLoading(id: failed.id, viewer: 1000)
+        let retrying = try await world.contexts.retryLoading(id: failed.id, for: Caller(uid: 1000))
         #expect(retrying.loading)
         #expect(retrying.loadError == nil)
         let loaded = try await world.until(failed.id, since: since, types: ["paymentContext.didChange"]) { !$0.loading }
@@ -323,7 +330,7 @@ struct PaymentContextsTests {
 
         // Now requestPayment goes on to the app.
         let asked = try await world.requestPayment(failed.id)
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
     }
 
     @Test func aListFailureFailsTheLoadToo() async throws {
@@ -340,12 +347,12 @@ struct PaymentContextsTests {
         let gate = customer.hold(.listPaymentMethods)
         let world = try await World(customer: customer)
         let created = try await world.contexts.create(
-            owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+            for: Caller(uid: 1000), PaymentContextTerms(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         await Self.within("listPaymentMethods") { [c = customer] in await c.called(.listPaymentMethods) }
 
         let waiting = try await world.requestPayment(created.id)
         #expect(waiting.loading)
-        #expect(waiting.requestState == "none")
+        #expect(waiting.requestState == .none)
         #expect(waiting.needs == nil)
         #expect(waiting.pendingAction == nil)
         // Asked twice while loading: still one request once loaded.
@@ -355,8 +362,8 @@ struct PaymentContextsTests {
         gate.open()
         let asked = try await world.until(created.id, since: since, types: ["paymentContext.pendingAction"])
         #expect(!asked.loading)
-        #expect(asked.requestState == "requestingPayment")
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.requestState == .requestingPayment)
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_mc")
         #expect(
             try await world.types(created.id, since: since) == [
@@ -369,7 +376,8 @@ struct PaymentContextsTests {
         let gate = customer.hold(.retrieveCustomer)
         customer.fail(.retrieveCustomer, with: StpdErrors.backendError("no customer"))
         let world = try await World(customer: customer)
-        let created = try await world.contexts.create(owner: 1000, .init(session: "cs_1"))
+        let created = try await world.contexts.create(
+            for: Caller(uid: 1000), PaymentContextTerms(session: "cs_1"))
         await Self.within("retrieveCustomer") { [c = customer] in await c.called(.retrieveCustomer) }
         #expect(try await world.requestPayment(created.id).loading)
 
@@ -379,7 +387,7 @@ struct PaymentContextsTests {
         #expect(finished.lastResult?["status"] == "error")
         #expect(finished.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.backendError.code)))
         #expect(finished.lastResult?["error"] == finished.loadError)
-        #expect(finished.requestState == "none")
+        #expect(finished.requestState == .none)
     }
 
     // MARK: Selection (§4.6 payment options screen)
@@ -387,14 +395,14 @@ struct PaymentContextsTests {
     @Test func selectingAnUnknownPaymentMethodIsNotFound() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
-        let error = await #expect(throws: RPCError.self) {
-            try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_nope")
+        let error = await wireError {
+            try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_nope")
         }
         #expect(error?.code == StpdErrors.notFound.code)
         #expect(world.customer.calls(.select).isEmpty)
         // Another user's context is not found either.
-        let other = await #expect(throws: RPCError.self) {
-            try await world.contexts.select(id: view.id, viewer: 2000, paymentMethod: "pm_visa")
+        let other = await wireError {
+            try await world.contexts.select(id: view.id, for: Caller(uid: 2000), paymentMethod: "pm_visa")
         }
         #expect(other?.code == StpdErrors.notFound.code)
     }
@@ -403,7 +411,7 @@ struct PaymentContextsTests {
         let customer = Self.cards()
         let world = try await World(customer: customer)
         let first = try await world.create()
-        let selected = try await world.contexts.select(id: first.id, viewer: 1000, paymentMethod: "pm_visa")
+        let selected = try await world.contexts.select(id: first.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         #expect(selected.selectedPaymentMethod == "pm_visa")
         #expect(selected.isReadyForPayment)
         #expect(customer.calls(.select).map(\.argument) == ["pm_visa"])
@@ -417,7 +425,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         let added = try await world.contexts.addCard(
-            id: view.id, viewer: 1000, card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031))
+            id: view.id, for: Caller(uid: 1000),
+            card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031))
         let id = try #require(added.selectedPaymentMethod)
         #expect(id != "pm_mc")
         #expect(added.paymentOptions.map(\.label) == ["Mastercard 4444", "Visa 3155", "Visa 4242"])
@@ -433,11 +442,13 @@ struct PaymentContextsTests {
         customer.fail(.attach, with: StpdErrors.backendError("attach refused"))
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
-        await #expect(throws: RPCError.self) {
+        let refused = await wireError {
             try await world.contexts.addCard(
-                id: view.id, viewer: 1000, card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
+                id: view.id, for: Caller(uid: 1000),
+                card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
         }
-        let after = try world.contexts.get(id: view.id, viewer: 1000)
+        #expect(refused?.code == StpdErrors.backendError.code)
+        let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(after.selectedPaymentMethod == "pm_mc")
         #expect(after.paymentOptions.count == 2)
         #expect(customer.calls(.select).isEmpty)
@@ -452,20 +463,20 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         // Not selected: the selection stays.
-        let removedVisa = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        let removedVisa = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         #expect(removedVisa.selectedPaymentMethod == "pm_mc")
         #expect(removedVisa.paymentOptions.map(\.id) == ["pm_amex", "pm_mc"])
         // Selected: the first remaining one is selected.
-        let removedMC = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_mc")
+        let removedMC = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_mc")
         #expect(removedMC.paymentOptions.map(\.id) == ["pm_amex"])
         #expect(removedMC.selectedPaymentMethod == "pm_amex")
-        let removedLast = try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_amex")
+        let removedLast = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_amex")
         #expect(removedLast.paymentOptions.isEmpty)
         #expect(removedLast.selectedPaymentMethod == nil)
         #expect(customer.calls(.detach).map(\.argument) == ["pm_visa", "pm_mc", "pm_amex"])
 
-        let unknown = await #expect(throws: RPCError.self) {
-            try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        let unknown = await wireError {
+            try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         }
         #expect(unknown?.code == StpdErrors.notFound.code)
     }
@@ -474,12 +485,12 @@ struct PaymentContextsTests {
         let customer = Self.cards()
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", configuration: .init(canDeletePaymentOptions: false)))
-        let error = await #expect(throws: RPCError.self) {
-            try await world.contexts.remove(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        let error = await wireError {
+            try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         }
         #expect(error?.code == StpdErrors.invalidState.code)
         #expect(customer.calls(.detach).isEmpty)
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).paymentOptions.count == 2)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).paymentOptions.count == 2)
     }
 
     // MARK: Shipping (§4.2, §4.6)
@@ -489,7 +500,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create()
         #expect(view.shippingAddressNeedsVerification)
-        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let accepted = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(accepted.shippingAddress == Self.home)
         #expect(!accepted.shippingAddressNeedsVerification)
         #expect(accepted.pendingAction == nil)
@@ -516,7 +528,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create()
         let since = try await world.mark()
-        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let accepted = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(accepted.shippingAddress == Self.home)
         let failed = try await world.until(view.id, since: since, types: ["paymentContext.shippingSaveFailed"])
         #expect(failed.shippingSaveError?["code"] == .int(Int64(StpdErrors.backendError.code)))
@@ -527,23 +540,23 @@ struct PaymentContextsTests {
         let customer = FakeContextCustomer()
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         let pending = try #require(asked.pendingAction)
-        #expect(pending.kind == "didUpdateShippingAddress")
+        #expect(pending.kind == .didUpdateShippingAddress)
         #expect(pending.id.hasPrefix("pact_"))
         #expect(
             try JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null) == Self.home)
         #expect(asked.shippingAddress == nil)
 
         // One address at a time.
-        let busy = await #expect(throws: RPCError.self) {
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.berlin)
+        let busy = await wireError {
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.berlin)
         }
         #expect(busy?.code == StpdErrors.invalidState.code)
 
         let since = try await world.mark()
         let refused = try await world.answer(
-            pending.id, "invalid", error: .init(message: "We do not ship there", code: "no_ship"))
+            pending.id, .invalid, error: .init(message: "We do not ship there", code: "no_ship"))
         #expect(refused.pendingAction == nil)
         #expect(refused.shippingAddress == nil)
         #expect(refused.shippingError?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
@@ -553,8 +566,9 @@ struct PaymentContextsTests {
 
         // Without the app's error, the SDK's default title.
         let again = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
-        let plain = try await world.answer(again.id, "invalid")
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
+        let plain = try await world.answer(again.id, .invalid)
         #expect(plain.shippingError?["message"]?.stringValue?.contains("Invalid Shipping Address") == true)
         #expect(customer.calls(.updateShipping).isEmpty)
     }
@@ -565,8 +579,9 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let pending = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
-        let accepted = try await world.answer(pending.id, "valid", methods: Self.methods, selected: preferred)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
+        let accepted = try await world.answer(pending.id, .valid, methods: Self.methods, selected: preferred)
         #expect(accepted.pendingAction == nil)
         #expect(accepted.shippingError == nil)
         #expect(accepted.shippingAddress == Self.home)
@@ -582,8 +597,9 @@ struct PaymentContextsTests {
         let world = try await World()
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         func answerNext(_ methods: [ShippingMethod], selected: String? = nil) async throws -> PaymentContextView {
-            let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
-            return try await world.answer(asked.pendingAction?.id, "valid", methods: methods, selected: selected)
+            let asked = try await world.contexts.setShippingAddress(
+                id: view.id, for: Caller(uid: 1000), address: Self.home)
+            return try await world.answer(asked.pendingAction?.id, .valid, methods: methods, selected: selected)
         }
         let overnight = ShippingMethod(identifier: "ovn", label: "Overnight", amount: 2500)
         #expect(try await answerNext(Self.methods, selected: "exp").selectedShippingMethod == "exp")
@@ -608,8 +624,8 @@ struct PaymentContextsTests {
         #expect(view.paymentAmount == 1000)
         #expect(view.paymentSummaryItems == [.init(label: "Shop", amount: 1000, decimal: "10.00")])
 
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
-        let shipped = try await world.answer(asked.pendingAction?.id, "valid", methods: Self.methods, selected: "exp")
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+        let shipped = try await world.answer(asked.pendingAction?.id, .valid, methods: Self.methods, selected: "exp")
         #expect(shipped.amount == 1000)
         #expect(shipped.paymentAmount == 2500)
         #expect(
@@ -618,15 +634,17 @@ struct PaymentContextsTests {
                 .init(label: "Shop", amount: 2500, decimal: "25.00"),
             ])
 
-        let standard = try await world.contexts.selectShippingMethod(id: view.id, viewer: 1000, shippingMethod: "std")
+        let standard = try await world.contexts.selectShippingMethod(
+            id: view.id, for: Caller(uid: 1000), shippingMethod: "std")
         #expect(standard.paymentAmount == 1500)
         #expect(
             standard.paymentSummaryItems == [
                 .init(label: "Standard", amount: 500, decimal: "5.00"),
                 .init(label: "Shop", amount: 1500, decimal: "15.00"),
             ])
-        let unknown = await #expect(throws: RPCError.self) {
-            try await world.contexts.selectShippingMethod(id: view.id, viewer: 1000, shippingMethod: "teleport")
+        let unknown = await wireError {
+            try await world.contexts.selectShippingMethod(
+                id: view.id, for: Caller(uid: 1000), shippingMethod: "teleport")
         }
         #expect(unknown?.code == StpdErrors.notFound.code)
 
@@ -643,12 +661,12 @@ struct PaymentContextsTests {
         let world = try await World()
         let view = try await world.create()
         let yen = try await world.contexts.setAmount(
-            id: view.id, viewer: 1000, amount: 500, currency: "jpy", country: "jp")
+            id: view.id, for: Caller(uid: 1000), amount: 500, currency: "jpy", country: "jp")
         #expect(yen.currency == "JPY")
         #expect(yen.country == "JP")
         #expect(yen.paymentSummaryItems.last?.decimal == "500")
         let dollars = try await world.contexts.setAmount(
-            id: view.id, viewer: 1000, amount: 1099, currency: "USD", country: nil)
+            id: view.id, for: Caller(uid: 1000), amount: 1099, currency: "USD", country: nil)
         #expect(dollars.paymentSummaryItems.last?.amount == 1099)
         #expect(dollars.paymentSummaryItems.last?.decimal == "10.99")
         #expect(dollars.country == "JP")
@@ -668,7 +686,8 @@ struct PaymentContextsTests {
         let view = try await world.create(
             .init(session: "cs_1", configuration: .init(shippingType: "delivery"), validatesShipping: true))
         let since = try await world.mark()
-        let accepted = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let accepted = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(accepted.pendingAction == nil)
         #expect(accepted.shippingAddress == Self.home)
         #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
@@ -682,22 +701,22 @@ struct PaymentContextsTests {
         let view = try await world.create()
         let since = try await world.mark()
         let needs = try await world.requestPayment(view.id)
-        #expect(needs.requestState == "requestingPayment")
-        #expect(needs.needs == "paymentOption")
+        #expect(needs.requestState == .requestingPayment)
+        #expect(needs.needs == .paymentOption)
         #expect(needs.pendingAction == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.needsInput"])
 
-        let asked = try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_mc")
+        let asked = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_mc")
         #expect(asked.needs == nil)
-        #expect(asked.requestState == "requestingPayment")
+        #expect(asked.requestState == .requestingPayment)
         let pending = try #require(asked.pendingAction)
-        #expect(pending.kind == "didCreatePaymentResult")
+        #expect(pending.kind == .didCreatePaymentResult)
         #expect(pending.payload["paymentMethod"]?["id"] == "pm_mc")
         #expect(pending.payload["paymentMethod"]?["card"]?["last4"] == "4444")
         #expect(try await world.types(view.id, since: since).last == "paymentContext.pendingAction")
 
-        let done = try await world.answer(pending.id, "success")
-        #expect(done.requestState == "none")
+        let done = try await world.answer(pending.id, .success)
+        #expect(done.requestState == .none)
         #expect(done.pendingAction == nil)
         #expect(done.lastResult == ["status": "success", "error": nil])
         #expect(try await world.types(view.id, since: since).last == "paymentContext.didFinish")
@@ -706,10 +725,11 @@ struct PaymentContextsTests {
     @Test func addingACardWhileAnOptionIsNeededGoesOnToTheApp() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
-        #expect(try await world.requestPayment(view.id).needs == "paymentOption")
+        #expect(try await world.requestPayment(view.id).needs == .paymentOption)
         let asked = try await world.contexts.addCard(
-            id: view.id, viewer: 1000, card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032))
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+            id: view.id, for: Caller(uid: 1000), card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032)
+        )
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"]?.stringValue == asked.selectedPaymentMethod)
     }
 
@@ -774,21 +794,22 @@ struct PaymentContextsTests {
                 session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
                 defaultPaymentMethod: "pm_visa"))
         let needs = try await world.requestPayment(view.id)
-        #expect(needs.needs == "shippingAddress")
-        #expect(needs.requestState == "requestingPayment")
+        #expect(needs.needs == .shippingAddress)
+        #expect(needs.requestState == .requestingPayment)
         #expect(needs.pendingAction == nil)
 
         // An incomplete address (no US state) is taken but asked for again.
         let incomplete = ShippingAddressParams(
             address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US"))
-        let again = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: incomplete)
-        #expect(again.needs == "shippingAddress")
+        let again = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: incomplete)
+        #expect(again.needs == .shippingAddress)
         #expect(again.pendingAction == nil)
 
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(asked.needs == nil)
         #expect(asked.shippingAddress == Self.home)
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_visa")
     }
 
@@ -798,7 +819,7 @@ struct PaymentContextsTests {
             .init(
                 session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
                 prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(verify.id).needs == "shippingAddress")
+        #expect(try await world.requestPayment(verify.id).needs == .shippingAddress)
 
         let trusted = try await world.create(
             .init(
@@ -806,12 +827,12 @@ struct PaymentContextsTests {
                 configuration: .init(
                     requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
                 prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(trusted.id).pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(trusted.id).pendingAction?.kind == .didCreatePaymentResult)
 
         // Without required fields nothing is asked, address or not.
         let none = try await world.create(
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(none.id).pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(none.id).pendingAction?.kind == .didCreatePaymentResult)
     }
 
     @Test func theCustomersSavedAddressNeedsVerificationToo() async throws {
@@ -823,9 +844,10 @@ struct PaymentContextsTests {
                 session: "cs_1", configuration: .init(requiredShippingAddressFields: ["name", "postalAddress"]),
                 defaultPaymentMethod: "pm_visa"))
         #expect(view.shippingAddress == Self.berlin)
-        #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.berlin)
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(view.id).needs == .shippingAddress)
+        let asked = try await world.contexts.setShippingAddress(
+            id: view.id, for: Caller(uid: 1000), address: Self.berlin)
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(!asked.shippingAddressNeedsVerification)
     }
 
@@ -839,17 +861,17 @@ struct PaymentContextsTests {
                 validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
         // Complete, not to verify, but no method: methodRequired.
         let needs = try await world.requestPayment(view.id)
-        #expect(needs.needs == "shippingAddress")
+        #expect(needs.needs == .shippingAddress)
 
-        let asked = try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home)
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         let validation = try #require(asked.pendingAction)
-        #expect(validation.kind == "didUpdateShippingAddress")
-        #expect(asked.needs == "shippingAddress")
+        #expect(validation.kind == .didUpdateShippingAddress)
+        #expect(asked.needs == .shippingAddress)
 
-        let paying = try await world.answer(validation.id, "valid", methods: Self.methods)
+        let paying = try await world.answer(validation.id, .valid, methods: Self.methods)
         #expect(paying.selectedShippingMethod == "std")
         #expect(paying.needs == nil)
-        #expect(paying.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(paying.pendingAction?.kind == .didCreatePaymentResult)
         #expect(paying.paymentAmount == 500)
 
         // A delivery needs no method.
@@ -860,27 +882,27 @@ struct PaymentContextsTests {
                     requiredShippingAddressFields: ["postalAddress"], shippingType: "delivery",
                     verifyPrefilledShippingAddress: false),
                 validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(delivery.id).pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(delivery.id).pendingAction?.kind == .didCreatePaymentResult)
     }
 
-    @Test(arguments: ["success", "error", "userCancellation"])
-    func theAppsAnswerIsDidFinish(status: String) async throws {
+    @Test(arguments: [PendingActionAnswer.success, .error, .userCancellation])
+    func theAppsAnswerIsDidFinish(status: PendingActionAnswer) async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         let since = try await world.mark()
         let done = try await world.answer(pending.id, status)
-        #expect(done.lastResult?["status"] == .string(status))
-        if status == "error" {
+        #expect(done.lastResult?["status"] == .string(status.rawValue))
+        if status == .error {
             #expect(done.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
         } else {
             #expect(done.lastResult?["error"] == .null)
         }
-        #expect(done.requestState == "none")
+        #expect(done.requestState == .none)
         #expect(done.pendingAction == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
         // And it can pay again.
-        #expect(try await world.requestPayment(view.id).pendingAction?.kind == "didCreatePaymentResult")
+        #expect(try await world.requestPayment(view.id).pendingAction?.kind == .didCreatePaymentResult)
     }
 
     @Test func anErrorAnswerCarriesTheAppsMessageAndCode() async throws {
@@ -888,7 +910,7 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         let done = try await world.answer(
-            pending.id, "error", error: .init(message: "Your card was declined", code: "card_declined"))
+            pending.id, .error, error: .init(message: "Your card was declined", code: "card_declined"))
         let error = try #require(done.lastResult?["error"])
         #expect(error["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
         #expect(error["data"]?["message"] == "Your card was declined")
@@ -899,9 +921,9 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        _ = try await world.answer(pending.id, "success")
+        _ = try await world.answer(pending.id, .success)
         for action in [pending.id, "pact_unknown"] {
-            let error = await #expect(throws: RPCError.self) { try await world.answer(action, "success") }
+            let error = await wireError { try await world.answer(action, .success) }
             #expect(error?.code == StpdErrors.pendingActionGone.code)
             #expect(error?.code == 5001)
             #expect(error?.data?["action"] == .string(action))
@@ -913,28 +935,30 @@ struct PaymentContextsTests {
         let view = try await world.create(
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
         let shipping = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
-        let wrongForShipping = await #expect(throws: RPCError.self) { try await world.answer(shipping.id, "success") }
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
+        let wrongForShipping = await wireError { try await world.answer(shipping.id, .success) }
         #expect(wrongForShipping?.code == RPCError.invalidParamsCode)
-        _ = try await world.answer(shipping.id, "valid")
+        _ = try await world.answer(shipping.id, .valid)
 
         let payment = try #require(try await world.requestPayment(view.id).pendingAction)
-        for status in ["valid", "invalid", "succeeded"] {
-            let error = await #expect(throws: RPCError.self) { try await world.answer(payment.id, status) }
+        for status in [PendingActionAnswer.valid, .invalid] {
+            let error = await wireError { try await world.answer(payment.id, status) }
             #expect(error?.code == -32602)
         }
         // Still waiting.
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == payment.id)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == payment.id)
     }
 
+    /// Another uid's action answers as one that does not exist.
     @Test func onlyTheOwnerOrRootMayAnswer() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        let error = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success", by: 2000) }
-        #expect(error?.code == StpdErrors.permissionDenied.code)
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
-        #expect(try await world.answer(pending.id, "success", by: 0).lastResult?["status"] == "success")
+        let error = await wireError { try await world.answer(pending.id, .success, by: 2000) }
+        #expect(error?.code == StpdErrors.pendingActionGone.code)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
+        #expect(try await world.answer(pending.id, .success, by: 0).lastResult?["status"] == "success")
     }
 
     @Test func aSecondRequestPaymentWhileRequestingIsIgnored() async throws {
@@ -952,7 +976,7 @@ struct PaymentContextsTests {
         let other = try await world.create()
         _ = try await world.requestPayment(other.id)
         let mark = try await world.mark()
-        #expect(try await world.requestPayment(other.id).needs == "paymentOption")
+        #expect(try await world.requestPayment(other.id).needs == .paymentOption)
         #expect(try await world.types(other.id, since: mark).isEmpty)
     }
 
@@ -963,19 +987,20 @@ struct PaymentContextsTests {
         let view = try await world.create(
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
         let validation = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
         let since = try await world.mark()
         let ignored = try await world.requestPayment(view.id)
         #expect(ignored.pendingAction == validation)
-        #expect(ignored.requestState == "none")
+        #expect(ignored.requestState == .none)
         #expect(try await world.types(view.id, since: since).isEmpty)
 
-        let accepted = try await world.answer(validation.id, "valid", methods: Self.methods)
+        let accepted = try await world.answer(validation.id, .valid, methods: Self.methods)
         #expect(accepted.selectedShippingMethod == "std")
         #expect(accepted.pendingAction == nil)
         let paying = try await world.requestPayment(view.id)
-        #expect(paying.pendingAction?.kind == "didCreatePaymentResult")
-        _ = try await world.answer(paying.pendingAction?.id, "success")
+        #expect(paying.pendingAction?.kind == .didCreatePaymentResult)
+        _ = try await world.answer(paying.pendingAction?.id, .success)
         #expect(await world.jobs.idle())
     }
 
@@ -983,21 +1008,21 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
         // Nothing to cancel yet.
-        let idle = await #expect(throws: RPCError.self) { try await world.contexts.cancel(id: view.id, viewer: 1000) }
+        let idle = await wireError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
         #expect(idle?.code == StpdErrors.invalidState.code)
 
-        #expect(try await world.requestPayment(view.id).needs == "paymentOption")
+        #expect(try await world.requestPayment(view.id).needs == .paymentOption)
         let since = try await world.mark()
-        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
         #expect(cancelled.lastResult == ["status": "userCancellation", "error": nil])
-        #expect(cancelled.requestState == "none")
+        #expect(cancelled.requestState == .none)
         #expect(cancelled.needs == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
         // Waiting for the app (no input needed): not the customer's to cancel.
-        _ = try await world.contexts.select(id: view.id, viewer: 1000, paymentMethod: "pm_visa")
+        _ = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         #expect(try await world.requestPayment(view.id).pendingAction != nil)
-        let busy = await #expect(throws: RPCError.self) { try await world.contexts.cancel(id: view.id, viewer: 1000) }
+        let busy = await wireError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
         #expect(busy?.code == StpdErrors.invalidState.code)
     }
 
@@ -1008,17 +1033,18 @@ struct PaymentContextsTests {
                 session: "cs_1", configuration: .init(requiredShippingAddressFields: ["postalAddress"]),
                 validatesShipping: true,
                 defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(view.id).needs == "shippingAddress")
+        #expect(try await world.requestPayment(view.id).needs == .shippingAddress)
         let pending = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
 
-        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
         #expect(cancelled.lastResult?["status"] == "userCancellation")
         #expect(cancelled.pendingAction == nil)
         // The deadline's timer ends with it (else it holds off the daemon's idle exit until the deadline).
         #expect(await world.jobs.idle())
-        let gone = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "valid") }
+        let gone = await wireError { try await world.answer(pending.id, .valid) }
         #expect(gone?.code == StpdErrors.pendingActionGone.code)
     }
 
@@ -1026,15 +1052,15 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        let closed = try await world.contexts.close(id: view.id, viewer: 1000)
-        #expect(closed.status == "closed")
+        let closed = try await world.contexts.close(id: view.id, for: Caller(uid: 1000))
+        #expect(closed.status == .closed)
         #expect(closed.pendingAction == nil)
         #expect(await world.jobs.idle())
-        let gone = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success") }
+        let gone = await wireError { try await world.answer(pending.id, .success) }
         #expect(gone?.code == StpdErrors.pendingActionGone.code)
-        let shut = await #expect(throws: RPCError.self) { try await world.requestPayment(view.id) }
+        let shut = await wireError { try await world.requestPayment(view.id) }
         #expect(shut?.code == StpdErrors.invalidState.code)
-        #expect(try await world.contexts.close(id: view.id, viewer: 1000).status == "closed")
+        #expect(try await world.contexts.close(id: view.id, for: Caller(uid: 1000)).status == .closed)
     }
 
     // MARK: Deadlines
@@ -1049,7 +1075,7 @@ struct PaymentContextsTests {
 
         let since = try await world.mark()
         world.clock.advance(by: .seconds(29))
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
         world.clock.advance(by: .seconds(1))
         let finished = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         let error = try #require(finished.lastResult?["error"])
@@ -1059,10 +1085,10 @@ struct PaymentContextsTests {
         #expect(error["data"]?["action"] == .string(pending.id))
         #expect(error["data"]?["kind"] == "didCreatePaymentResult")
         #expect(finished.pendingAction == nil)
-        #expect(finished.requestState == "none")
+        #expect(finished.requestState == .none)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
-        let late = await #expect(throws: RPCError.self) { try await world.answer(pending.id, "success") }
+        let late = await wireError { try await world.answer(pending.id, .success) }
         #expect(late?.code == StpdErrors.pendingActionGone.code)
     }
 
@@ -1070,7 +1096,8 @@ struct PaymentContextsTests {
         let world = try await World(timeout: 45)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let pending = try #require(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction)
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction)
         #expect(pending.deadline == t0.addingTimeInterval(45).formatted(.iso8601))
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
         let since = try await world.mark()
@@ -1082,7 +1109,8 @@ struct PaymentContextsTests {
         #expect(invalid.shippingAddress == nil)
         // The customer can submit again.
         #expect(
-            try await world.contexts.setShippingAddress(id: view.id, viewer: 1000, address: Self.home).pendingAction
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+                .pendingAction
                 != nil)
     }
 
@@ -1091,12 +1119,14 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
-        _ = try await world.answer(pending.id, "userCancellation")
+        _ = try await world.answer(pending.id, .userCancellation)
         #expect(await world.jobs.idle())
         let since = try await world.mark()
         world.clock.advance(by: .seconds(60))
         #expect(try await world.types(view.id, since: since).isEmpty)
-        #expect(try world.contexts.get(id: view.id, viewer: 1000).lastResult?["status"] == "userCancellation")
+        #expect(
+            try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).lastResult?["status"]
+                == "userCancellation")
     }
 
     @Test func aPendingActionAndItsDeadlineSurviveARestartAndCanBeAnswered() async throws {
@@ -1114,9 +1144,9 @@ struct PaymentContextsTests {
         let after = try await World(customer: customer, store: store, clock: clock, timeout: 60)
         try await after.redirects.restore()
         try await after.contexts.restore()
-        let restored = try after.contexts.get(id: view.id, viewer: 1000)
+        let restored = try await after.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(restored.pendingAction == pending)
-        #expect(restored.requestState == "requestingPayment")
+        #expect(restored.requestState == .requestingPayment)
         #expect(restored.selectedPaymentMethod == "pm_visa")
         #expect(!restored.loading)
         // Loading is not redone: it had finished.
@@ -1124,7 +1154,7 @@ struct PaymentContextsTests {
         await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
 
         let since = try await after.mark()
-        let done = try await after.answer(pending.id, "success")
+        let done = try await after.answer(pending.id, .success)
         #expect(done.lastResult?["status"] == "success")
         #expect(try await after.types(view.id, since: since) == ["paymentContext.didFinish"])
         #expect(await after.jobs.idle())
@@ -1146,7 +1176,7 @@ struct PaymentContextsTests {
         let since = try await after.mark()
         // 20 s were left, not another 60.
         clock.advance(by: .seconds(19))
-        #expect(try after.contexts.get(id: view.id, viewer: 1000).pendingAction?.id == pending.id)
+        #expect(try await after.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
         clock.advance(by: .seconds(1))
         let finished = try await after.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(finished.lastResult?["error"]?["code"] == 5002)
@@ -1158,7 +1188,7 @@ struct PaymentContextsTests {
         let gate = held.hold(.listPaymentMethods)
         let before = try await World(customer: held, store: store)
         let created = try await before.contexts.create(
-            owner: 1000, .init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
+            for: Caller(uid: 1000), PaymentContextTerms(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         await Self.within("listPaymentMethods") { [c = held] in await c.called(.listPaymentMethods) }
         #expect(try await before.requestPayment(created.id).loading)
         // The "process" ends with the load held: it never finishes there.
@@ -1171,7 +1201,7 @@ struct PaymentContextsTests {
         let asked = try await after.until(created.id, since: since, types: ["paymentContext.pendingAction"])
         #expect(!asked.loading)
         #expect(asked.selectedPaymentMethod == "pm_mc")
-        #expect(asked.pendingAction?.kind == "didCreatePaymentResult")
+        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(fresh.ops == [.clearCache, .retrieveCustomer, .listPaymentMethods])
         withExtendedLifetime(before) { gate.open() }
     }
@@ -1184,12 +1214,12 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let since = try await world.mark()
         let confirming = try await world.requestPayment(view.id, intent: secret)
-        #expect(confirming.requestState == "requestingPayment")
+        #expect(confirming.requestState == .requestingPayment)
         #expect(confirming.pendingAction == nil)
         #expect(confirming.needs == nil)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(done.lastResult == ["status": "success", "error": nil])
-        #expect(done.requestState == "none")
+        #expect(done.requestState == .none)
         #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
     }
 
@@ -1213,23 +1243,24 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         _ = try await world.requestPayment(view.id, intent: secret)
         let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
-        #expect(redirecting.needs == "redirect")
-        #expect(redirecting.requestState == "requestingPayment")
+        #expect(redirecting.needs == .redirect)
+        #expect(redirecting.requestState == .requestingPayment)
         let session = try #require(redirecting.redirect)
-        let redirect = try world.redirects.get(id: session, viewer: 1000)
-        #expect(redirect.status == "inProgress")
+        let redirect = try await world.redirects.get(id: session, for: Caller(uid: 1000))
+        #expect(redirect.status == .inProgress)
         #expect(redirect.kind == "paymentIntent")
         #expect(redirect.paymentIntentId == intentID)
 
         world.api.setIntentStatus(intentID, "succeeded")
         #expect(
-            try await world.redirects.handleURL("myshop://done?order=42&payment_intent=\(intentID)", viewer: 1000)
+            try await world.redirects.handleURL(
+                "myshop://done?order=42&payment_intent=\(intentID)", for: Caller(uid: 1000))
                 == session)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(done.lastResult == ["status": "success", "error": nil])
         #expect(done.redirect == nil)
         #expect(done.needs == nil)
-        #expect(done.requestState == "none")
+        #expect(done.requestState == .none)
     }
 
     @Test func cancellingARedirectingManagedIntentCancelsTheRedirect() async throws {
@@ -1240,9 +1271,9 @@ struct PaymentContextsTests {
         _ = try await world.requestPayment(view.id, intent: secret)
         let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
         let session = try #require(redirecting.redirect)
-        let cancelled = try await world.contexts.cancel(id: view.id, viewer: 1000)
+        let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
         #expect(cancelled.lastResult?["status"] == "userCancellation")
         #expect(cancelled.redirect == nil)
-        #expect(try world.redirects.get(id: session, viewer: 1000).status == "cancelled")
+        #expect(try await world.redirects.get(id: session, for: Caller(uid: 1000)).status == .cancelled)
     }
 }

@@ -22,10 +22,9 @@ struct RedirectSessionsTests {
         init(opener: (any URLOpener)? = nil, store: InMemoryStateStore? = nil) async throws {
             let store = store ?? self.store
             log = try await EventLog(store: store)
-            let writer = OrderedWriter(log: log)
-            sources = SourceService(api: api, log: log, writer: writer, background: background, clock: clock)
+            sources = SourceService(api: api, log: log, background: background, clock: clock)
             redirects = RedirectSessions(
-                api: api, sources: sources, opener: opener, log: log, writer: writer, background: background)
+                api: api, sources: sources, opener: opener, log: log, background: background)
             sources.follow(with: redirects)
             runner = Task { [background] in await background.run() }
         }
@@ -34,7 +33,7 @@ struct RedirectSessionsTests {
 
         /// A Source stpd knows (as after source.retrieve), owned by `owner`.
         func knownSource(_ id: String, owner: UInt32 = 1000) async throws {
-            _ = try await sources.retrieve(id: id, clientSecret: "\(id)_secret", viewer: owner, owner: owner)
+            _ = try await sources.retrieve(id: id, clientSecret: "\(id)_secret", for: Caller(uid: owner))
         }
 
         func outcome(_ session: String) async throws -> RedirectSessionView.Outcome {
@@ -51,27 +50,28 @@ struct RedirectSessionsTests {
         let id = world.api.addSource()
         try await world.knownSource(id)
         let session = try await world.redirects.create(
-            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
-        #expect(session.status == "notStarted")
+            for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        #expect(session.status == .notStarted)
         #expect(session.followUpTimeout == 10)
-        let started = try await world.redirects.start(id: session.id, viewer: 1000, mode: nil, opener: nil)
-        #expect(started.status == "inProgress")
+        let started = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: nil, opener: nil)
+        #expect(started.status == .inProgress)
         #expect(started.openURL == "https://hooks.stripe.test/redirect/\(id)")
 
         #expect(
-            try await world.redirects.handleURL("myshop://elsewhere?redirect_merchant_name=Shop", viewer: 1000) == nil)
+            try await world.redirects.handleURL(
+                "myshop://elsewhere?redirect_merchant_name=Shop", for: Caller(uid: 1000)) == nil)
         world.api.setSourceStatus(id, "chargeable")
         let url = "MYSHOP://Stripe-Redirect?source=\(id)&redirect_merchant_name=Shop&livemode=false"
-        #expect(try await world.redirects.handleURL(url, viewer: 1000) == session.id)
+        #expect(try await world.redirects.handleURL(url, for: Caller(uid: 1000)) == session.id)
         // Delivered twice (a desktop may run the handler twice): the session completed once.
-        #expect(try await world.redirects.handleURL(url, viewer: 1000) == nil)
+        #expect(try await world.redirects.handleURL(url, for: Caller(uid: 1000)) == nil)
 
         let outcome = try await world.outcome(session.id)
         #expect(outcome.result == "chargeable")
-        let done = try world.redirects.get(id: session.id, viewer: 1000)
-        #expect(done.status == "completed")
+        let done = try await world.redirects.get(id: session.id, for: Caller(uid: 1000))
+        #expect(done.status == .completed)
         #expect(done.completion?.trigger == "url")
-        #expect(try world.sources.get(id: id, viewer: 1000).poll?.redirect == session.id)
+        #expect(try await world.sources.get(id: id, for: Caller(uid: 1000)).poll?.redirect == session.id)
     }
 
     @Test func cancelledSessionsNeverComplete() async throws {
@@ -79,18 +79,20 @@ struct RedirectSessionsTests {
         let id = world.api.addSource()
         try await world.knownSource(id)
         let session = try await world.redirects.create(
-            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+            for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
         // Cancel applies only in progress.
-        #expect(try await world.redirects.cancel(id: session.id, viewer: 1000).status == "notStarted")
-        _ = try await world.redirects.start(id: session.id, viewer: 1000, mode: .browser, opener: nil)
-        #expect(try await world.redirects.cancel(id: session.id, viewer: 1000).status == "cancelled")
+        #expect(try await world.redirects.cancel(id: session.id, for: Caller(uid: 1000)).status == .notStarted)
+        _ = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: .browser, opener: nil)
+        #expect(try await world.redirects.cancel(id: session.id, for: Caller(uid: 1000)).status == .cancelled)
         #expect(
-            try await world.redirects.handleURL("myshop://stripe-redirect?redirect_merchant_name=Shop", viewer: 1000)
+            try await world.redirects.handleURL(
+                "myshop://stripe-redirect?redirect_merchant_name=Shop", for: Caller(uid: 1000))
                 == nil)
-        #expect(try await world.redirects.foreground(viewer: 1000).isEmpty)
+        #expect(try await world.redirects.foreground(for: Caller(uid: 1000)).isEmpty)
         // Starting again is a no-op: a context is single-use.
         #expect(
-            try await world.redirects.start(id: session.id, viewer: 1000, mode: nil, opener: nil).status == "cancelled")
+            try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: nil, opener: nil).status
+                == .cancelled)
     }
 
     @Test func foregroundCompletesAutomaticAndBrowserSessionsButNotInApp() async throws {
@@ -100,13 +102,13 @@ struct RedirectSessionsTests {
             let id = world.api.addSource(status: "chargeable")
             try await world.knownSource(id)
             let session = try await world.redirects.create(
-                owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
-            _ = try await world.redirects.start(id: session.id, viewer: 1000, mode: mode, opener: nil)
+                for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
+            _ = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: mode, opener: nil)
             sessions[mode] = session.id
         }
-        let completed = try await world.redirects.foreground(viewer: 1000)
+        let completed = try await world.redirects.foreground(for: Caller(uid: 1000))
         #expect(Set(completed) == [sessions[.automatic]!, sessions[.browser]!])
-        #expect(try world.redirects.get(id: sessions[.inApp]!, viewer: 1000).status == "inProgress")
+        #expect(try await world.redirects.get(id: sessions[.inApp]!, for: Caller(uid: 1000)).status == .inProgress)
         #expect(try await world.outcome(sessions[.browser]!).result == "chargeable")
     }
 
@@ -118,18 +120,18 @@ struct RedirectSessionsTests {
             try await world.knownSource(id, owner: owner)
             ids.append(
                 try await world.redirects.create(
-                    owner: owner, viewer: owner, sourceID: id, clientSecret: nil, followUpTimeout: nil
+                    for: Caller(uid: owner), sourceID: id, clientSecret: nil, followUpTimeout: nil
                 ).id)
         }
         // Started in the order 2000's, second, first: creation order does not count.
-        _ = try await world.redirects.start(id: ids[2], viewer: 2000, mode: nil, opener: nil)
-        _ = try await world.redirects.start(id: ids[1], viewer: 1000, mode: nil, opener: nil)
-        _ = try await world.redirects.start(id: ids[0], viewer: 1000, mode: nil, opener: nil)
+        _ = try await world.redirects.start(id: ids[2], for: Caller(uid: 2000), mode: nil, opener: nil)
+        _ = try await world.redirects.start(id: ids[1], for: Caller(uid: 1000), mode: nil, opener: nil)
+        _ = try await world.redirects.start(id: ids[0], for: Caller(uid: 1000), mode: nil, opener: nil)
         let url = "myshop://stripe-redirect?redirect_merchant_name=Shop"
-        #expect(try await world.redirects.handleURL(url, viewer: 1000) == ids[1])
-        #expect(try await world.redirects.handleURL(url, viewer: 1000) == ids[0])
-        #expect(try await world.redirects.handleURL(url, viewer: 1000) == nil)
-        #expect(try await world.redirects.handleURL(url, viewer: nil) == ids[2])  // root sees everyone's
+        #expect(try await world.redirects.handleURL(url, for: Caller(uid: 1000)) == ids[1])
+        #expect(try await world.redirects.handleURL(url, for: Caller(uid: 1000)) == ids[0])
+        #expect(try await world.redirects.handleURL(url, for: Caller(uid: 1000)) == nil)
+        #expect(try await world.redirects.handleURL(url, for: .daemon) == ids[2])  // root sees everyone's
     }
 
     @Test func startedSessionsMatchAgainAfterARestart() async throws {
@@ -141,19 +143,20 @@ struct RedirectSessionsTests {
             id = before.api.addSource()
             try await before.knownSource(id)
             session = try await before.redirects.create(
-                owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: 5
+                for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: 5
             ).id
-            _ = try await before.redirects.start(id: session, viewer: 1000, mode: nil, opener: nil)
+            _ = try await before.redirects.start(id: session, for: Caller(uid: 1000), mode: nil, opener: nil)
         }
         let after = try await World(store: store)
         after.api.addSource(id: id, status: "consumed")
         try await after.sources.restore()
         try await after.redirects.restore()
         #expect(
-            try await after.redirects.handleURL("myshop://stripe-redirect?redirect_merchant_name=Shop", viewer: 1000)
+            try await after.redirects.handleURL(
+                "myshop://stripe-redirect?redirect_merchant_name=Shop", for: Caller(uid: 1000))
                 == session)
         #expect(try await after.outcome(session).result == "consumed")
-        #expect(try after.redirects.get(id: session, viewer: 1000).followUpTimeout == 5)
+        #expect(try await after.redirects.get(id: session, for: Caller(uid: 1000)).followUpTimeout == 5)
     }
 
     @Test func aSourceThatNeedsNoRedirectIsRefusedWithItsReason() async throws {
@@ -162,9 +165,9 @@ struct RedirectSessionsTests {
         let consumed = world.api.addSource(status: "consumed")
         for (id, reason) in [(card, "flow"), (consumed, "status")] {
             try await world.knownSource(id)
-            let error = await #expect(throws: RPCError.self) {
+            let error = await wireError {
                 try await world.redirects.create(
-                    owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+                    for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
             }
             #expect(error?.code == StpdErrors.redirectUnavailable.code)
             #expect(error?.data?["reason"] == .string(reason))
@@ -174,18 +177,20 @@ struct RedirectSessionsTests {
     @Test func paymentIntentSessionsReportTheRetrievedStatus() async throws {
         let world = try await World()
         let secret = world.api.addIntent()
-        let session = try await world.redirects.create(owner: 1000, paymentIntentSecret: secret, followUpTimeout: nil)
+        let session = try await world.redirects.create(
+            for: Caller(uid: 1000), paymentIntentSecret: secret, followUpTimeout: nil)
         #expect(session.kind == "paymentIntent")
         #expect(session.returnURL == "myshop://done?order=42")
-        _ = try await world.redirects.start(id: session.id, viewer: 1000, mode: .inApp, opener: nil)
+        _ = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: .inApp, opener: nil)
         world.api.setIntentStatus(try #require(session.paymentIntentId), "succeeded")
         #expect(
-            try await world.redirects.handleURL("myshop://done?order=42&payment_intent=x", viewer: 1000) == session.id)
+            try await world.redirects.handleURL("myshop://done?order=42&payment_intent=x", for: Caller(uid: 1000))
+                == session.id)
         #expect(try await world.outcome(session.id).result == "succeeded")
 
         let settled = world.api.addIntent(status: "succeeded")
-        let error = await #expect(throws: RPCError.self) {
-            try await world.redirects.create(owner: 1000, paymentIntentSecret: settled, followUpTimeout: nil)
+        let error = await wireError {
+            try await world.redirects.create(for: Caller(uid: 1000), paymentIntentSecret: settled, followUpTimeout: nil)
         }
         #expect(error?.code == StpdErrors.redirectUnavailable.code)
     }
@@ -196,14 +201,15 @@ struct RedirectSessionsTests {
         let id = world.api.addSource(type: "alipay", details: ["native_url": "alipays://platformapi/startapp?x=1"])
         try await world.knownSource(id)
         let session = try await world.redirects.create(
-            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
-        let started = try await world.redirects.start(id: session.id, viewer: 1000, mode: .automatic, opener: .daemon)
+            for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        let started = try await world.redirects.start(
+            id: session.id, for: Caller(uid: 1000), mode: .automatic, opener: .daemon)
         #expect(
             opener.opened.withLock { $0 } == [
                 "alipays://platformapi/startapp?x=1", "https://hooks.stripe.test/redirect/\(id)",
             ])
         #expect(started.openURL == "https://hooks.stripe.test/redirect/\(id)")
-        #expect(started.status == "inProgress")
+        #expect(started.status == .inProgress)
     }
 
     @Test func aDaemonOpenerMustBeConfigured() async throws {
@@ -211,12 +217,12 @@ struct RedirectSessionsTests {
         let id = world.api.addSource()
         try await world.knownSource(id)
         let session = try await world.redirects.create(
-            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
-        let error = await #expect(throws: RPCError.self) {
-            try await world.redirects.start(id: session.id, viewer: 1000, mode: nil, opener: .daemon)
+            for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        let error = await wireError {
+            try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: nil, opener: .daemon)
         }
         #expect(error?.code == StpdErrors.disabled.code)
-        #expect(try world.redirects.get(id: session.id, viewer: 1000).status == "notStarted")
+        #expect(try await world.redirects.get(id: session.id, for: Caller(uid: 1000)).status == .notStarted)
     }
 
     @Test func weChatPayWhoseAppCannotBeOpenedCompletesWithTheSDKsAppRedirectError() async throws {
@@ -225,18 +231,19 @@ struct RedirectSessionsTests {
             type: "wechat", flow: "none", details: ["ios_native_url": "weixin://app/wx123/pay/?prepay=1"])
         try await world.knownSource(id)
         let session = try await world.redirects.create(
-            owner: 1000, viewer: 1000, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+            for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
         #expect(session.returnURL == "wx123://pay/")
-        let started = try await world.redirects.start(id: session.id, viewer: 1000, mode: .automatic, opener: .daemon)
-        #expect(started.status == "completed")
+        let started = try await world.redirects.start(
+            id: session.id, for: Caller(uid: 1000), mode: .automatic, opener: .daemon)
+        #expect(started.status == .completed)
         #expect(started.completion?.trigger == "error")
         #expect(started.completion?.error?["code"] == .int(Int64(StpdErrors.redirectOpenFailed.code)))
     }
 
     @Test func aMalformedURLIsAnInvalidParameter() async throws {
         let world = try await World()
-        let error = await #expect(throws: RPCError.self) {
-            try await world.redirects.handleURL("not a url", viewer: nil)
+        let error = await wireError {
+            try await world.redirects.handleURL("not a url", for: .daemon)
         }
         #expect(error?.code == RPCError.invalidParamsCode)
     }

@@ -14,14 +14,14 @@ extension PaymentContextsTests {
         _ = try await world.requestPayment(busy.id)
         let unpolled = world.api.addSource()
         _ = try await world.sources.retrieve(
-            id: unpolled, clientSecret: "\(unpolled)_secret", viewer: 1000, owner: 1000)
+            id: unpolled, clientSecret: "\(unpolled)_secret", for: Caller(uid: 1000))
         let neverStarted = try await world.redirects.create(
-            owner: 1000, viewer: 1000, sourceID: unpolled, clientSecret: nil, followUpTimeout: nil)
+            for: Caller(uid: 1000), sourceID: unpolled, clientSecret: nil, followUpTimeout: nil)
         let other = world.api.addSource()
-        _ = try await world.sources.retrieve(id: other, clientSecret: "\(other)_secret", viewer: 1000, owner: 1000)
+        _ = try await world.sources.retrieve(id: other, clientSecret: "\(other)_secret", for: Caller(uid: 1000))
         let running = try await world.redirects.create(
-            owner: 1000, viewer: 1000, sourceID: other, clientSecret: nil, followUpTimeout: nil)
-        _ = try await world.redirects.start(id: running.id, viewer: 1000, mode: nil, opener: nil)
+            for: Caller(uid: 1000), sourceID: other, clientSecret: nil, followUpTimeout: nil)
+        _ = try await world.redirects.start(id: running.id, for: Caller(uid: 1000), mode: nil, opener: nil)
 
         let services: [any Sweepable] = [world.sources, world.redirects, world.contexts]
         for service in services { #expect(try await service.sweep(before: .distantPast) == 0, "nothing is that old") }
@@ -31,12 +31,14 @@ extension PaymentContextsTests {
         #expect(try await world.redirects.sweep(before: .distantFuture) == 1)
         #expect(try await world.sources.sweep(before: .distantFuture) == 2)
 
-        #expect(throws: RPCError.self) { try world.contexts.get(id: idle.id, viewer: 1000) }
-        #expect(try world.contexts.get(id: busy.id, viewer: 1000).requestState == "requestingPayment")
-        #expect(throws: RPCError.self) { try world.redirects.get(id: neverStarted.id, viewer: 1000) }
-        #expect(try world.redirects.get(id: running.id, viewer: 1000).status == "inProgress")
-        #expect(try await world.store.object(id: idle.id) == nil)
-        #expect(try await world.store.object(id: unpolled) == nil)
+        await #expect(throws: DomainError.self) { try await world.contexts.get(id: idle.id, for: Caller(uid: 1000)) }
+        #expect(try await world.contexts.get(id: busy.id, for: Caller(uid: 1000)).requestState == .requestingPayment)
+        await #expect(throws: DomainError.self) {
+            try await world.redirects.get(id: neverStarted.id, for: Caller(uid: 1000))
+        }
+        #expect(try await world.redirects.get(id: running.id, for: Caller(uid: 1000)).status == .inProgress)
+        #expect(await world.store.object(id: idle.id) == nil)
+        #expect(await world.store.object(id: unpolled) == nil)
         let removed = try await world.log.wait(since: since, filter: EventFilter(), limit: 100, timeout: .zero).events
         #expect(Set(removed.map(\.type)) == ["paymentContext.removed", "redirect.removed", "source.removed"])
         #expect(removed.first { $0.objectId == idle.id }?.object["id"] == .string(idle.id), "the last state is carried")

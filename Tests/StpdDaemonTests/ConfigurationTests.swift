@@ -35,13 +35,13 @@ import Testing
         let file = try configFile(
             """
             # comment
-            STPD_MAX_FRAME_BYTES=111
+            STPD_MAX_FRAME_BYTES=1111
             STPD_LOG_LEVEL="debug"
             STPD_IDLE_TIMEOUT = 7
             """)
-        let env = ["STPD_MAX_FRAME_BYTES": "222", "STPD_LOG_LEVEL": "error", "STPD_CONFIG": file]
-        let c = try DaemonConfiguration.resolve(flags: ["STPD_MAX_FRAME_BYTES": "333"], environment: env)
-        #expect(c.maxFrameBytes == 333)
+        let env = ["STPD_MAX_FRAME_BYTES": "2222", "STPD_LOG_LEVEL": "error", "STPD_CONFIG": file]
+        let c = try DaemonConfiguration.resolve(flags: ["STPD_MAX_FRAME_BYTES": "3333"], environment: env)
+        #expect(c.maxFrameBytes == 3333)
         #expect(c.logLevel == .error)
         #expect(c.idleTimeout == .seconds(7))
     }

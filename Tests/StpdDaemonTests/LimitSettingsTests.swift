@@ -31,12 +31,17 @@ import Testing
         #expect(c.maxConnectionsPerUID == 10)
         #expect(c.connectionIdleTimeout == nil, "0 never closes idle connections")
         #expect(c.frameTimeout == .seconds(3))
-        #expect(c.description.contains("STPD_MAX_CONNECTIONS_PER_UID=10"))
     }
 
+    static let limits = [
+        "STPD_MAX_IN_FLIGHT", "STPD_MAX_BATCH", "STPD_MAX_CONNECTIONS", "STPD_MAX_CONNECTIONS_PER_UID",
+        "STPD_CONNECTION_IDLE_TIMEOUT", "STPD_FRAME_TIMEOUT",
+    ]
+
     /// Each range's ends are accepted and one past them refused, naming the key.
-    @Test(arguments: DaemonConfiguration.limitRanges.sorted { $0.key < $1.key })
-    func rangesAreEnforced(key: String, range: ClosedRange<Int>) throws {
+    @Test(arguments: limits)
+    func rangesAreEnforced(key: String) throws {
+        let range = try #require(ConfigurationKeys.named(key)?.range, "\(key) is declared with a range")
         for value in [range.lowerBound, range.upperBound] {
             _ = try DaemonConfiguration.resolve(flags: [key: "\(value)"], environment: environment)
         }
@@ -48,9 +53,11 @@ import Testing
         }
     }
 
-    /// Every limit has a row in `keys` (so `stpd --help` and the README list it).
-    @Test func everyLimitIsListed() {
-        let listed = Set(DaemonConfiguration.keys.map(\.key))
-        for key in DaemonConfiguration.limitRanges.keys { #expect(listed.contains(key), "\(key)") }
+    /// Every limit is a flag too.
+    @Test(arguments: limits)
+    func isAFlag(key: String) throws {
+        let flag = try #require(ConfigurationKeys.named(key)?.flag)
+        let flags = try ConfigurationKeys.parseArguments([flag, "7"], extraFlags: [])
+        #expect(flags[key] == "7")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import StpdCore
+@_spi(Testing) import StpdProtocol
 import StpdStore
 import TestSupport
 import Testing
@@ -27,7 +28,7 @@ struct SQLiteStateStoreTests {
         return StateChange(
             object: StoredObject(
                 id: id, kind: "payment_context", ownerUID: 1000, state: state, createdAt: created, updatedAt: created),
-            eventType: type)
+            eventType: EventType(testing: type))
     }
 
     func mode(_ path: String) throws -> Int {
@@ -90,14 +91,15 @@ struct SQLiteStateStoreTests {
                 _ = try await store.apply([change("pc_3", created: t0 + 2)], at: t0 + 20)
                 #expect(try await store.prune(EventRetention(maxCount: 2), now: t0 + 20) == 2)
                 before = (
-                    try await store.objects(kind: "payment_context"), try await store.events(after: 0, limit: 100),
+                    try await store.objects(ObjectQuery(kind: "payment_context")),
+                    try await store.events(after: 0, limit: 100),
                     try await store.eventBounds()
                 )
             }
             #expect(before.bounds == EventBounds(latestSeq: 4, prunedThrough: 2))
 
             let reopened = try SQLiteStateStore(path: path)
-            #expect(try await reopened.objects(kind: "payment_context") == before.objects)
+            #expect(try await reopened.objects(ObjectQuery(kind: "payment_context")) == before.objects)
             #expect(try await reopened.object(id: "pc_1")?.state == ["n": 2])
             #expect(try await reopened.events(after: 0, limit: 100) == before.events)
             #expect(try await reopened.eventBounds() == before.bounds)
@@ -166,8 +168,9 @@ struct SQLiteStateStoreTests {
             let store = try SQLiteStateStore(path: path)
             let stored = StoredObject(
                 id: "pc_ü🧾", kind: "payment_context", ownerUID: UInt32.max - 1, state: state, createdAt: t0,
-                updatedAt: t0)
-            _ = try await store.apply([StateChange(object: stored, eventType: "payment_context.created")], at: t0)
+                updatedAt: t0, version: 1)
+            _ = try await store.apply(
+                [StateChange(object: stored, eventType: EventType(testing: "payment_context.created"))], at: t0)
 
             #expect(try await store.object(id: "pc_ü🧾") == stored)
             let event = try #require(try await store.events(after: 0, limit: 1).first)

@@ -1,22 +1,26 @@
-"""The contract's error codes by name, for every end-to-end test (test_codes.py holds them to
-proto/stpd.openrpc.json, so a renumbered error fails there, once, not in scattered literals)."""
+"""The contract's error codes by name for the end-to-end tests, taken from the client package's
+exception classes, which are generated from proto/stpd.openrpc.json (NOT_FOUND is
+`stpd.errors.NotFound.code`). test_codes.py holds both to the contract. New tests may as well
+catch the classes themselves: `pytest.raises(stpd.errors.NotFound)`."""
 
-INVALID_PARAMS = -32602
-NOT_FOUND = 1001
-PERMISSION_DENIED = 1002
-INVALID_STATE = 1003
-DISABLED = 1005
-BACKEND_ERROR = 1006
-APP_REQUEST_FAILED = 1007
-APP_REQUEST_TIMED_OUT = 1008
-APP_ANSWER_INVALID = 1009
-CURSOR_EXPIRED = 2001
-SUBSCRIPTION_NOT_FOUND = 2002
-CURSOR_AHEAD = 2003
-STRIPE_CARD_ERROR = 3001
-STRIPE_INVALID_REQUEST = 3002
-REDIRECT_UNAVAILABLE = 4001
-REDIRECT_OPEN_FAILED = 4002
-PENDING_ACTION_GONE = 5001
-PENDING_ACTION_TIMED_OUT = 5002
-PAYMENT_FAILED = 5003
+from stpd import errors
+
+INVALID_PARAMS = errors.InvalidParams.code
+NOT_FOUND = errors.NotFound.code
+PERMISSION_DENIED = errors.PermissionDenied.code
+INVALID_STATE = errors.InvalidState.code
+DISABLED = errors.Disabled.code
+BACKEND_ERROR = errors.BackendError.code
+APP_REQUEST_FAILED = errors.AppRequestFailed.code
+APP_REQUEST_TIMED_OUT = errors.AppRequestTimedOut.code
+APP_ANSWER_INVALID = errors.AppAnswerInvalid.code
+CURSOR_EXPIRED = errors.CursorExpired.code
+SUBSCRIPTION_NOT_FOUND = errors.SubscriptionNotFound.code
+CURSOR_AHEAD = errors.CursorAhead.code
+STRIPE_CARD_ERROR = errors.StripeCardError.code
+STRIPE_INVALID_REQUEST = errors.StripeInvalidRequest.code
+REDIRECT_UNAVAILABLE = errors.RedirectUnavailable.code
+REDIRECT_OPEN_FAILED = errors.RedirectOpenFailed.code
+PENDING_ACTION_GONE = errors.PendingActionGone.code
+PENDING_ACTION_TIMED_OUT = errors.PendingActionTimedOut.code
+PAYMENT_FAILED = errors.PaymentFailed.code

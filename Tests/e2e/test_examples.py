@@ -1,4 +1,4 @@
-"""The README's client example runs against a live stpd."""
+"""The Python example (examples/python, on the client package) runs against a live stpd."""
 
 from __future__ import annotations
 

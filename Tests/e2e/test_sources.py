@@ -28,7 +28,7 @@ checker.
 
 from __future__ import annotations
 
-from codes import PERMISSION_DENIED, REDIRECT_OPEN_FAILED
+from codes import REDIRECT_OPEN_FAILED
 import json
 import os
 import shutil
@@ -752,9 +752,10 @@ def test_another_uid_cannot_see_sessions_or_sources(start_stpd, tmp_path, stripe
         replies = run_as(python, other_uid, socket_path, calls)
         for reply, (method, _) in zip(replies[:6], calls[:6]):
             assert reply.get("error", {}).get("code") == NOT_FOUND, (method, reply)
-        # Without the secret, nothing; with it, the Source is still someone else's.
+        # Without the secret, nothing; with it, the Source is still someone else's, and answers
+        # as an id that does not exist.
         assert replies[6]["error"]["code"] == INVALID_PARAMS, replies[6]
-        assert replies[7]["error"]["code"] == PERMISSION_DENIED, replies[7]
+        assert replies[7]["error"]["code"] == NOT_FOUND, replies[7]
         assert replies[8]["result"]["sessions"] == [] and replies[9]["result"]["sources"] == []
         assert replies[10]["result"]["handled"] is False and replies[10]["result"].get("session") is None
         assert replies[11]["result"] == {"completedRedirects": [], "polls": []}

@@ -126,7 +126,7 @@ def test_usage_errors_exit_2_without_a_call(stpctl):
         done = stpctl(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert "Usage: stpctl customer open" in done.stderr
-    assert ok_json(stpctl("customer", "list")) == {"sessions": []}
+    assert ok_json(stpctl("customer", "list")) == {"sessions": [], "hasMore": False}
 
 
 @pytest.mark.parametrize("how", ["file", "environment", "flag"])

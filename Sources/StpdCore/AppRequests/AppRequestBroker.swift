@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdProtocol
 import Synchronization
 
 /// Asks the app itself over the socket, for the customer-session adapter and the ephemeral key
@@ -19,11 +20,8 @@ import Synchronization
 /// it came and, for an error answer, the error. At start, `abandonLeftovers` marks requests an
 /// earlier process left pending as `abandoned`.
 public final class AppRequestBroker: Sendable {
-    /// The `kind` of the stored objects and the prefix of their events.
-    public static let kind = "appRequest"
     /// Requests' `object` field, as Stripe objects name their type.
     public static let objectName = "app_request"
-    public static let rootUID: UInt32 = 0
 
     /// What was asked: the fields of the stored object.
     public struct Request: Sendable, Hashable {
@@ -36,15 +34,11 @@ public final class AppRequestBroker: Sendable {
         public var timeout: Duration
         public var createdAt: Date
 
-        /// The object's JSON state in the store and in events.
-        func state(_ state: AppRequestState, error: AppRequestFailure? = nil) -> JSONValue {
-            var fields: [String: JSONValue] = [
-                "id": .string(id), "object": .string(AppRequestBroker.objectName), "session": .string(session),
-                "operation": .string(operation), "params": params, "state": .string(state.rawValue),
-                "deadline": .string(deadline.formatted(.iso8601)),
-            ]
-            if let error { fields["error"] = error.json }
-            return .object(fields)
+        /// What is stored of it once it is in `state`.
+        func record(_ state: AppRequestState, error: AppRequestFailure? = nil, at time: Date) -> AppRequestRecord {
+            AppRequestRecord(
+                id: id, owner: ownerUID, session: session, operation: operation, params: params, state: state,
+                deadline: deadline.formatted(.iso8601), error: error, createdAt: createdAt, updatedAt: time)
         }
     }
 
@@ -58,15 +52,16 @@ public final class AppRequestBroker: Sendable {
         var outcome: Result<JSONValue, any Error>?
     }
 
-    private let log: EventLog
+    let table: RecordTable<AppRequestRecord>
     private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
     private let entries = Mutex<[String: Entry]>([:])
 
     public init(
-        log: EventLog, clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init
+        log: EventLog, clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
+        reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
-        self.log = log
+        table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.clock = clock
         self.now = now
     }
@@ -96,7 +91,7 @@ public final class AppRequestBroker: Sendable {
         // Registered before the event goes out, so an answer arriving at once finds it.
         entries.withLock { $0[id] = Entry(request: request) }
         do {
-            try await log.apply([change(request, .pending)])
+            try await table.insert(request.record(.pending, at: created), .pending)
         } catch {
             entries.withLock { $0[id] = nil }
             throw error
@@ -179,34 +174,32 @@ public final class AppRequestBroker: Sendable {
     // MARK: - Answering
 
     /// The app's answer: `result` (null when absent), or `error` (a null `result` may come with it).
-    /// Only the request's owner or root may answer. Throws `AppRequestError.notFound`,
-    /// `.permissionDenied`, `.alreadyFinished` (naming the state it ended in) or `.ambiguousAnswer`,
+    /// Only the request's owner or root may answer; to anyone else it does not exist. Throws
+    /// `AppRequestError.notFound`,
+    /// `.alreadyFinished` (naming the state it ended in) or `.ambiguousAnswer`,
     /// or the store's error, in which case the asker gets that error too (nothing proceeds on an
     /// answer that was not recorded).
-    public func answer(id: String, by uid: UInt32, result: JSONValue?, error: AppRequestFailure?) async throws {
+    public func answer(id: String, for caller: Caller, result: JSONValue?, error: AppRequestFailure?) async throws {
         // A null result next to an error is no result.
         if let result, result != .null, error != nil { throw AppRequestError.ambiguousAnswer(id: id) }
         enum Claim {
             case claimed(Request)
-            case denied
             case finished(AppRequestState)
             case notInMemory
         }
         let claim = entries.withLock { entries -> Claim in
             guard var entry = entries[id] else { return .notInMemory }
-            guard Self.may(uid, answerFor: entry.request.ownerUID) else { return .denied }
+            guard caller.sees(entry.request.ownerUID) else { return .notInMemory }
             if let finishing = entry.finishing { return .finished(finishing) }
             entry.finishing = .answered
             entries[id] = entry
             return .claimed(entry.request)
         }
         switch claim {
-        case .denied:
-            throw AppRequestError.permissionDenied(id: id)
         case .finished(let state):
             throw AppRequestError.alreadyFinished(id: id, state: state.rawValue)
         case .notInMemory:
-            try await explainMissing(id, uid: uid)
+            try await explainMissing(id, for: caller)
         case .claimed(let request):
             do {
                 try await record(request, .answered, error: error)
@@ -225,19 +218,11 @@ public final class AppRequestBroker: Sendable {
     }
 
     /// Why an id that no asker here waits for cannot be answered; always throws.
-    private func explainMissing(_ id: String, uid: UInt32) async throws -> Never {
-        guard let object = try await log.store.object(id: id), object.kind == Self.kind else {
-            throw AppRequestError.notFound(id: id)
-        }
-        guard Self.may(uid, answerFor: object.ownerUID) else { throw AppRequestError.permissionDenied(id: id) }
-        var state = object.state["state"]?.stringValue ?? "unknown"
+    private func explainMissing(_ id: String, for caller: Caller) async throws -> Never {
+        guard let record = try? await table.get(id, for: caller) else { throw AppRequestError.notFound(id: id) }
         // Pending in the store but asked by no one here: an earlier process's, not yet marked.
-        if state == AppRequestState.pending.rawValue { state = AppRequestState.abandoned.rawValue }
-        throw AppRequestError.alreadyFinished(id: id, state: state)
-    }
-
-    static func may(_ uid: UInt32, answerFor owner: UInt32) -> Bool {
-        uid == rootUID || uid == owner
+        let state = record.state == .pending ? AppRequestState.abandoned : record.state
+        throw AppRequestError.alreadyFinished(id: id, state: state.rawValue)
     }
 
     // MARK: - Leftovers
@@ -247,20 +232,17 @@ public final class AppRequestBroker: Sendable {
     /// Returns how many it marked.
     @discardableResult
     public func abandonLeftovers() async throws -> Int {
-        let live = entries.withLock { Set($0.keys) }
-        let time = now()
-        let changes = try await log.store.objects(kind: Self.kind).compactMap { object -> StateChange? in
-            guard !live.contains(object.id), object.state["state"]?.stringValue == AppRequestState.pending.rawValue,
-                case .object(var fields) = object.state
-            else { return nil }
-            fields["state"] = .string(AppRequestState.abandoned.rawValue)
-            var updated = object
-            updated.state = .object(fields)
-            updated.updatedAt = time
-            return StateChange(object: updated, eventType: AppRequestState.abandoned.eventType)
+        let asked = entries.withLock { Set($0.keys) }
+        var count = 0
+        for record in try await table.restore() where !asked.contains(record.id) {
+            let change = try await table.update(record.id, for: .daemon) { record in
+                guard record.state == .pending else { return nil }
+                record.state = .abandoned
+                return .abandoned
+            }
+            if change.event != nil { count += 1 }
         }
-        if !changes.isEmpty { try await log.apply(changes) }
-        return changes.count
+        return count
     }
 
     // MARK: - Ending
@@ -291,19 +273,17 @@ public final class AppRequestBroker: Sendable {
     }
 
     /// Records a request's end. In a task of its own: it must be recorded even when the task
-    /// ending the request is cancelled (the SQLite store refuses writes from a cancelled task).
+    /// ending the request is cancelled (the SQLite store refuses work from a cancelled task).
     private func record(_ request: Request, _ state: AppRequestState, error: AppRequestFailure? = nil) async throws {
-        let change = change(request, state, error: error)
-        let log = log
-        _ = try await Task { try await log.apply([change]) }.value
-    }
-
-    private func change(_ request: Request, _ state: AppRequestState, error: AppRequestFailure? = nil) -> StateChange {
-        StateChange(
-            object: StoredObject(
-                id: request.id, kind: Self.kind, ownerUID: request.ownerUID, state: request.state(state, error: error),
-                createdAt: request.createdAt, updatedAt: state == .pending ? request.createdAt : now()),
-            eventType: state.eventType)
+        let table = table
+        _ = try await Task {
+            try await table.update(request.id, for: .daemon) { record in
+                guard record.state == .pending else { return nil }
+                record.state = state
+                record.error = error
+                return state.event
+            }
+        }.value
     }
 
     /// `areq_` and 32 random hex digits.
@@ -319,13 +299,48 @@ public final class AppRequestBroker: Sendable {
 
 extension AppRequestBroker: Sweepable {
     /// A request is finished once answered, timed out, cancelled or abandoned.
-    public func sweep(before cutoff: Date) async throws -> Int {
-        let changes = try await log.store.objects(kind: Self.kind).compactMap { stored -> StateChange? in
-            guard stored.updatedAt < cutoff, stored.state["state"]?.stringValue != AppRequestState.pending.rawValue
-            else { return nil }
-            return StateChange(object: stored, eventType: "\(Self.kind).removed", removesObject: true)
-        }
-        if !changes.isEmpty { try await log.apply(changes) }
-        return changes.count
+    public func sweep(before cutoff: Date) async throws -> Int { try await table.sweep(before: cutoff) }
+}
+
+/// What is stored of an app request: its public state (the event object) and whose it is.
+/// Results are never stored (an app may answer with an ephemeral key's secret).
+struct AppRequestRecord: DurableRecord {
+    static let kind = ObjectKind.appRequest
+    static let removed: AppRequestEvent? = .removed
+
+    var id: String
+    var object = AppRequestBroker.objectName
+    var owner: UInt32
+    var session: String
+    var operation: String
+    var params: JSONValue
+    var state: AppRequestState
+    /// RFC 3339, as the event carries it.
+    var deadline: String
+    var error: AppRequestFailure?
+    var createdAt: Date
+    var updatedAt: Date
+
+    var queryStatus: String? { state.rawValue }
+    /// A pending one at start was asked by an earlier process: `abandonLeftovers` ends it.
+    var isLive: Bool { state == .pending }
+    var isFinished: Bool { state != .pending }
+    var isTerminal: Bool { state != .pending }
+
+    var view: View {
+        View(
+            id: id, object: object, session: session, operation: operation, params: params, state: state,
+            deadline: deadline, error: error)
+    }
+
+    struct View: Codable, Sendable {
+        var id: String
+        var object: String
+        var session: String
+        var operation: String
+        var params: JSONValue
+        var state: AppRequestState
+        var deadline: String
+        var error: AppRequestFailure?
     }
 }

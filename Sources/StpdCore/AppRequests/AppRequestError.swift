@@ -16,8 +16,8 @@ public enum AppRequestState: String, Sendable, Hashable, Codable, CaseIterable {
     /// Left pending by an earlier daemon process, whose asker is gone (see `abandonLeftovers`).
     case abandoned
 
-    /// `appRequest.<state>`.
-    public var eventType: String { "\(AppRequestBroker.kind).\(rawValue)" }
+    /// The event announcing it (`appRequest.<state>`).
+    public var event: AppRequestEvent { AppRequestEvent(rawValue: rawValue)! }
 }
 
 /// The error an app answers a request with, instead of a result.
@@ -45,10 +45,8 @@ public enum AppRequestError: Error, Sendable, Hashable, CustomStringConvertible 
     case failed(message: String, code: String?, operation: String)
     /// The app's answer to `operation` is not what the operation needs (`detail` says what is wrong).
     case malformedAnswer(operation: String, detail: String)
-    /// No app request has this id (or it is not an app request).
+    /// No app request the answering uid may see has this id (another uid's answers the same).
     case notFound(id: String)
-    /// Only the uid that owns the request (the one its session belongs to) or root may answer it.
-    case permissionDenied(id: String)
     /// The request is over: answered, timed out, cancelled or abandoned.
     case alreadyFinished(id: String, state: String)
     /// An answer carried both a result and an error.
@@ -64,8 +62,6 @@ public enum AppRequestError: Error, Sendable, Hashable, CustomStringConvertible 
             "the app's answer to \(operation) is not usable: \(detail)"
         case .notFound(let id):
             "no app request \(id)"
-        case .permissionDenied(let id):
-            "app request \(id) belongs to another user"
         case .alreadyFinished(let id, let state):
             "app request \(id) is already finished (\(state))"
         case .ambiguousAnswer(let id):
@@ -84,7 +80,7 @@ public enum AppRequestError: Error, Sendable, Hashable, CustomStringConvertible 
 }
 
 /// As clients see them: StpdProtocol's AppRequestTimedOut, AppRequestFailed and AppAnswerInvalid,
-/// and for answering, NotFound, PermissionDenied and InvalidState (`data.state`).
+/// and for answering, NotFound and InvalidState (`data.state`).
 extension AppRequestError: RPCErrorConvertible {
     public var rpcError: RPCError {
         switch self {
@@ -102,8 +98,6 @@ extension AppRequestError: RPCErrorConvertible {
             StpdErrors.appAnswerInvalid(description, data: ["operation": .string(operation)])
         case .notFound(let id):
             StpdErrors.notFound(description, data: ["id": .string(id)])
-        case .permissionDenied(let id):
-            StpdErrors.permissionDenied(description, data: ["id": .string(id)])
         case .alreadyFinished(let id, let state):
             StpdErrors.invalidState(description, data: ["id": .string(id), "state": .string(state)])
         case .ambiguousAnswer:

@@ -10,14 +10,14 @@ public protocol CustomerBackendFactory: Sendable {
 }
 
 /// Customer sessions: durable, owned by the uid that opened them, each change an event
-/// (`customer.opened`, `.loaded`, `.paymentMethodAttached`, `.paymentMethodDetached`,
-/// `.shippingUpdated`, `.paymentMethodSelected`, `.cacheCleared`, `.failed`, `.closed`).
-/// Backends are rebuilt from the stored adapter after a restart.
+/// (`CustomerEvent`). The record core keeps the sessions and the per-customer preferences; this
+/// service owns the live backends, rebuilt from the stored adapter after a restart.
+///
+/// An operation reads the session, does its I/O on the backend, then applies what it learned to
+/// the session's latest state, refusing (InvalidState) when the session was closed meanwhile.
 public final class CustomerSessions: Sendable {
-    public static let kind = "customerSession"
-    static let preferenceKind = "customerPreference"
-
-    private let log: EventLog
+    let table: RecordTable<CustomerSessionRecord>
+    let preferences: RecordTable<CustomerPreference>
     private let factory: any CustomerBackendFactory
     private let background: BackgroundWork
     private let now: @Sendable () -> Date
@@ -25,261 +25,218 @@ public final class CustomerSessions: Sendable {
 
     public init(
         log: EventLog, factory: any CustomerBackendFactory, background: BackgroundWork,
-        now: @escaping @Sendable () -> Date = Date.init
+        now: @escaping @Sendable () -> Date = Date.init, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
-        self.log = log
+        table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
+        preferences = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.factory = factory
         self.background = background
         self.now = now
     }
 
-    public func open(owner: UInt32, adapter: CustomerAdapter, prefetch: Bool = true) async throws -> CustomerSessionView
+    public func open(for caller: Caller, adapter: CustomerAdapter, prefetch: Bool = true) async throws
+        -> CustomerSessionView
     {
         let id = ObjectID.make("cses_")
-        let backend = try factory.makeBackend(session: id, owner: owner, adapter: adapter)
+        let backend = try factory.makeBackend(session: id, owner: caller.uid, adapter: adapter)
         backends.withLock { $0[id] = backend }
-        let stamp = now()
-        let record = Record(id: id, owner: owner, adapter: adapter, createdAt: stamp)
-        let view = try await save(record, "customer.opened")
+        let record = try await table.insert(
+            CustomerSessionRecord(id: id, owner: caller.uid, adapter: adapter, createdAt: now()), .opened)
         if prefetch {
             // As STPCustomerContext does on init; an app-answered session must not hold `open` up.
-            background.start { [self] in _ = try? await self.load(id: id, viewer: owner) }
+            background.start { [self] in _ = try? await load(id: id, for: caller) }
         }
-        return view
+        return record.view
     }
 
-    public func get(id: String, viewer: UInt32?) async throws -> CustomerSessionView {
-        try await record(id, viewer).view
+    public func get(id: String, for caller: Caller) async throws -> CustomerSessionView {
+        try await table.get(id, for: caller).view
     }
 
-    public func list(viewer: UInt32?) async throws -> [CustomerSessionView] {
-        try await log.store.objects(kind: Self.kind).filter { viewer == nil || $0.ownerUID == viewer }
-            .map { try Record.decode($0).view }
+    public func list(for caller: Caller, status: CustomerSessionStatus?, startingAfter: String?, limit: Int)
+        async throws -> ([CustomerSessionView], hasMore: Bool)
+    {
+        let page = try await table.page(
+            for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
+        return (page.records.map(\.view), page.hasMore)
     }
 
     /// Fetches the customer and its payment methods (what prefetch does), recording what was learned.
     @discardableResult
-    public func load(id: String, viewer: UInt32?) async throws -> (Customer, [PaymentMethod]) {
-        try await operate(id, viewer, "load", event: "customer.loaded") { backend, record in
+    public func load(id: String, for caller: Caller) async throws -> (Customer, [PaymentMethod]) {
+        try await operate(id, caller, "load", .loaded) { backend, _ in
             async let customer = backend.retrieveCustomer()
             async let methods = backend.listPaymentMethods()
-            let loaded = try await (customer, methods)
+            return try await (customer, methods)
+        } apply: { record, loaded in
             record.customerId = loaded.0.id
-            record.customerFetchedAt = now()
-            record.paymentMethodsFetchedAt = now()
-            return loaded
-        }
+            record.customerFetchedAt = self.now()
+            record.paymentMethodsFetchedAt = self.now()
+        }.result
     }
 
-    public func retrieveCustomer(id: String, viewer: UInt32?) async throws -> Customer {
-        try await operate(id, viewer, "retrieveCustomer", event: "customer.loaded") { backend, record in
-            let customer = try await backend.retrieveCustomer()
+    public func retrieveCustomer(id: String, for caller: Caller) async throws -> Customer {
+        try await operate(id, caller, "retrieveCustomer", .loaded) { backend, _ in
+            try await backend.retrieveCustomer()
+        } apply: { record, customer in
             record.customerId = customer.id
-            record.customerFetchedAt = now()
-            return customer
-        }
+            record.customerFetchedAt = self.now()
+        }.result
     }
 
-    public func listPaymentMethods(id: String, viewer: UInt32?) async throws -> [PaymentMethod] {
-        try await operate(id, viewer, "listPaymentMethods", event: "customer.loaded") { backend, record in
-            let methods = try await backend.listPaymentMethods()
-            record.paymentMethodsFetchedAt = now()
-            return methods
-        }
+    public func listPaymentMethods(id: String, for caller: Caller) async throws -> [PaymentMethod] {
+        try await operate(id, caller, "listPaymentMethods", .loaded) { backend, _ in
+            try await backend.listPaymentMethods()
+        } apply: { record, _ in
+            record.paymentMethodsFetchedAt = self.now()
+        }.result
     }
 
-    public func attach(id: String, paymentMethod: String, viewer: UInt32?) async throws -> CustomerSessionView {
-        try await operateView(id, viewer, "attachPaymentMethod", event: "customer.paymentMethodAttached") {
-            backend, record in
-            defer { record.paymentMethodsFetchedAt = nil }
+    /// Attaching (and detaching) clears the payment-method cache, whether it succeeds or not.
+    public func attach(id: String, paymentMethod: String, for caller: Caller) async throws -> CustomerSessionView {
+        try await operate(id, caller, "attachPaymentMethod", .paymentMethodAttached, always: Self.forgetMethods) {
+            backend, _ in
             try await backend.attachPaymentMethod(id: paymentMethod)
-        }
+        } apply: { _, _ in
+        }.view
     }
 
-    public func detach(id: String, paymentMethod: String, viewer: UInt32?) async throws -> CustomerSessionView {
-        try await operateView(id, viewer, "detachPaymentMethod", event: "customer.paymentMethodDetached") {
-            backend, record in
-            defer { record.paymentMethodsFetchedAt = nil }
+    public func detach(id: String, paymentMethod: String, for caller: Caller) async throws -> CustomerSessionView {
+        try await operate(id, caller, "detachPaymentMethod", .paymentMethodDetached, always: Self.forgetMethods) {
+            backend, _ in
             try await backend.detachPaymentMethod(id: paymentMethod)
+        } apply: { record, _ in
             if record.lastSelectedPaymentMethod == paymentMethod { record.lastSelectedPaymentMethod = nil }
-        }
+        }.view
     }
 
-    public func updateShipping(id: String, shipping: StripeAddress, viewer: UInt32?) async throws -> CustomerSessionView
+    public func updateShipping(id: String, shipping: StripeAddress, for caller: Caller) async throws
+        -> CustomerSessionView
     {
-        try await operateView(id, viewer, "updateShipping", event: "customer.shippingUpdated") { backend, _ in
+        try await operate(id, caller, "updateShipping", .shippingUpdated) { backend, _ in
             try await backend.updateShipping(shipping)
-        }
+        } apply: { _, _ in
+        }.view
     }
 
     /// Remembers the last selected payment method per customer (the SDK keeps it per customer
     /// id; learning the id may take a customer fetch).
-    public func select(id: String, paymentMethod: String?, viewer: UInt32?) async throws -> CustomerSessionView {
-        try await operateView(id, viewer, "selectPaymentMethod", event: "customer.paymentMethodSelected") {
-            backend, record in
-            if record.customerId == nil { record.customerId = try await backend.retrieveCustomer().id }
-            let customer = record.customerId!
-            record.lastSelectedPaymentMethod = paymentMethod
+    public func select(id: String, paymentMethod: String?, for caller: Caller) async throws -> CustomerSessionView {
+        try await operate(id, caller, "selectPaymentMethod", .paymentMethodSelected) { backend, record in
+            let customer: String
+            if let known = record.customerId {
+                customer = known
+            } else {
+                customer = try await backend.retrieveCustomer().id
+            }
             try await savePreference(customer: customer, owner: record.owner, paymentMethod: paymentMethod)
-        }
+            return customer
+        } apply: { record, customer in
+            record.customerId = customer
+            record.lastSelectedPaymentMethod = paymentMethod
+        }.view
     }
 
     /// The last payment method selected for `customer` by any session of `owner`.
     public func lastSelected(customer: String, owner: UInt32) async throws -> String? {
-        try await log.store.object(id: Self.preferenceID(customer, owner))?.state["paymentMethod"]?.stringValue
+        try await preferences.find(CustomerPreference.id(customer, owner))?.paymentMethod
     }
 
     /// app.foreground: as the SDK's key manager on becoming active, sessions whose ephemeral key
     /// has expired fetch a new one now (at most once an hour), so the next call does not wait.
-    public func foreground(viewer: UInt32?) async {
-        for session in (try? await list(viewer: viewer)) ?? [] where session.status == "open" {
+    public func foreground(for caller: Caller) async {
+        for session in (try? await table.all(for: caller, status: CustomerSessionStatus.open.rawValue)) ?? [] {
             let backend = backends.withLock { $0[session.id] }
-            ((backend as? StripeCustomerContext)?.keys as? EphemeralKeyManager)?.refreshEagerly()
+            _ = ((backend as? StripeCustomerContext)?.keys as? EphemeralKeyManager)?.refreshEagerly()
         }
     }
 
-    public func clearCache(id: String, viewer: UInt32?) async throws -> CustomerSessionView {
-        var record = try await record(id, viewer, open: true)
+    public func clearCache(id: String, for caller: Caller) async throws -> CustomerSessionView {
+        let record = try await openRecord(id, caller)
         try backend(for: record).clearCache()
-        record.customerFetchedAt = nil
-        record.paymentMethodsFetchedAt = nil
-        return try await save(record, "customer.cacheCleared")
+        return try await table.update(id, for: caller) { record in
+            try Self.requireOpen(record)
+            Self.forgetMethods(&record)
+            record.customerFetchedAt = nil
+            return .cacheCleared
+        }.record.view
     }
 
-    public func close(id: String, viewer: UInt32?) async throws -> CustomerSessionView {
-        var record = try await record(id, viewer)
-        guard record.status == "open" else { return record.view }
-        record.status = "closed"
+    public func close(id: String, for caller: Caller) async throws -> CustomerSessionView {
+        let change = try await table.update(id, for: caller) { record in
+            guard record.status == .open else { return nil }
+            record.status = .closed
+            return .closed
+        }
         backends.withLock { $0[id] = nil }
-        return try await save(record, "customer.closed")
+        return change.record.view
     }
 
-    /// Runs an operation on an open session's backend and records its outcome either way (what
-    /// `body` changed in the record is kept even when it throws: inout writes back).
+    /// Runs `body` on an open session's backend, then applies its result to the session's latest
+    /// state with `event`; a failure is recorded as `customer.failed`. `always` applies either way.
     private func operate<T: Sendable>(
-        _ id: String, _ viewer: UInt32?, _ operation: String, event: String,
-        _ body: (any CustomerBackend, inout Record) async throws -> T
-    ) async throws -> T {
-        try await operateSaving(id, viewer, operation, event: event, body).result
-    }
-
-    /// The same, answering with the session as saved.
-    private func operateView(
-        _ id: String, _ viewer: UInt32?, _ operation: String, event: String,
-        _ body: (any CustomerBackend, inout Record) async throws -> Void
-    ) async throws -> CustomerSessionView {
-        try await operateSaving(id, viewer, operation, event: event, body).view
-    }
-
-    private func operateSaving<T: Sendable>(
-        _ id: String, _ viewer: UInt32?, _ operation: String, event: String,
-        _ body: (any CustomerBackend, inout Record) async throws -> T
+        _ id: String, _ caller: Caller, _ operation: String, _ event: CustomerEvent,
+        always: @escaping (inout CustomerSessionRecord) -> Void = { _ in },
+        _ body: (any CustomerBackend, CustomerSessionRecord) async throws -> T,
+        apply: @escaping (inout CustomerSessionRecord, T) -> Void
     ) async throws -> (result: T, view: CustomerSessionView) {
-        var record = try await record(id, viewer, open: true)
+        let record = try await openRecord(id, caller)
         let backend = try backend(for: record)
+        let result: T
         do {
-            let result = try await body(backend, &record)
-            record.lastError = nil
-            return (result, try await save(record, event))
+            result = try await body(backend, record)
         } catch {
-            record.lastError = ["operation": .string(operation), "message": .string(String(describing: error))]
-            _ = try? await save(record, "customer.failed")
+            let failure: JSONValue = ["operation": .string(operation), "message": .string(String(describing: error))]
+            _ = try? await table.update(id, for: caller) { record in
+                guard record.status == .open else { return nil }
+                always(&record)
+                record.lastError = failure
+                return .failed
+            }
             throw error
         }
+        let change = try await table.update(id, for: caller) { record in
+            try Self.requireOpen(record, while: operation)
+            always(&record)
+            apply(&record, result)
+            record.lastError = nil
+            return event
+        }
+        return (result, change.record.view)
     }
 
-    private func backend(for record: Record) throws -> any CustomerBackend {
+    private static func forgetMethods(_ record: inout CustomerSessionRecord) { record.paymentMethodsFetchedAt = nil }
+
+    private func openRecord(_ id: String, _ caller: Caller) async throws -> CustomerSessionRecord {
+        let record = try await table.get(id, for: caller)
+        try Self.requireOpen(record)
+        return record
+    }
+
+    private static func requireOpen(_ record: CustomerSessionRecord, while operation: String? = nil) throws {
+        guard record.status != .open else { return }
+        let detail = operation.map { "customer session \(record.id) was closed while \($0) ran" }
+        throw DomainError.invalidState(
+            .customerSession, id: record.id, state: record.status.rawValue,
+            detail: detail ?? "customer session \(record.id) is closed")
+    }
+
+    private func backend(for record: CustomerSessionRecord) throws -> any CustomerBackend {
         if let live = backends.withLock({ $0[record.id] }) { return live }
         let made = try factory.makeBackend(session: record.id, owner: record.owner, adapter: record.adapter)
         return backends.withLock { $0[record.id, default: made] }
     }
 
-    private func record(_ id: String, _ viewer: UInt32?, open: Bool = false) async throws -> Record {
-        guard let stored = try await log.store.object(id: id), stored.kind == Self.kind,
-            viewer == nil || stored.ownerUID == viewer
-        else { throw StpdErrors.notFound("no customer session \(id)", data: ["session": .string(id)]) }
-        let record = try Record.decode(stored)
-        if open, record.status != "open" {
-            throw StpdErrors.invalidState("customer session \(id) is closed", data: ["state": .string(record.status)])
-        }
-        return record
-    }
-
-    @discardableResult
-    private func save(_ record: Record, _ event: String) async throws -> CustomerSessionView {
-        var record = record
-        record.updatedAt = now()
-        let view = record.view
-        let object = StoredObject(
-            id: record.id, kind: Self.kind, ownerUID: record.owner, state: try JSONCoding.value(of: record),
-            createdAt: record.createdAt, updatedAt: record.updatedAt)
-        try await log.apply([StateChange(object: object, eventType: event, publicState: try JSONCoding.value(of: view))]
-        )
-        return view
-    }
-
     private func savePreference(customer: String, owner: UInt32, paymentMethod: String?) async throws {
         let stamp = now()
-        let state: JSONValue = [
-            "customerId": .string(customer), "paymentMethod": paymentMethod.map(JSONValue.string) ?? .null,
-        ]
-        let object = StoredObject(
-            id: Self.preferenceID(customer, owner), kind: Self.preferenceKind, ownerUID: owner, state: state,
-            createdAt: stamp, updatedAt: stamp)
-        try await log.apply([StateChange(object: object, eventType: "customer.preferenceChanged")])
-    }
-
-    static func preferenceID(_ customer: String, _ owner: UInt32) -> String { "cpref_\(owner)_\(customer)" }
-
-    /// What is stored: the view's fields plus the adapter with its credentials.
-    struct Record: Codable, Sendable {
-        var id: String
-        var owner: UInt32
-        var status = "open"
-        var adapter: CustomerAdapter
-        var customerId: String?
-        var lastSelectedPaymentMethod: String?
-        var customerFetchedAt: Date?
-        var paymentMethodsFetchedAt: Date?
-        var lastError: JSONValue?
-        var createdAt: Date
-        var updatedAt: Date
-
-        init(id: String, owner: UInt32, adapter: CustomerAdapter, createdAt: Date) {
-            self.id = id
-            self.owner = owner
-            self.adapter = adapter
-            self.createdAt = createdAt
-            self.updatedAt = createdAt
-        }
-
-        static func decode(_ stored: StoredObject) throws -> Record {
-            try JSONCoding.typed(Record.self, from: stored.state)
-        }
-
-        var view: CustomerSessionView {
-            CustomerSessionView(
-                id: id, status: status, adapter: adapter.redacted, customerId: customerId,
-                lastSelectedPaymentMethod: lastSelectedPaymentMethod,
-                customerFetchedAt: customerFetchedAt?.formatted(.iso8601),
-                paymentMethodsFetchedAt: paymentMethodsFetchedAt?.formatted(.iso8601), lastError: lastError,
-                createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
-        }
+        try await preferences.put(
+            CustomerPreference(
+                id: CustomerPreference.id(customer, owner), owner: owner, customerId: customer,
+                paymentMethod: paymentMethod, createdAt: stamp, updatedAt: stamp), .preferenceChanged)
     }
 }
 
 extension CustomerSessions: Sweepable {
     /// A session is finished once closed.
-    public func sweep(before cutoff: Date) async throws -> Int {
-        let changes = try await log.store.objects(kind: Self.kind).compactMap { stored -> StateChange? in
-            guard stored.updatedAt < cutoff, let record = try? Record.decode(stored), record.status == "closed" else {
-                return nil
-            }
-            return StateChange(
-                object: stored, eventType: "customer.removed", removesObject: true,
-                publicState: try JSONCoding.value(of: record.view))
-        }
-        if !changes.isEmpty { try await log.apply(changes) }
-        return changes.count
-    }
+    public func sweep(before cutoff: Date) async throws -> Int { try await table.sweep(before: cutoff) }
 }

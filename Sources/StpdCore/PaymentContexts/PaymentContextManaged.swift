@@ -7,7 +7,7 @@ import StripeAPI
 /// 3-D Secure or bank redirect through a redirect session, and finishes with the outcome.
 extension PaymentContexts: RedirectOutcomeFollower {
     func confirmManaged(_ id: String) async {
-        guard let record = records.withLock({ $0[id] }), let managed = record.managed, let method = record.selected
+        guard let record = try? await table.find(id), let managed = record.managed, let method = record.selected
         else { return }
         do {
             let intent = try await api.confirmPaymentIntent(
@@ -15,13 +15,13 @@ extension PaymentContexts: RedirectOutcomeFollower {
                     clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL))
             try await settle(id, intent: intent, clientSecret: managed.clientSecret)
         } catch {
-            await finishManaged(id, status: "error", error: RPCError.json(error))
+            await finishManaged(id, status: .error, error: RPCError.json(error))
         }
     }
 
     /// After a restart: a confirm may or may not have reached Stripe, so look before confirming again.
     func resumeManaged(_ id: String) async {
-        guard let managed = records.withLock({ $0[id]?.managed }) else { return }
+        guard let managed = try? await table.find(id)?.managed else { return }
         do {
             let intent = try await api.retrievePaymentIntent(clientSecret: managed.clientSecret)
             if intent.status == .requiresPaymentMethod || intent.status == .requiresConfirmation {
@@ -30,65 +30,62 @@ extension PaymentContexts: RedirectOutcomeFollower {
                 try await settle(id, intent: intent, clientSecret: managed.clientSecret)
             }
         } catch {
-            await finishManaged(id, status: "error", error: RPCError.json(error))
+            await finishManaged(id, status: .error, error: RPCError.json(error))
         }
     }
 
     private func settle(_ id: String, intent: PaymentIntent, clientSecret: String) async throws {
         switch intent.status {
         case .succeeded, .processing, .requiresCapture:
-            await finishManaged(id, status: "success", error: nil)
+            await finishManaged(id, status: .success, error: nil)
         case .requiresAction where intent.redirectURLs != nil:
-            guard let owner = records.withLock({ $0[id]?.owner }) else { return }
+            guard let owner = try await table.find(id)?.owner else { return }
             let session = try await redirects.create(
-                owner: owner, paymentIntent: intent, clientSecret: clientSecret, followUpTimeout: nil)
-            _ = try await redirects.start(id: session.id, viewer: nil, mode: .automatic, opener: nil)
+                for: Caller(uid: owner), paymentIntent: intent, clientSecret: clientSecret, followUpTimeout: nil)
+            _ = try await redirects.start(id: session.id, for: .daemon, mode: .automatic, opener: nil)
             try await update(id) { record in
                 guard record.managed != nil else { return nil }
                 record.redirect = session.id
-                record.needs = "redirect"
-                return "paymentContext.needsInput"
+                record.needs = .redirect
+                return .needsInput
             }
         default:
             await finishManaged(
-                id, status: "error",
+                id, status: .error,
                 error: Self.unpaid(intent.status.rawValue, intent.lastPaymentError?.allResponseFields))
         }
     }
 
     public func redirectSettled(session: String, outcome: RedirectSessionView.Outcome) async {
-        guard let id = records.withLock({ $0.values.first { $0.redirect == session }?.id }) else { return }
+        let waiting = try? await table.filed(under: PaymentContextRecord.redirectKey(session), for: .daemon)
+        guard let id = waiting?.first?.id else { return }
         if ["succeeded", "processing", "requires_capture"].contains(outcome.result) {
-            await finishManaged(id, status: "success", error: nil)
+            await finishManaged(id, status: .success, error: nil)
         } else {
             await finishManaged(
-                id, status: "error",
+                id, status: .error,
                 error: outcome.error ?? Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
         }
     }
 
     private static func unpaid(_ status: String, _ lastError: JSONValue?) -> JSONValue {
         RPCError.json(
-            StpdErrors.paymentFailed(
-                "the PaymentIntent is \(status)",
+            DomainError.paymentFailed(
+                detail: "the PaymentIntent is \(status)",
                 data: ["paymentIntentStatus": .string(status), "lastPaymentError": lastError ?? .null]))
     }
 
-    private func finishManaged(_ id: String, status: String, error: JSONValue?) async {
+    private func finishManaged(_ id: String, status: PaymentStatus, error: JSONValue?) async {
         _ = try? await update(id) { record in
             guard record.managed != nil else { return nil }
             Self.finish(&record, status: status, error: error)
-            return "paymentContext.didFinish"
+            return .didFinish
         }
     }
 
     /// Loads stored contexts and picks up what was under way: loading, deadlines, managed payments.
     public func restore() async throws {
-        let stored = try await store.objects(kind: Self.kind).map {
-            try JSONCoding.typed(PaymentContextRecord.self, from: $0.state)
-        }
-        records.withLock { all in for record in stored { all[record.id] = record } }
-        for record in stored where record.status == "open" {
+        for record in try await table.restore() {
             if record.loading { startLoading(record.id) }
             if let pending = record.pending {
                 startTimer(context: record.id, action: pending.id, deadline: pending.deadline)
@@ -97,7 +94,7 @@ extension PaymentContexts: RedirectOutcomeFollower {
                 continue
             }
             if let session = record.redirect {
-                if let outcome = try? redirects.get(id: session, viewer: nil).outcome {
+                if let outcome = try? await redirects.get(id: session, for: .daemon).outcome {
                     await redirectSettled(session: session, outcome: outcome)
                 }
             } else if record.needs == nil {

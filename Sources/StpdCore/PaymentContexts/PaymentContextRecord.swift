@@ -5,12 +5,12 @@ import StripeAPI
 
 /// What stpd stores of a payment context: the SDK's state plus what a restart needs (the pending
 /// action's deadline, a managed PaymentIntent's client secret).
-struct PaymentContextRecord: Codable, Sendable {
-    enum RequestState: String, Codable, Sendable { case none, showingRequestedViewController, requestingPayment }
+struct PaymentContextRecord: DurableRecord {
+    typealias RequestState = PaymentRequestState
 
     struct Pending: Codable, Sendable {
         var id: String
-        var kind: String
+        var kind: PendingActionKind
         var deadline: Date
         var payload: JSONValue
     }
@@ -23,7 +23,7 @@ struct PaymentContextRecord: Codable, Sendable {
     var id: String
     var owner: UInt32
     var session: String
-    var status = "open"
+    var status = PaymentContextStatus.open
     var amount: Int
     var currency: String
     var country: String
@@ -40,7 +40,7 @@ struct PaymentContextRecord: Codable, Sendable {
     var shippingMethods: [ShippingMethod]?
     var selectedShippingMethod: String?
     var requestState = RequestState.none
-    var needs: String?
+    var needs: PaymentContextNeed?
     /// requestPayment arrived while loading: it runs when loading ends (the SDK waits on its promise).
     var requestWaitsForLoad = false
     var pending: Pending?
@@ -103,7 +103,7 @@ struct PaymentContextRecord: Codable, Sendable {
             paymentOptions: options, selectedPaymentMethod: selected, shippingAddress: shippingAddress,
             shippingAddressNeedsVerification: shippingNeedsVerification, shippingMethods: shippingMethods,
             selectedShippingMethod: selectedShippingMethod, paymentSummaryItems: items, paymentAmount: total,
-            isReadyForPayment: !loading && loadError == nil && selected != nil, requestState: requestState.rawValue,
+            isReadyForPayment: !loading && loadError == nil && selected != nil, requestState: requestState,
             needs: needs,
             pendingAction: pending.map {
                 .init(id: $0.id, kind: $0.kind, deadline: $0.deadline.formatted(.iso8601), payload: $0.payload)
@@ -113,12 +113,27 @@ struct PaymentContextRecord: Codable, Sendable {
             updatedAt: updatedAt.formatted(.iso8601))
     }
 
-    func change(_ event: String) throws -> StateChange {
-        let object = StoredObject(
-            id: id, kind: PaymentContexts.kind, ownerUID: owner, state: try JSONCoding.value(of: self),
-            createdAt: createdAt,
-            updatedAt: updatedAt)
-        return StateChange(object: object, eventType: event, publicState: try JSONCoding.value(of: view))
+    static let kind = ObjectKind.paymentContext
+    static let removed: PaymentContextEvent? = .removed
+
+    static func actionKey(_ action: String) -> String { LookupKey.make("paymentContext", "action", action) }
+    static func redirectKey(_ session: String) -> String { LookupKey.make("paymentContext", "redirect", session) }
+
+    var queryStatus: String? { status.rawValue }
+    /// Loading, a deadline, or a managed payment under way: work this process picks up at start.
+    var isLive: Bool {
+        status == .open
+            && (loading || pending != nil || requestWaitsForLoad
+                || (managed != nil && requestState == .requestingPayment))
+    }
+    /// Closed, or idle: loaded, no request running, nothing pending.
+    var isFinished: Bool {
+        status == .closed || (!loading && requestState == .none && pending == nil && !requestWaitsForLoad)
+    }
+    var isTerminal: Bool { status == .closed }
+    /// Answers find a context by its pending action, a redirect's outcome by its session.
+    var lookupKeys: [String] {
+        (pending.map { [Self.actionKey($0.id)] } ?? []) + (redirect.map { [Self.redirectKey($0)] } ?? [])
     }
 
     /// Options as the SDK keeps them: card PaymentMethods only, sorted by label.

@@ -6,10 +6,13 @@ import StripeAPI
 /// requestPayment's state machine, the pending actions the app answers, and stpd-managed
 /// PaymentIntents.
 extension PaymentContexts {
+    /// `paymentIntent`: the client secret (and return URL) of a PaymentIntent stpd confirms itself.
     public func requestPayment(
-        id: String, viewer: UInt32?, paymentIntent: PaymentContextRequestPayment.Params.ManagedIntent?
-    ) async throws -> PaymentContextView {
-        let record = try record(id, viewer, open: true)
+        id: String, for caller: Caller, paymentIntent: (clientSecret: String, returnURL: String?)?
+    )
+        async throws -> PaymentContextView
+    {
+        let record = try await record(id, caller, open: true)
         let managed = paymentIntent.map {
             PaymentContextRecord.ManagedIntent(clientSecret: $0.clientSecret, returnURL: $0.returnURL)
         }
@@ -17,56 +20,58 @@ extension PaymentContexts {
         // app is validating is the shipping screen showing.
         guard record.requestState == .none, record.pending == nil else { return record.view }
         // The SDK waits for its loading promise; the request runs when loading ends.
-        let waits = try await update(id) { record in
-            guard record.requestState == .none, record.pending == nil else { return nil }
-            // Kept in memory; the event proceedWithRequest writes next stores it.
+        let waits = try await update(id, for: caller) { record in
+            guard record.requestState == .none, record.pending == nil, record.loading else { return nil }
             record.managed = managed
-            guard record.loading else { return nil }
             record.requestWaitsForLoad = true
-            return "paymentContext.didChange"
+            return .didChange
         }
         if waits.loading { return waits }
-        return try await proceedWithRequest(id)
+        return try await proceedWithRequest(id, managed: managed)
     }
 
     /// The SDK's requestPayment once loading has resolved.
+    /// `managed`: a PaymentIntent stpd confirms, when the request brings one.
     @discardableResult
-    func proceedWithRequest(_ id: String) async throws -> PaymentContextView {
+    func proceedWithRequest(_ id: String, managed: PaymentContextRecord.ManagedIntent? = nil) async throws
+        -> PaymentContextView
+    {
         let actionID = ObjectID.make("pact_")
         let view = try await update(id) { record in
             let waited = record.requestWaitsForLoad
             record.requestWaitsForLoad = false
             if let error = record.loadError {
-                Self.finish(&record, status: "error", error: error)
-                return "paymentContext.didFinish"
+                Self.finish(&record, status: .error, error: error)
+                return .didFinish
             }
-            guard record.requestState == .none, record.pending == nil, record.status == "open" else {
-                return waited ? "paymentContext.didChange" : nil
+            guard record.requestState == .none, record.pending == nil, record.status == .open else {
+                return waited ? .didChange : nil
             }
             record.requestState = .requestingPayment
+            if let managed { record.managed = managed }
             if record.selected == nil {
-                record.needs = "paymentOption"
-                return "paymentContext.needsInput"
+                record.needs = .paymentOption
+                return .needsInput
             }
             if record.needsShippingInput {
-                record.needs = "shippingAddress"
-                return "paymentContext.needsInput"
+                record.needs = .shippingAddress
+                return .needsInput
             }
-            if record.managed != nil { return "paymentContext.didChange" }
+            if record.managed != nil { return .didChange }
             let option = record.options.first { $0.id == record.selected }
             record.pending = .init(
-                id: actionID, kind: "didCreatePaymentResult",
+                id: actionID, kind: .didCreatePaymentResult,
                 deadline: now().addingTimeInterval(record.pendingActionTimeout),
                 payload: ["paymentMethod": option?.paymentMethod ?? .null])
-            return "paymentContext.pendingAction"
+            return .pendingAction
         }
-        if let pending = view.pendingAction, pending.id == actionID, let record = records.withLock({ $0[id] }),
+        if let pending = view.pendingAction, pending.id == actionID, let record = try await table.find(id),
             let deadline = record.pending?.deadline
         {
             startTimer(context: id, action: pending.id, deadline: deadline)
         }
-        if view.requestState == "requestingPayment", view.needs == nil, view.pendingAction == nil,
-            records.withLock({ $0[id]?.managed }) != nil
+        if view.requestState == .requestingPayment, view.needs == nil, view.pendingAction == nil,
+            try await table.find(id)?.managed != nil
         {
             background.start { [self] in await confirmManaged(id) }
         }
@@ -74,14 +79,14 @@ extension PaymentContexts {
     }
 
     /// The SDK re-enters requestPayment when the screen it showed is done.
-    func continueIfWaiting(_ id: String, for input: String) async throws -> PaymentContextView? {
+    func continueIfWaiting(_ id: String, for input: PaymentContextNeed) async throws -> PaymentContextView? {
         var resumed = false
         try await update(id) { record in
             guard record.requestState == .requestingPayment, record.needs == input else { return nil }
             record.requestState = .none
             record.needs = nil
             resumed = true
-            return "paymentContext.didChange"
+            return .didChange
         }
         guard resumed else { return nil }
         return try await proceedWithRequest(id)
@@ -89,101 +94,100 @@ extension PaymentContexts {
 
     /// Opens a pending action for the app (didUpdateShippingAddress here; didCreatePaymentResult in
     /// proceedWithRequest).
-    func ask(_ id: String, kind: String, payload: JSONValue) async throws -> PaymentContextView {
+    func ask(_ id: String, for caller: Caller, kind: PendingActionKind, payload: JSONValue) async throws
+        -> PaymentContextView
+    {
         let actionID = ObjectID.make("pact_")
         var deadline = now()
-        let view = try await update(id) { record in
+        let view = try await update(id, for: caller) { record in
             if let pending = record.pending {
-                throw StpdErrors.invalidState(
-                    "a \(pending.kind) pending action is waiting", data: ["state": .string(pending.kind)])
+                throw DomainError.invalidState(
+                    .paymentContext, id: id, state: pending.kind.rawValue,
+                    detail: "a \(pending.kind) pending action is waiting")
             }
             deadline = now().addingTimeInterval(record.pendingActionTimeout)
             record.pending = .init(id: actionID, kind: kind, deadline: deadline, payload: payload)
-            return "paymentContext.pendingAction"
+            return .pendingAction
         }
         startTimer(context: id, action: actionID, deadline: deadline)
         return view
     }
 
-    public func answer(by uid: UInt32, _ params: PaymentContextAnswer.Params) async throws -> PaymentContextView {
-        let found = records.withLock { $0.values.first { $0.pending?.id == params.action } }
-        guard let record = found, let pending = record.pending else {
-            throw StpdErrors.pendingActionGone(
-                "\(params.action) is not waiting (answered, timed out or unknown)",
-                data: ["action": .string(params.action)])
+    /// The app's completion of a pending action. Another uid's action answers as one that does
+    /// not exist (PendingActionGone).
+    public func answer(for caller: Caller, _ params: PaymentContextAnswer.Params) async throws -> PaymentContextView {
+        let found = try await table.filed(under: PaymentContextRecord.actionKey(params.action), for: caller).first
+        guard let record = found, let pending = record.pending, pending.id == params.action else {
+            throw DomainError.pendingActionGone(
+                action: params.action, detail: "\(params.action) is not waiting (answered, timed out or unknown)")
         }
-        guard uid == 0 || record.owner == uid else {
-            throw StpdErrors.permissionDenied(
-                "the pending action belongs to another user", data: ["action": .string(params.action)])
-        }
-        let allowed =
-            pending.kind == "didCreatePaymentResult" ? ["success", "error", "userCancellation"] : ["valid", "invalid"]
+        let allowed = PendingActionAnswer.allowed(for: pending.kind)
         guard allowed.contains(params.status) else {
-            throw RPCError.invalidParams(
-                "a \(pending.kind) answer is one of \(allowed.joined(separator: ", "))", parameter: "status")
+            throw DomainError.invalidInput(
+                input: "status",
+                detail: "a \(pending.kind) answer is one of \(allowed.map(\.rawValue).joined(separator: ", "))")
         }
         let appError = params.error.map { failure in
             RPCError.json(
-                StpdErrors.paymentFailed(
-                    failure.message,
+                DomainError.paymentFailed(
+                    detail: failure.message,
                     data: ["message": .string(failure.message), "code": failure.code.map(JSONValue.string) ?? .null]))
         }
-        let view = try await update(record.id) { record in
+        let view = try await update(record.id, for: caller) { record in
             guard record.pending?.id == params.action else {
-                throw StpdErrors.pendingActionGone(
-                    "\(params.action) was answered already", data: ["action": .string(params.action)])
+                throw DomainError.pendingActionGone(
+                    action: params.action, detail: "\(params.action) was answered already")
             }
             record.pending = nil
-            if pending.kind == "didCreatePaymentResult" {
+            if pending.kind == .didCreatePaymentResult, let status = PaymentStatus(rawValue: params.status.rawValue) {
                 Self.finish(
-                    &record, status: params.status,
-                    error: params.status == "error" ? appError ?? RPCError.json(StpdErrors.paymentFailed()) : nil)
-                return "paymentContext.didFinish"
+                    &record, status: status,
+                    error: params.status == .error
+                        ? appError ?? RPCError.json(DomainError.paymentFailed(detail: nil, data: [:])) : nil)
+                return .didFinish
             }
-            guard params.status == "valid" else {
-                record.shippingError = appError ?? RPCError.json(StpdErrors.paymentFailed("Invalid Shipping Address"))
-                return "paymentContext.shippingInvalid"
+            guard params.status == .valid else {
+                record.shippingError =
+                    appError ?? RPCError.json(DomainError.paymentFailed(detail: "Invalid Shipping Address", data: [:]))
+                return .shippingInvalid
             }
             record.shippingError = nil
-            return "paymentContext.didChange"
+            return .didChange
         }
         endTimer(params.action)
-        guard pending.kind == "didUpdateShippingAddress", params.status == "valid",
+        guard pending.kind == .didUpdateShippingAddress, params.status == .valid,
             let address = try? JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null)
         else { return view }
         return try await acceptShipping(
-            record.id, address: address, methods: params.shippingMethods ?? [], selected: params.selectedShippingMethod)
+            record.id, for: caller, address: address, methods: params.shippingMethods ?? [],
+            selected: params.selectedShippingMethod)
     }
 
     /// The customer backed out of a screen requestPayment showed: didFinish(userCancellation).
-    public func cancel(id: String, viewer: UInt32?) async throws -> PaymentContextView {
-        let record = try record(id, viewer, open: true)
-        if record.needs == "redirect", let session = record.redirect {
-            _ = try? await redirects.cancel(id: session, viewer: nil)
+    public func cancel(id: String, for caller: Caller) async throws -> PaymentContextView {
+        let record = try await record(id, caller, open: true)
+        if record.needs == .redirect, let session = record.redirect {
+            _ = try? await redirects.cancel(id: session, for: .daemon)
         }
-        var dropped: String?
-        let view = try await update(id) { record in
+        // A didUpdateShippingAddress being answered goes with it (update ends its deadline timer).
+        return try await update(id, for: caller) { record in
             guard record.requestState == .requestingPayment, record.needs != nil else {
-                throw StpdErrors.invalidState(
-                    "requestPayment is not waiting for input", data: ["state": .string(record.requestState.rawValue)])
+                throw DomainError.invalidState(
+                    .paymentContext, id: id, state: record.requestState.rawValue,
+                    detail: "requestPayment is not waiting for input")
             }
-            dropped = record.pending?.id
-            Self.finish(&record, status: "userCancellation", error: nil)
-            return "paymentContext.didFinish"
+            Self.finish(&record, status: .userCancellation, error: nil)
+            return .didFinish
         }
-        // A didUpdateShippingAddress being answered goes with it: end its deadline timer (a
-        // background job that would otherwise hold off idle exit until the deadline).
-        if let dropped { endTimer(dropped) }
-        return view
     }
 
-    static func finish(_ record: inout PaymentContextRecord, status: String, error: JSONValue?) {
+    static func finish(_ record: inout PaymentContextRecord, status: PaymentStatus, error: JSONValue?) {
         record.requestState = .none
         record.needs = nil
         record.pending = nil
         record.managed = nil
         record.redirect = nil
-        record.lastResult = ["status": .string(status), "error": error ?? .null]
+        record.lastResult = ["status": .string(status.rawValue), "error": error ?? .null]
     }
 
     // MARK: Deadlines
@@ -216,16 +220,16 @@ extension PaymentContexts {
         _ = try? await update(context) { record in
             guard let pending = record.pending, pending.id == action else { return nil }
             let error = RPCError.json(
-                StpdErrors.pendingActionTimedOut(
-                    "\(pending.kind) got no answer within \(Int(record.pendingActionTimeout)) s",
-                    data: ["action": .string(action), "kind": .string(pending.kind)]))
+                DomainError.pendingActionTimedOut(
+                    action: action, kind: pending.kind.rawValue,
+                    detail: "\(pending.kind) got no answer within \(Int(record.pendingActionTimeout)) s"))
             record.pending = nil
-            if pending.kind == "didCreatePaymentResult" {
-                Self.finish(&record, status: "error", error: error)
-                return "paymentContext.didFinish"
+            if pending.kind == .didCreatePaymentResult {
+                Self.finish(&record, status: .error, error: error)
+                return .didFinish
             }
             record.shippingError = error
-            return "paymentContext.shippingInvalid"
+            return .shippingInvalid
         }
     }
 }

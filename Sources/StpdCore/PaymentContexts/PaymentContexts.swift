@@ -18,37 +18,64 @@ public protocol PaymentContextCustomer: Sendable {
     func lastSelected(session: String, customer: String, owner: UInt32) async throws -> String?
 }
 
+/// What a payment context is created with (STPPaymentContext's initializer and properties).
+public struct PaymentContextTerms: Sendable {
+    public var session: String
+    public var amount: Int
+    public var currency: String?
+    public var country: String?
+    public var configuration: PaymentConfiguration?
+    /// The app answers didUpdateShippingAddress.
+    public var validatesShipping: Bool
+    public var prefilledShippingAddress: ShippingAddressParams?
+    public var defaultPaymentMethod: String?
+    public var pendingActionTimeout: Double?
+
+    public init(
+        session: String, amount: Int = 0, currency: String? = nil, country: String? = nil,
+        configuration: PaymentConfiguration? = nil, validatesShipping: Bool = false,
+        prefilledShippingAddress: ShippingAddressParams? = nil, defaultPaymentMethod: String? = nil,
+        pendingActionTimeout: Double? = nil
+    ) {
+        self.session = session
+        self.amount = amount
+        self.currency = currency
+        self.country = country
+        self.configuration = configuration
+        self.validatesShipping = validatesShipping
+        self.prefilledShippingAddress = prefilledShippingAddress
+        self.defaultPaymentMethod = defaultPaymentMethod
+        self.pendingActionTimeout = pendingActionTimeout
+    }
+}
+
 /// Payment contexts: the SDK's STPPaymentContext, durable, each change a `paymentContext.*` event
 /// carrying the full state. The delegate callbacks with a completion are pending actions the app
-/// answers (`paymentContext.answer`), with deadlines that survive restarts.
+/// answers (`paymentContext.answer`), with deadlines that survive restarts. The record core keeps
+/// the contexts; this service owns what runs for them (loading, deadline timers, managed payments).
 public final class PaymentContexts: Sendable {
-    public static let kind = "paymentContext"
-
     let customers: any PaymentContextCustomer
     let api: any PaymentsAPI
     let redirects: RedirectSessions
-    let writer: OrderedWriter
-    let store: any StateStore
+    let table: RecordTable<PaymentContextRecord>
     let background: BackgroundWork
     let clock: any Clock<Duration>
     let now: @Sendable () -> Date
     let defaultTimeout: Double
     let defaultCompanyName: String?
-    let records = Mutex<[String: PaymentContextRecord]>([:])
     /// Ends the deadline timer of a pending action once it is answered.
     let timers = Mutex<[String: AsyncStream<Void>.Continuation]>([:])
 
     public init(
         customers: any PaymentContextCustomer, api: any PaymentsAPI, redirects: RedirectSessions, log: EventLog,
-        writer: OrderedWriter, background: BackgroundWork, pendingActionTimeout: Double = 600,
-        companyName: String? = nil,
-        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init
+        background: BackgroundWork, pendingActionTimeout: Double = 600, companyName: String? = nil,
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
+        reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         self.customers = customers
         self.api = api
         self.redirects = redirects
-        self.writer = writer
-        store = log.store
+        table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.background = background
         self.clock = clock
         self.now = now
@@ -56,59 +83,58 @@ public final class PaymentContexts: Sendable {
         defaultCompanyName = companyName
     }
 
-    public func create(owner: UInt32, _ params: PaymentContextCreate.Params) async throws -> PaymentContextView {
-        let id = ObjectID.make("pctx_")
-        var configuration = params.configuration ?? PaymentConfiguration()
+    public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
+        var configuration = terms.configuration ?? PaymentConfiguration()
         if configuration.companyName == nil { configuration.companyName = defaultCompanyName ?? "" }
         let stamp = now()
         var record = PaymentContextRecord(
-            id: id, owner: owner, session: params.session, amount: params.amount ?? 0,
-            currency: (params.currency ?? "USD").uppercased(), country: (params.country ?? "US").uppercased(),
-            configuration: configuration, validatesShipping: params.validatesShipping ?? false,
-            defaultPaymentMethod: params.defaultPaymentMethod,
-            pendingActionTimeout: params.pendingActionTimeout ?? defaultTimeout,
-            createdAt: stamp, updatedAt: stamp)
-        if let prefilled = params.prefilledShippingAddress {
+            id: ObjectID.make("pctx_"), owner: caller.uid, session: terms.session, amount: terms.amount,
+            currency: (terms.currency ?? "USD").uppercased(), country: (terms.country ?? "US").uppercased(),
+            configuration: configuration, validatesShipping: terms.validatesShipping,
+            defaultPaymentMethod: terms.defaultPaymentMethod,
+            pendingActionTimeout: terms.pendingActionTimeout ?? defaultTimeout, createdAt: stamp, updatedAt: stamp)
+        if let prefilled = terms.prefilledShippingAddress {
             record.shippingAddress = prefilled
             record.shippingNeedsVerification = true
         }
-        let pending = try records.withLock { all in
-            all[id] = record
-            return writer.enqueue([try record.change("paymentContext.created")])
-        }
-        try await pending.value.get()
-        startLoading(id)
+        try await table.insert(record, .created)
+        startLoading(record.id)
         return record.view
     }
 
-    public func get(id: String, viewer: UInt32?) throws -> PaymentContextView { try record(id, viewer).view }
-
-    public func list(viewer: UInt32?) -> [PaymentContextView] {
-        records.withLock { Array($0.values) }.filter { viewer == nil || $0.owner == viewer }
-            .sorted { $0.createdAt < $1.createdAt }.map(\.view)
+    public func get(id: String, for caller: Caller) async throws -> PaymentContextView {
+        try await table.get(id, for: caller).view
     }
 
-    public func retryLoading(id: String, viewer: UInt32?) async throws -> PaymentContextView {
-        _ = try record(id, viewer, open: true)
-        let view = try await update(id) { record in
+    public func list(for caller: Caller, status: PaymentContextStatus?, startingAfter: String?, limit: Int)
+        async throws -> ([PaymentContextView], hasMore: Bool)
+    {
+        let page = try await table.page(
+            for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
+        return (page.records.map(\.view), page.hasMore)
+    }
+
+    public func retryLoading(id: String, for caller: Caller) async throws -> PaymentContextView {
+        _ = try await record(id, caller, open: true)
+        let view = try await update(id, for: caller) { record in
             guard !record.loading else { return nil }
             record.loading = true
             record.loadError = nil
-            return "paymentContext.didChange"
+            return .didChange
         }
         startLoading(id)
         return view
     }
 
-    public func setAmount(id: String, viewer: UInt32?, amount: Int?, currency: String?, country: String?) async throws
-        -> PaymentContextView
+    public func setAmount(id: String, for caller: Caller, amount: Int?, currency: String?, country: String?)
+        async throws -> PaymentContextView
     {
-        _ = try record(id, viewer, open: true)
-        return try await update(id) { record in
+        _ = try await record(id, caller, open: true)
+        return try await update(id, for: caller) { record in
             if let amount { record.amount = amount }
             if let currency { record.currency = currency.uppercased() }
             if let country { record.country = country.uppercased() }
-            return "paymentContext.didChange"
+            return .didChange
         }
     }
 
@@ -116,7 +142,7 @@ public final class PaymentContexts: Sendable {
     /// context has none), its card PaymentMethods, then the selection.
     func startLoading(_ id: String) {
         background.start { [self] in
-            guard let record = records.withLock({ $0[id] }) else { return }
+            guard let record = try? await table.find(id) else { return }
             do {
                 try await customers.clearCache(session: record.session, owner: record.owner)
                 let customer = try await customers.retrieveCustomer(session: record.session, owner: record.owner)
@@ -134,51 +160,44 @@ public final class PaymentContexts: Sendable {
                     record.options = PaymentContextRecord.options(methods)
                     record.selected = record.options.first { $0.id == chosen }?.id
                     record.loading = false
-                    return "paymentContext.didChange"
+                    return .didChange
                 }
             } catch {
                 _ = try? await update(id) { record in
                     record.loading = false
                     record.loadError = RPCError.json(error)
-                    return "paymentContext.didFailToLoad"
+                    return .didFailToLoad
                 }
             }
-            if records.withLock({ $0[id]?.requestWaitsForLoad }) == true {
+            if (try? await table.find(id))?.requestWaitsForLoad == true {
                 _ = try? await proceedWithRequest(id)
             }
         }
     }
 
-    /// Mutates a record under the lock and commits it with the event `mutate` returns. Nil: nothing a
-    /// client sees changed, so the record changes in memory only (the next event stores it).
+    /// Applies `mutate` to the latest state and commits it with the event it returns (nil: nothing
+    /// changed). A pending action that ended any way (answered, finished, closed) loses its deadline.
     @discardableResult
-    func update(_ id: String, _ mutate: (inout PaymentContextRecord) throws -> String?) async throws
-        -> PaymentContextView
-    {
-        let (view, pending, dropped) = try records.withLock {
-            all -> (PaymentContextView, OrderedWriter.Pending?, String?) in
-            guard var record = all[id] else {
-                throw StpdErrors.notFound("no payment context \(id)", data: ["context": .string(id)])
-            }
+    func update(
+        _ id: String, for caller: Caller = .daemon,
+        _ mutate: (inout PaymentContextRecord) throws -> PaymentContextEvent?
+    ) async throws -> PaymentContextView {
+        var ended: String?
+        let change = try await table.update(id, for: caller) { record in
             let before = record.pending?.id
             let event = try mutate(&record)
-            if event != nil { record.updatedAt = now() }
-            all[id] = record
-            // A pending action that ended any way (answered, finished, closed) needs no deadline.
-            let dropped = before != nil && record.pending?.id != before ? before : nil
-            return (record.view, try event.map { writer.enqueue([try record.change($0)]) }, dropped)
+            ended = event != nil && before != nil && record.pending?.id != before ? before : nil
+            return event
         }
-        if let dropped { endTimer(dropped) }
-        try await pending?.value.get()
-        return view
+        if let ended { endTimer(ended) }
+        return change.record.view
     }
 
-    func record(_ id: String, _ viewer: UInt32?, open: Bool = false) throws -> PaymentContextRecord {
-        guard let record = records.withLock({ $0[id] }), viewer == nil || record.owner == viewer else {
-            throw StpdErrors.notFound("no payment context \(id)", data: ["context": .string(id)])
-        }
-        if open, record.status != "open" {
-            throw StpdErrors.invalidState("payment context \(id) is closed", data: ["state": .string(record.status)])
+    func record(_ id: String, _ caller: Caller, open: Bool = false) async throws -> PaymentContextRecord {
+        let record = try await table.get(id, for: caller)
+        if open, record.status != .open {
+            throw DomainError.invalidState(
+                .paymentContext, id: id, state: record.status.rawValue, detail: "payment context \(id) is closed")
         }
         return record
     }
@@ -186,20 +205,5 @@ public final class PaymentContexts: Sendable {
 
 extension PaymentContexts: Sweepable {
     /// A context is finished when closed, or idle: loaded, no request running, nothing pending.
-    public func sweep(before cutoff: Date) async throws -> Int {
-        let pending = try records.withLock { all -> [OrderedWriter.Pending] in
-            let done = all.values.filter { record in
-                record.updatedAt < cutoff
-                    && (record.status == "closed"
-                        || (!record.loading && record.requestState == .none && record.pending == nil
-                            && !record.requestWaitsForLoad))
-            }
-            return try done.map { record in
-                all[record.id] = nil
-                return writer.enqueue([try record.change("paymentContext.removed").removing()])
-            }
-        }
-        for write in pending { try await write.value.get() }
-        return pending.count
-    }
+    public func sweep(before cutoff: Date) async throws -> Int { try await table.sweep(before: cutoff) }
 }

@@ -3,34 +3,33 @@ import JSONRPC
 import StpdProtocol
 import StripeAPI
 
-/// What the seeds tell an app to do once a redirect completes: poll the Source for a short while
-/// and show chargeable / consumed / failed / still pending; re-fetch the PaymentIntent and show its
-/// status. The result is the session's `outcome` (`redirect.outcome`).
 /// Told when a redirect session's follow-up has an outcome (a payment context waiting on it).
 public protocol RedirectOutcomeFollower: Sendable {
     func redirectSettled(session: String, outcome: RedirectSessionView.Outcome) async
 }
 
-extension RedirectSessions {
+/// What the seeds tell an app to do once a redirect completes: poll the Source for a short while
+/// and show chargeable / consumed / failed / still pending; re-fetch the PaymentIntent and show its
+/// status. The result is the session's `outcome` (`redirect.outcome`).
+extension RedirectSessions: PollFollower {
     public func follow(with follower: any RedirectOutcomeFollower) { outcomeFollowers.withLock { $0.append(follower) } }
 
-    func startFollowUp(_ view: RedirectSessionView) {
-        guard let record = try? record(view.id, nil), record.awaitsOutcome else { return }
+    func startFollowUp(_ record: RedirectRecord) {
+        guard record.awaitsOutcome else { return }
         background.start { [self] in await followUp(record) }
     }
 
     /// After a restart: a Source's follow-up poll resumes by itself unless the crash came first.
     func resumeFollowUp(_ record: RedirectRecord) async {
-        if record.kind == .source, let id = record.sourceId, let poll = try? sources.get(id: id, viewer: nil).poll,
-            poll.redirect == record.id
+        if record.kind == .source, let id = record.sourceId, let source = try? await sources.table.find(id),
+            let poll = source.poll, poll.redirect == record.id
         {
-            if poll.status == "finished" {
-                let source = try? sources.get(id: id, viewer: nil).source
-                await pollFinished(redirect: record.id, source: source, error: poll.error)
+            if poll.status == .finished {
+                await pollFinished(redirect: record.id, source: source.view.source, error: poll.error)
             }
             return
         }
-        startFollowUp(record.view)
+        startFollowUp(record)
     }
 
     private func followUp(_ record: RedirectRecord) async {
@@ -39,7 +38,7 @@ extension RedirectSessions {
             guard let id = record.sourceId else { return }
             do {
                 _ = try await sources.startPoll(
-                    id: id, viewer: nil, clientSecret: record.clientSecret, timeout: record.followUpTimeout,
+                    id: id, for: .daemon, clientSecret: record.clientSecret, timeout: record.followUpTimeout,
                     redirect: record.id)
             } catch {
                 await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
@@ -62,15 +61,14 @@ extension RedirectSessions {
     }
 
     private func settle(_ id: String, result: String, error: JSONValue?, object: JSONValue?) async {
-        let settled = try? await transition(id) { record, _ in
+        let settled = try? await table.update(id, for: .daemon) { record in
             guard record.awaitsOutcome else { return nil }
             record.outcome = .init(result: result, error: error, object: object, at: now().formatted(.iso8601))
-            return "redirect.outcome"
+            return .outcome
         }
-        if settled?.event != nil, let outcome = settled?.view.outcome {
-            for follower in outcomeFollowers.withLock({ $0 }) {
-                await follower.redirectSettled(session: id, outcome: outcome)
-            }
+        guard settled?.event != nil, let outcome = settled?.record.outcome else { return }
+        for follower in outcomeFollowers.withLock({ $0 }) {
+            await follower.redirectSettled(session: id, outcome: outcome)
         }
     }
 }

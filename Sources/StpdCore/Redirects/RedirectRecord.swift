@@ -3,9 +3,10 @@ import JSONRPC
 import StpdProtocol
 
 /// What stpd stores of a redirect session: the view's fields plus the client secret it needs for
-/// the follow-up, and its place in the registration order of return URLs.
-struct RedirectRecord: Codable, Sendable {
-    enum Status: String, Codable, Sendable { case notStarted, inProgress, completed, cancelled }
+/// the follow-up, and the lookup key its return URL is filed under while it is in progress (the
+/// store orders a key's records by when they were filed: the earliest started wins a URL).
+struct RedirectRecord: DurableRecord {
+    typealias Status = RedirectStatus
     enum Kind: String, Codable, Sendable { case source, paymentIntent }
 
     var id: String
@@ -22,8 +23,8 @@ struct RedirectRecord: Codable, Sendable {
     var mode: RedirectMode?
     var opener: RedirectOpener?
     var openURL: String?
-    /// Registration order among started sessions: the earliest wins when several match a URL.
-    var order: Int64?
+    /// The key its return URL is filed under (`ReturnURL.lookupKeys`), chosen when it starts.
+    var returnKey: String?
     var followUpTimeout: Double
     var completion: RedirectSessionView.Completion?
     var outcome: RedirectSessionView.Outcome?
@@ -38,16 +39,24 @@ struct RedirectRecord: Codable, Sendable {
 
     var view: RedirectSessionView {
         RedirectSessionView(
-            id: id, status: status.rawValue, kind: kind.rawValue, sourceId: sourceId, paymentIntentId: paymentIntentId,
+            id: id, status: status, kind: kind.rawValue, sourceId: sourceId, paymentIntentId: paymentIntentId,
             nativeURL: nativeURL, redirectURL: redirectURL, returnURL: returnURL, mode: mode, opener: opener,
             openURL: openURL, followUpTimeout: followUpTimeout, completion: completion, outcome: outcome,
             createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
     }
 
-    func change(_ event: String) throws -> StateChange {
-        let object = StoredObject(
-            id: id, kind: RedirectSessions.kind, ownerUID: owner, state: try JSONCoding.value(of: self),
-            createdAt: createdAt, updatedAt: updatedAt)
-        return StateChange(object: object, eventType: event, publicState: try JSONCoding.value(of: view))
+    static let kind = ObjectKind.redirect
+    static let removed: RedirectEvent? = .removed
+    static let foregroundKey = LookupKey.make("redirect", "completesOnForeground")
+
+    var queryStatus: String? { status.rawValue }
+    /// Its follow-up runs in this process.
+    var isLive: Bool { awaitsOutcome }
+    /// Cancelled, completed with its outcome (or an error), or never started.
+    var isFinished: Bool { status != .inProgress && !awaitsOutcome }
+    var isTerminal: Bool { status == .cancelled || (status == .completed && !awaitsOutcome) }
+    var lookupKeys: [String] {
+        guard status == .inProgress else { return [] }
+        return (returnKey.map { [$0] } ?? []) + (completesOnForeground ? [Self.foregroundKey] : [])
     }
 }

@@ -50,3 +50,28 @@ public struct ReturnURL: Sendable, Hashable {
             && queryItems.allSatisfy { incoming.queryValues[$0.name] == $0.value }
     }
 }
+
+/// Where a registered return URL is filed in the store, so matching an incoming URL reads only
+/// the sessions that could match. A URL must share scheme, host and path (its bucket) with a
+/// session's to match, and every valued query item of the session's must be in it; so a session
+/// is filed under its bucket and one of its valued items (or the bucket alone when it has none),
+/// and an incoming URL looks under its bucket alone and under each of its items.
+extension ReturnURL {
+    /// The keys a session with this URL may be filed under: one per valued item, or the bucket's.
+    var filingKeys: [String] {
+        let valued = queryItems.compactMap { item in item.value.map { (item.name, $0) } }
+        return valued.isEmpty ? [bucketKey] : valued.map { itemKey($0.0, $0.1) }
+    }
+
+    /// Every key a session matching this incoming URL can be filed under.
+    var candidateKeys: [String] { [bucketKey] + queryValues.map { itemKey($0.key, $0.value) } }
+
+    private var bucketKey: String { LookupKey.make("rurl", Self.part(schemeKey), Self.part(hostKey), path) }
+
+    private func itemKey(_ name: String, _ value: String) -> String {
+        LookupKey.make("rurl", Self.part(schemeKey), Self.part(hostKey), path, name, value)
+    }
+
+    /// Absent and empty differ (as nil and "" do in the SDK's comparison).
+    private static func part(_ value: String?) -> String { value.map { "=" + $0 } ?? "" }
+}

@@ -5,8 +5,10 @@ import StripeAPI
 
 /// What stpd stores of a Source: the object as last fetched (without its client secret, kept apart
 /// so it never reaches an event), and its poll.
-struct SourceRecord: Codable, Sendable {
+struct SourceRecord: DurableRecord {
     struct Poll: Codable, Sendable {
+        /// Tells this poll's results from those of one it replaced (nil in rows from before ids).
+        var id: String?
         var status: PollStatus
         var progress: PollProgress
         var redirect: String?
@@ -14,8 +16,6 @@ struct SourceRecord: Codable, Sendable {
         var sourceStatus: String?
         var error: JSONValue?
     }
-
-    enum PollStatus: String, Codable, Sendable { case polling, paused, finished, stopped }
 
     var id: String
     var owner: UInt32
@@ -59,26 +59,21 @@ struct SourceRecord: Codable, Sendable {
         let deadline = poll.progress.startedAt.addingTimeInterval(poll.progress.timeout)
         let seen = poll.progress.latestSource.flatMap { try? Source(json: $0, codingPath: []) }?.status.rawValue
         return PollView(
-            status: poll.status.rawValue, startedAt: poll.progress.startedAt.formatted(.iso8601),
+            status: poll.status, startedAt: poll.progress.startedAt.formatted(.iso8601),
             deadline: deadline.formatted(.iso8601), timeout: poll.progress.timeout,
             retryCount: poll.progress.retryCount,
             sourceStatus: poll.sourceStatus ?? seen, error: poll.error, redirect: poll.redirect)
     }
 
-    func change(_ event: String) throws -> StateChange {
-        let object = StoredObject(
-            id: id, kind: SourceService.kind, ownerUID: owner, state: try JSONCoding.value(of: self),
-            createdAt: createdAt, updatedAt: updatedAt)
-        return StateChange(object: object, eventType: event, publicState: try JSONCoding.value(of: view))
-    }
-}
+    static let kind = ObjectKind.source
+    static let removed: SourceEvent? = .removed
+    static let pausedKey = LookupKey.make("source", "pollPaused")
 
-extension RPCError {
-    /// The error as JSON inside an object's state (a poll's or a redirect's end).
-    static func json(_ error: any Error) -> JSONValue {
-        let rpc =
-            (error as? any RPCErrorConvertible)?.rpcError ?? (error as? RPCError)
-            ?? RPCError.internalError(String(describing: error))
-        return (try? JSONCoding.value(of: rpc)) ?? .null
-    }
+    /// Stripe's status of the Source, as last fetched.
+    var queryStatus: String? { source["status"]?.stringValue }
+    /// A running poll needs this process; a paused one waits for app.foreground.
+    var isLive: Bool { poll?.status == .polling }
+    /// No poll runs or waits for it.
+    var isFinished: Bool { poll.map { $0.status == .finished || $0.status == .stopped } ?? true }
+    var lookupKeys: [String] { poll?.status == .paused ? [Self.pausedKey] : [] }
 }

@@ -11,28 +11,24 @@ public protocol PollFollower: Sendable {
 
 /// Sources stpd created or retrieved, and their durable polls (the SDK's STPSourcePoller registry:
 /// one poll per source, a new one replaces the old silently, a stopped one never reports).
-/// Events: `source.created`, `source.retrieved` (first seen), `source.updated`, `source.pollStarted`, `source.polled`,
-/// `source.pollPaused`, `source.pollResumed`, `source.pollFinished`, `source.pollStopped`.
+/// The record core keeps the records; this service owns the running pollers. Each poll has an id,
+/// and a poller's results are applied only while its poll is the record's current, running one,
+/// so a replaced, stopped or paused poll can never write.
 public final class SourceService: Sendable {
-    public static let kind = "source"
-
     private let api: any PaymentsAPI
-    private let writer: OrderedWriter
-    private let store: any StateStore
+    let table: RecordTable<SourceRecord>
     private let background: BackgroundWork
     private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
-    private let records = Mutex<[String: SourceRecord]>([:])
     private let pollers = Mutex<[String: SourcePoller]>([:])
     private let follower = Mutex<(any PollFollower)?>(nil)
 
     public init(
-        api: any PaymentsAPI, log: EventLog, writer: OrderedWriter, background: BackgroundWork,
-        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init
+        api: any PaymentsAPI, log: EventLog, background: BackgroundWork, clock: any Clock<Duration> = ContinuousClock(),
+        now: @escaping @Sendable () -> Date = Date.init, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         self.api = api
-        self.writer = writer
-        store = log.store
+        table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.background = background
         self.clock = clock
         self.now = now
@@ -40,215 +36,208 @@ public final class SourceService: Sendable {
 
     public func follow(with follower: any PollFollower) { self.follower.withLock { $0 = follower } }
 
-    /// Loads the stored Sources and resumes the polls that were running (paused ones stay paused).
+    /// Resumes the polls that were running (paused ones stay paused until app.foreground).
     public func restore() async throws {
-        let stored = try await store.objects(kind: Self.kind).map {
-            try JSONCoding.typed(SourceRecord.self, from: $0.state)
-        }
-        records.withLock { all in for record in stored { all[record.id] = record } }
-        for record in stored where record.poll?.status == .polling { launch(record) }
+        for record in try await table.restore() { launch(record) }
     }
 
-    public func create(owner: UInt32, params: [String: JSONValue]) async throws -> (SourceView, String?) {
+    public func create(for caller: Caller, params: [String: JSONValue]) async throws -> (SourceView, String?) {
         let source = try await api.createSource(params)
-        let record = SourceRecord(source: source, owner: owner, clientSecret: nil, at: now())
-        let pending = try records.withLock { all in
-            all[record.id] = record
-            return writer.enqueue([try record.change("source.created")])
-        }
-        try await pending.value.get()
+        let record = try await table.insert(
+            SourceRecord(source: source, owner: caller.uid, clientSecret: nil, at: now()), .created)
         return (record.view, source.clientSecret)
     }
 
-    public func retrieve(id: String, clientSecret: String, viewer: UInt32?, owner: UInt32) async throws -> (
-        SourceView, Source
-    ) {
-        if let known = records.withLock({ $0[id] }), !Self.visible(known, to: viewer) {
-            throw StpdErrors.permissionDenied("source \(id) was created by another user", data: ["source": .string(id)])
+    /// Fetches the Source with its client secret and remembers it (first seen: `source.retrieved`;
+    /// changed since: `source.updated`).
+    public func retrieve(id: String, clientSecret: String, for caller: Caller) async throws -> (SourceView, Source) {
+        if let known = try await table.find(id), !caller.sees(known.owner) {
+            throw DomainError.notFound(.source, id: id)
         }
         let source = try await api.retrieveSource(id: id, clientSecret: clientSecret)
-        let view = try await update(id: id) { record in
-            guard var known = record else {
-                record = SourceRecord(source: source, owner: owner, clientSecret: clientSecret, at: now())
-                return "source.retrieved"
+        let fresh = SourceRecord.public(source.allResponseFields)
+        do {
+            let change = try await table.update(id, for: caller) { record in
+                guard record.source != fresh || record.clientSecret != clientSecret else { return nil }
+                record.source = fresh
+                record.clientSecret = clientSecret
+                return .updated
             }
-            let fresh = SourceRecord.public(source.allResponseFields)
-            defer { record = known }
-            guard known.source != fresh || known.clientSecret != clientSecret else { return nil }
-            known.source = fresh
-            known.clientSecret = clientSecret
-            return "source.updated"
+            return (change.record.view, source)
+        } catch DomainError.notFound {
+            let record = SourceRecord(source: source, owner: caller.uid, clientSecret: clientSecret, at: now())
+            do {
+                return (try await table.insert(record, .retrieved).view, source)
+            } catch is StoreConflict {
+                // Another call recorded it first: this one is then an update.
+                return try await retrieve(id: id, clientSecret: clientSecret, for: caller)
+            }
         }
-        return (view, source)
     }
 
-    public func get(id: String, viewer: UInt32?) throws -> SourceView { try record(id, viewer).view }
-
-    public func list(viewer: UInt32?) -> [SourceView] {
-        records.withLock { Array($0.values) }.filter { Self.visible($0, to: viewer) }.sorted {
-            $0.createdAt < $1.createdAt
-        }
-        .map(\.view)
+    public func get(id: String, for caller: Caller) async throws -> SourceView {
+        try await table.get(id, for: caller).view
     }
 
-    /// The client secret stpd holds for a Source the viewer may see.
-    public func clientSecret(id: String, viewer: UInt32?) -> String? {
-        records.withLock { $0[id] }.flatMap { Self.visible($0, to: viewer) ? $0.clientSecret : nil }
+    public func list(for caller: Caller, status: String?, startingAfter: String?, limit: Int) async throws
+        -> ([SourceView], hasMore: Bool)
+    {
+        let page = try await table.page(for: caller, status: status, startingAfter: startingAfter, limit: limit)
+        return (page.records.map(\.view), page.hasMore)
+    }
+
+    /// The client secret stpd holds for a Source the caller may see.
+    public func clientSecret(id: String, for caller: Caller) async throws -> String? {
+        try await table.find(id).flatMap { caller.sees($0.owner) ? $0.clientSecret : nil }
     }
 
     /// Starts (or replaces) the Source's poll. `redirect`: the session it follows up.
     public func startPoll(
-        id: String, viewer: UInt32?, clientSecret: String?, timeout: Double?, redirect: String? = nil
+        id: String, for caller: Caller, clientSecret: String?, timeout: Double?, redirect: String? = nil
     ) async throws -> SourceView {
-        let known = try record(id, viewer)
+        let known = try await table.get(id, for: caller)
         guard let secret = clientSecret ?? known.clientSecret else {
-            throw RPCError.invalidParams("stpd holds no client secret for \(id)", parameter: "clientSecret")
+            throw DomainError.invalidInput(input: "clientSecret", detail: "stpd holds no client secret for \(id)")
         }
-        pollers.withLock { $0.removeValue(forKey: id) }?.stop()
-        let progress = PollProgress(startedAt: now(), requestedTimeout: timeout ?? SourcePoller.maxTimeout)
-        let view = try await update(id: id) { record in
-            record!.clientSecret = secret
-            record!.poll = .init(status: .polling, progress: progress, redirect: redirect)
-            return "source.pollStarted"
+        let poll = SourceRecord.Poll(
+            id: ObjectID.make("poll_"), status: .polling,
+            progress: PollProgress(startedAt: now(), requestedTimeout: timeout ?? SourcePoller.maxTimeout),
+            redirect: redirect)
+        let change = try await table.update(id, for: caller) { record in
+            record.clientSecret = secret
+            record.poll = poll
+            return .pollStarted
         }
-        if let record = records.withLock({ $0[id] }) { launch(record) }
-        return view
+        launch(change.record)
+        return change.record.view
     }
 
-    public func stopPoll(id: String, viewer: UInt32?) async throws -> SourceView {
-        let known = try record(id, viewer)
-        pollers.withLock { $0.removeValue(forKey: id) }?.stop()
-        guard let status = known.poll?.status, status == .polling || status == .paused else { return known.view }
-        return try await update(id: id) { record in
-            record!.poll!.status = .stopped
-            return "source.pollStopped"
+    public func stopPoll(id: String, for caller: Caller) async throws -> SourceView {
+        let change = try await table.update(id, for: caller) { record in
+            guard let status = record.poll?.status, status == .polling || status == .paused else { return nil }
+            record.poll?.status = .stopped
+            return .pollStopped
         }
+        stopPoller(id)
+        return change.record.view
     }
 
-    /// app.background: pauses the viewer's running polls; returns their source ids.
-    public func pauseAll(viewer: UInt32?) async throws -> [String] {
-        let running = records.withLock {
-            $0.values.filter { Self.visible($0, to: viewer) && $0.poll?.status == .polling }
-        }
-        for record in running {
-            pollers.withLock { $0[record.id] }?.pause()
-            try await update(id: record.id) { record in
-                guard record?.poll?.status == .polling else { return nil }
-                record!.poll!.status = .paused
-                return "source.pollPaused"
+    /// app.background: pauses the caller's running polls; returns their source ids.
+    public func pauseAll(for caller: Caller) async throws -> [String] {
+        var paused: [String] = []
+        for record in try await table.live(for: caller) {
+            let change = try await table.update(record.id, for: caller) { record in
+                guard record.poll?.status == .polling else { return nil }
+                record.poll?.status = .paused
+                return .pollPaused
+            }
+            if change.event != nil {
+                stopPoller(record.id)
+                paused.append(record.id)
             }
         }
-        return running.map(\.id)
+        return paused
     }
 
-    /// app.foreground: resumes the viewer's paused polls, each polling at once.
-    public func resumeAll(viewer: UInt32?) async throws -> [String] {
-        let paused = records.withLock {
-            $0.values.filter { Self.visible($0, to: viewer) && $0.poll?.status == .paused }
-        }
-        for record in paused {
-            try await update(id: record.id) { record in
-                guard record?.poll?.status == .paused else { return nil }
-                record!.poll!.status = .polling
-                return "source.pollResumed"
+    /// app.foreground: resumes the caller's paused polls, each polling at once.
+    public func resumeAll(for caller: Caller) async throws -> [String] {
+        var resumed: [String] = []
+        for record in try await table.filed(under: SourceRecord.pausedKey, for: caller) {
+            let change = try await table.update(record.id, for: caller) { record in
+                guard record.poll?.status == .paused else { return nil }
+                record.poll?.status = .polling
+                return .pollResumed
             }
-            if let fresh = records.withLock({ $0[record.id] }) { launch(fresh) }
+            if change.event != nil {
+                launch(change.record)
+                resumed.append(record.id)
+            }
         }
-        return paused.map(\.id)
+        return resumed
     }
 
-    /// Runs a poller for the record's saved progress as background work (which keeps the daemon up).
+    /// Runs a poller for the record's running poll as background work (which keeps the daemon up).
     private func launch(_ record: SourceRecord) {
-        guard let poll = record.poll, let secret = record.clientSecret else { return }
-        let id = record.id
-        let api = self.api
+        guard let poll = record.poll, poll.status == .polling, let secret = record.clientSecret else { return }
+        let (id, api) = (record.id, api)
         let poller = SourcePoller(
             sourceID: id, clientSecret: secret, progress: poll.progress, clock: clock, now: now,
             fetch: { id, secret in await api.pollSource(id: id, clientSecret: secret) })
-        pollers.withLock { $0.removeValue(forKey: id) }?.stop()
-        pollers.withLock { $0[id] = poller }
+        pollers.withLock { $0.updateValue(poller, forKey: id) }?.stop()
+        let seen = SeenProgress(poll.progress)
         background.start { [self] in
-            let end = await poller.run { progress in await self.progressed(id, poller, progress) }
-            if case .finished(let source, let error) = end { await finished(id, poller, source, error) }
+            let end = await poller.run { progress in
+                // Most responses change nothing a client sees: those cost no store round trip.
+                if seen.changes(to: progress) { await self.progressed(id, poll.id, progress) }
+            }
+            pollers.withLock { if $0[id] === poller { $0[id] = nil } }
+            if case .finished(let source, let error) = end {
+                await finished(id, poll.id, source, error, poller.progress)
+            }
         }
     }
 
-    private func isCurrent(_ id: String, _ poller: SourcePoller) -> Bool {
-        pollers.withLock { $0[id] === poller }
+    private func stopPoller(_ id: String) {
+        pollers.withLock { $0.removeValue(forKey: id) }?.stop()
     }
 
     /// Saves progress; an event only when what a client sees changed (status seen, error, retries).
-    private func progressed(_ id: String, _ poller: SourcePoller, _ progress: PollProgress) async {
-        guard isCurrent(id, poller) else { return }
-        _ = try? await update(id: id) { record in
-            guard let old = record?.poll?.progress else { return nil }
-            record!.poll!.progress = progress
-            if let latest = progress.latestSource { record!.source = SourceRecord.public(latest) }
-            let seen = { (p: PollProgress) in p.latestSource?["status"] }
-            let visible =
-                seen(old) != seen(progress) || old.retryCount != progress.retryCount
-                || old.lastError != progress.lastError
-            return visible ? "source.polled" : nil
+    /// Invisible progress is not written: the poller holds it, and a restart resumes from the
+    /// poll's start and deadline, which are stored.
+    private func progressed(_ id: String, _ pollID: String?, _ progress: PollProgress) async {
+        _ = try? await table.update(id, for: .daemon) { record in
+            guard var poll = record.poll, poll.id == pollID, poll.status == .polling else { return nil }
+            let visible = SeenProgress.differ(poll.progress, progress)
+            poll.progress = progress
+            record.poll = poll
+            if let latest = progress.latestSource { record.source = SourceRecord.public(latest) }
+            return visible ? .polled : nil
         }
     }
 
-    private func finished(_ id: String, _ poller: SourcePoller, _ source: JSONValue?, _ error: PollError?) async {
-        guard isCurrent(id, poller) else { return }
-        pollers.withLock { if $0[id] === poller { $0[id] = nil } }
+    private func finished(
+        _ id: String, _ pollID: String?, _ source: JSONValue?, _ error: PollError?, _ progress: PollProgress
+    ) async {
         let errorJSON = error.map { RPCError.json($0.stripeError) }
-        let view = try? await update(id: id) { record in
-            guard record?.poll != nil else { return nil }
-            if let source { record!.source = SourceRecord.public(source) }
-            record!.poll!.status = .finished
-            record!.poll!.progress = poller.progress
-            record!.poll!.sourceStatus = source?["status"]?.stringValue
-            record!.poll!.error = errorJSON
-            return "source.pollFinished"
+        let change = try? await table.update(id, for: .daemon) { record in
+            guard var poll = record.poll, poll.id == pollID, poll.status == .polling else { return nil }
+            if let source { record.source = SourceRecord.public(source) }
+            poll.status = .finished
+            poll.progress = progress
+            poll.sourceStatus = source?["status"]?.stringValue
+            poll.error = errorJSON
+            record.poll = poll
+            return .pollFinished
         }
-        if let redirect = view?.poll?.redirect, let follower = follower.withLock({ $0 }) {
-            await follower.pollFinished(redirect: redirect, source: view?.source, error: errorJSON)
+        guard let change, change.event != nil, let redirect = change.record.poll?.redirect,
+            let follower = follower.withLock({ $0 })
+        else { return }
+        await follower.pollFinished(redirect: redirect, source: change.record.view.source, error: errorJSON)
+    }
+}
+
+/// What a poll's client sees of its progress (the source status, retries, the error), as last
+/// recorded: the poller's record callback tells from it whether a response changed anything.
+private final class SeenProgress: Sendable {
+    private let last: Mutex<PollProgress>
+
+    init(_ progress: PollProgress) { last = Mutex(progress) }
+
+    /// Whether `progress` differs from the last one seen, which it then becomes.
+    func changes(to progress: PollProgress) -> Bool {
+        last.withLock { last in
+            defer { last = progress }
+            return Self.differ(last, progress)
         }
     }
 
-    /// Mutates a record under the lock and commits it with `event` (nil: keep in memory only).
-    @discardableResult
-    private func update(id: String, _ mutate: (inout SourceRecord?) throws -> String?) async throws -> SourceView {
-        let (view, pending) = try records.withLock { all -> (SourceView, OrderedWriter.Pending?) in
-            var record = all[id]
-            let event = try mutate(&record)
-            guard var record else { throw StpdErrors.notFound("no source \(id)", data: ["source": .string(id)]) }
-            if event != nil { record.updatedAt = now() }
-            all[id] = record
-            return (record.view, try event.map { writer.enqueue([try record.change($0)]) })
-        }
-        try await pending?.value.get()
-        return view
+    static func differ(_ old: PollProgress, _ new: PollProgress) -> Bool {
+        old.latestSource?["status"] != new.latestSource?["status"] || old.retryCount != new.retryCount
+            || old.lastError != new.lastError
     }
-
-    private func record(_ id: String, _ viewer: UInt32?) throws -> SourceRecord {
-        guard let record = records.withLock({ $0[id] }), Self.visible(record, to: viewer) else {
-            throw StpdErrors.notFound("no source \(id)", data: ["source": .string(id)])
-        }
-        return record
-    }
-
-    static func visible(_ record: SourceRecord, to viewer: UInt32?) -> Bool { viewer == nil || record.owner == viewer }
 }
 
 extension SourceService: Sweepable {
     /// A Source is finished when no poll runs or waits for it.
-    public func sweep(before cutoff: Date) async throws -> Int {
-        let pending = try records.withLock { all -> [OrderedWriter.Pending] in
-            let done = all.values.filter { record in
-                record.updatedAt < cutoff
-                    && (record.poll == nil || record.poll?.status == .finished || record.poll?.status == .stopped)
-            }
-            return try done.map { record in
-                all[record.id] = nil
-                return writer.enqueue([try record.change("source.removed").removing()])
-            }
-        }
-        for write in pending { try await write.value.get() }
-        return pending.count
-    }
+    public func sweep(before cutoff: Date) async throws -> Int { try await table.sweep(before: cutoff) }
 }

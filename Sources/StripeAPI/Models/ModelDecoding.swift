@@ -95,16 +95,6 @@ struct ModelFields {
         return n
     }
 
-    func requireObject(_ key: String) throws -> JSONValue {
-        let value = try requirePresent(key)
-        guard case .object = value else {
-            throw DecodingError.typeMismatch(
-                [String: JSONValue].self,
-                .init(codingPath: path(key), debugDescription: "Expected an object, found \(value.typeName)"))
-        }
-        return value
-    }
-
     func requireArray(_ key: String) throws -> [JSONValue] {
         let value = try requirePresent(key)
         guard case .array(let a) = value else {

@@ -66,7 +66,6 @@ final class FakeContextCustomer: PaymentContextCustomer {
     var customerID: String { state.withLock { $0.customer["id"]?.stringValue ?? "" } }
 
     func setCustomer(_ customer: JSONValue) { state.withLock { $0.customer = customer } }
-    func setMethods(_ methods: [JSONValue]) { state.withLock { $0.methods = methods } }
 
     /// The next `times` calls of `op` throw `error`.
     func fail(_ op: Op, with error: any Error, times: Int = 1) {

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import StpdCore
+@_spi(Testing) import StpdProtocol
 import StpdStore
 import Testing
 
@@ -41,7 +42,9 @@ func change(
     _ id: String, _ type: String = "payment_context.updated", kind: String = "payment_context", owner: UInt32 = 1000,
     state: JSONValue = [:], removes: Bool = false
 ) -> StateChange {
-    StateChange(object: object(id, kind: kind, owner: owner, state: state), eventType: type, removesObject: removes)
+    StateChange(
+        object: object(id, kind: kind, owner: owner, state: state), eventType: EventType(testing: type),
+        removesObject: removes)
 }
 
 /// `count` changes to distinct objects, so each appends one event.
@@ -51,4 +54,23 @@ func changes(_ count: Int, type: String = "payment_context.updated") -> [StateCh
 
 extension Array where Element == Event {
     var seqs: [Int64] { map(\.seq) }
+}
+
+/// The error `body` throws as a client sees it (the domain's errors converted as the router
+/// converts them); records an issue when nothing is thrown.
+func wireError<T>(
+    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> T
+) async -> RPCError? {
+    do {
+        _ = try await body()
+        Issue.record("expected an error", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as any RPCErrorConvertible {
+        return error.rpcError
+    } catch let error as RPCError {
+        return error
+    } catch {
+        Issue.record("\(error) has no JSON-RPC form", sourceLocation: sourceLocation)
+        return nil
+    }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// nothing on a gate *after* reading. That reproduces, on demand, the window in which a
 /// subscription's replay has just seen the end of the log and events are committed before it
 /// switches to live delivery.
-final class GatedStore: StateStore {
+final class GatedStore: ForwardingStore {
     let inner: any StateStore
     let gate = Gate()
     private let armed = Mutex(false)
@@ -27,15 +27,6 @@ final class GatedStore: StateStore {
         return page
     }
 
-    func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
-        try await inner.apply(changes, at: time)
-    }
-    func object(id: String) async throws -> StoredObject? { try await inner.object(id: id) }
-    func objects(kind: String) async throws -> [StoredObject] { try await inner.objects(kind: kind) }
-    func eventBounds() async throws -> EventBounds { try await inner.eventBounds() }
-    func prune(_ retention: EventRetention, now: Date) async throws -> Int {
-        try await inner.prune(retention, now: now)
-    }
 }
 
 /// A minimal store that is not an actor: its methods run on the caller's executor. With a
@@ -51,7 +42,7 @@ final class LockedStore: StateStore {
         log.withLock { log in
             changes.map { change in
                 let event = Event(
-                    seq: Int64(log.count + 1), time: time, type: change.eventType, objectId: change.object.id,
+                    seq: Int64(log.count + 1), time: time, type: change.eventType.name, objectId: change.object.id,
                     objectKind: change.object.kind, ownerUID: change.object.ownerUID, object: change.object.state)
                 log.append(event)
                 return event
@@ -68,6 +59,11 @@ final class LockedStore: StateStore {
     }
 
     func object(id: String) async throws -> StoredObject? { nil }
-    func objects(kind: String) async throws -> [StoredObject] { [] }
+    func objects(_ query: ObjectQuery) async throws -> [StoredObject] { [] }
+    func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) async throws -> [KeyHit] { [] }
+    func keyCount(key: String, cap: Int) async throws -> Int { 0 }
+    func rederive(_ object: StoredObject, keys: [String]) async throws {}
+    func setAside(id: String, reason: String) async throws {}
+    func setAsideCount() async throws -> Int { 0 }
     func prune(_ retention: EventRetention, now: Date) async throws -> Int { 0 }
 }

@@ -1,0 +1,72 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+
+/// What is stored of a customer session: the view's fields plus the adapter with its credentials.
+struct CustomerSessionRecord: DurableRecord {
+    static let kind = ObjectKind.customerSession
+    static let removed: CustomerEvent? = .removed
+
+    var id: String
+    var owner: UInt32
+    var status = CustomerSessionStatus.open
+    var adapter: CustomerAdapter
+    var customerId: String?
+    var lastSelectedPaymentMethod: String?
+    var customerFetchedAt: Date?
+    var paymentMethodsFetchedAt: Date?
+    var lastError: JSONValue?
+    var createdAt: Date
+    var updatedAt: Date
+
+    init(id: String, owner: UInt32, adapter: CustomerAdapter, createdAt: Date) {
+        self.id = id
+        self.owner = owner
+        self.adapter = adapter
+        self.createdAt = createdAt
+        self.updatedAt = createdAt
+    }
+
+    var queryStatus: String? { status.rawValue }
+    var isFinished: Bool { status == .closed }
+    var isTerminal: Bool { status == .closed }
+
+    var view: CustomerSessionView {
+        CustomerSessionView(
+            id: id, status: status, adapter: adapter.redacted, customerId: customerId,
+            lastSelectedPaymentMethod: lastSelectedPaymentMethod,
+            customerFetchedAt: customerFetchedAt?.formatted(.iso8601),
+            paymentMethodsFetchedAt: paymentMethodsFetchedAt?.formatted(.iso8601), lastError: lastError,
+            createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
+    }
+}
+
+/// The last PaymentMethod a uid selected for a Stripe customer, shared by that uid's sessions
+/// (the SDK keeps it per customer). Its new state never depends on the old: written with `put`.
+struct CustomerPreference: DurableRecord {
+    static let kind = ObjectKind.customerPreference
+    static let removed: CustomerPreferenceEvent? = nil
+
+    var id: String
+    var owner: UInt32
+    var customerId: String
+    var paymentMethod: String?
+    var createdAt: Date
+    var updatedAt: Date
+
+    static func id(_ customer: String, _ owner: UInt32) -> String { "cpref_\(owner)_\(customer)" }
+
+    var view: View { View(customerId: customerId, paymentMethod: paymentMethod) }
+
+    struct View: Codable, Sendable {
+        var customerId: String
+        /// Encoded even when nil: the event says the preference was cleared.
+        var paymentMethod: String?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(customerId, forKey: .customerId)
+            try container.encode(paymentMethod, forKey: .paymentMethod)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// The kinds of durable object, as the store names them.
+public enum ObjectKind: String, Sendable, Hashable, CaseIterable, Codable {
+    case customerSession, customerPreference, appRequest, source, redirect, paymentContext, debug
+
+    /// How an error message names one ("no redirect session rdr_...").
+    public var noun: String {
+        switch self {
+        case .customerSession: "customer session"
+        case .customerPreference: "customer preference"
+        case .appRequest: "app request"
+        case .source: "source"
+        case .redirect: "redirect session"
+        case .paymentContext: "payment context"
+        case .debug: "debug object"
+        }
+    }
+
+    /// The member of an error's `data` naming the id, as the RPC params name it.
+    public var parameter: String {
+        switch self {
+        case .customerSession, .redirect: "session"
+        case .customerPreference: "customer"
+        case .appRequest: "request"
+        case .source: "source"
+        case .paymentContext: "context"
+        case .debug: "objectId"
+        }
+    }
+}

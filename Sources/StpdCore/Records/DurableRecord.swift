@@ -1,0 +1,49 @@
+import Foundation
+import StpdProtocol
+
+/// A kind of durable object as the record core (`RecordTable`) keeps it: the stored form (with
+/// its secrets), what clients see of it, its events, and what the store derives from it to query
+/// it without decoding it.
+public protocol DurableRecord: Codable, Sendable {
+    associatedtype Event: EventName
+    associatedtype View: Encodable & Sendable
+
+    static var kind: ObjectKind { get }
+    /// The event announcing its removal by the retention sweep; nil: never swept.
+    static var removed: Event? { get }
+
+    var id: String { get }
+    /// The uid that created it; only that uid (and root) may see or change it.
+    var owner: UInt32 { get }
+    var createdAt: Date { get }
+    var updatedAt: Date { get set }
+    /// What replies and events carry (secrets left out).
+    var view: View { get }
+
+    /// The status lists filter by, if the kind has one.
+    var queryStatus: String? { get }
+    /// Needs this process's attention (a running poll, a deadline, a follow-up): `restore` loads it.
+    var isLive: Bool { get }
+    /// Done: the retention sweep removes it once untouched for the retention age.
+    var isFinished: Bool { get }
+    /// Nothing may happen to it any more (closed, cancelled): a change that would announce an
+    /// event is refused with InvalidState, so it never comes back to life.
+    var isTerminal: Bool { get }
+    /// The lookup keys the store files it under (see `RecordTable.filed(under:for:)`).
+    var lookupKeys: [String] { get }
+}
+
+extension DurableRecord {
+    public var queryStatus: String? { nil }
+    public var isLive: Bool { false }
+    public var isFinished: Bool { false }
+    public var isTerminal: Bool { false }
+    public var lookupKeys: [String] { [] }
+}
+
+/// A lookup key made of parts, unambiguous whatever the parts hold.
+public enum LookupKey {
+    public static func make(_ parts: String...) -> String {
+        parts.map { "\($0.utf8.count):\($0)" }.joined()
+    }
+}

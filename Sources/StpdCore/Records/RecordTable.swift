@@ -1,0 +1,311 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+
+/// The durable-record core: one per kind of object, the only way the domain reads and writes
+/// its objects (Hummingbird's one `PersistDriver` for every Codable type is the model).
+///
+/// The store is the truth; nothing is cached here. Its invariants:
+/// - **No lost update.** `update` computes every change from the latest committed state and
+///   commits it only if the object is still at the version it read (`StoreConflict` otherwise,
+///   and the change is computed again from the newer state). An operation that awaited I/O
+///   therefore re-applies its result to whatever is current, or refuses because the state moved
+///   on; a stale copy is never written back. This holds between processes sharing a database too.
+/// - **Every change is an event.** A mutation that returns no event leaves the object as it was;
+///   one that returns an event commits the state and the event in one transaction.
+/// - **Terminal is terminal.** A record that `isTerminal` refuses every change that would
+///   announce an event (InvalidState), so a closed or cancelled object never comes back to life.
+/// - **Ownership in one place.** Every read and write for a `Caller` answers another uid's id
+///   exactly like an id that does not exist.
+/// - **One bad row stops nothing.** A row that does not decode is set aside (reported once) and
+///   is from then on as absent.
+///
+/// Mutations are plain synchronous closures `(inout R) throws -> R.Event?`: they may run more
+/// than once (after a conflict), so they must only compute from the record they are given.
+public final class RecordTable<R: DurableRecord>: Sendable {
+    public let log: EventLog
+    private let now: @Sendable () -> Date
+    private let reportSetAside: SetAsideReporter
+
+    public init(
+        log: EventLog, now: @escaping @Sendable () -> Date = Date.init,
+        reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
+    ) {
+        self.log = log
+        self.now = now
+        self.reportSetAside = reportSetAside
+    }
+
+    private var store: any StateStore { log.store }
+
+    /// The record after a mutation, and the event it committed (nil: nothing changed).
+    public struct Change: Sendable {
+        public var record: R
+        public var event: R.Event?
+    }
+
+    public struct Page: Sendable {
+        public var records: [R]
+        public var hasMore: Bool
+    }
+
+    // MARK: Writing
+
+    /// Stores a new record with its first event.
+    @discardableResult
+    public func insert(_ record: R, _ event: R.Event) async throws -> R {
+        try await commit([try change(record, event, .absent)])
+        return record
+    }
+
+    /// Stores `record` with `event` whatever was there: only for kinds whose new state never
+    /// depends on the old (the last write is the truth).
+    @discardableResult
+    public func put(_ record: R, _ event: R.Event) async throws -> R {
+        try await commit([try change(record, event, .none)])
+        return record
+    }
+
+    /// Applies `mutate` to the latest state of the caller's record `id` and commits the result
+    /// with the event it returns. Throws `DomainError.notFound` when the caller may not see it.
+    @discardableResult
+    public func update(_ id: String, for caller: Caller, _ mutate: (inout R) throws -> R.Event?) async throws
+        -> Change
+    {
+        while true {
+            guard let (current, version) = try await load(id), caller.sees(current.owner) else {
+                throw DomainError.notFound(R.kind, id: id)
+            }
+            var record = current
+            guard let event = try mutate(&record) else { return Change(record: current, event: nil) }
+            if current.isTerminal {
+                let state = current.queryStatus ?? "finished"
+                throw DomainError.invalidState(R.kind, id: id, state: state, detail: "\(R.kind.noun) \(id) is \(state)")
+            }
+            record.updatedAt = now()
+            do {
+                try await commit([try change(record, event, .version(version))])
+                return Change(record: record, event: event)
+            } catch is StoreConflict {
+                continue  // Someone committed first: compute again from what they committed.
+            }
+        }
+    }
+
+    /// Removes every finished record last changed before `cutoff`, each announced by the kind's
+    /// `removed` event carrying its last state. Returns how many were removed.
+    public func sweep(before cutoff: Date) async throws -> Int {
+        guard let removed = R.removed else { return 0 }
+        var count = 0
+        while true {
+            let batch = try await decoded(ObjectQuery(kind: R.kind.rawValue, finishedBefore: cutoff, limit: 200))
+            guard !batch.isEmpty else { return count }
+            let changes = try batch.map { try change($0.record, removed, .version($0.version), removing: true) }
+            do {
+                try await commit(changes)
+                count += changes.count
+            } catch is StoreConflict {
+                // One of them changed meanwhile: remove the others one by one.
+                var removed = 0
+                for change in changes where (try? await commit([change])) != nil { removed += 1 }
+                count += removed
+                if removed == 0 { return count }  // Nothing could go: the next batch would be this one.
+            }
+        }
+    }
+
+    /// Commits in a task of its own: once the I/O an operation did has succeeded, recording it
+    /// must not be undone by the caller's cancellation (a client hanging up).
+    private func commit(_ changes: [StateChange]) async throws {
+        let log = log
+        _ = try await Task { try await log.apply(changes) }.value
+    }
+
+    private func change(_ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false)
+        throws -> StateChange
+    {
+        let object = StoredObject(
+            id: record.id, kind: R.kind.rawValue, ownerUID: record.owner, state: try JSONCoding.value(of: record),
+            createdAt: record.createdAt, updatedAt: record.updatedAt, status: record.queryStatus,
+            live: record.isLive, finished: record.isFinished)
+        return StateChange(
+            object: object, eventType: event.type, removesObject: removing,
+            publicState: try JSONCoding.value(of: record.view), precondition: precondition,
+            keys: removing ? [] : record.lookupKeys)
+    }
+
+    // MARK: Reading
+
+    /// The record, whoever owns it (the daemon's own work).
+    public func find(_ id: String) async throws -> R? { try await load(id)?.record }
+
+    /// The caller's record; another uid's answers `notFound` like a missing one.
+    public func get(_ id: String, for caller: Caller) async throws -> R {
+        guard let record = try await find(id), caller.sees(record.owner) else {
+            throw DomainError.notFound(R.kind, id: id)
+        }
+        return record
+    }
+
+    /// One page of the caller's records in creation order, after `startingAfter` (an id of theirs).
+    public func page(for caller: Caller, status: String? = nil, startingAfter: String? = nil, limit: Int)
+        async throws -> Page
+    {
+        if let startingAfter { _ = try await get(startingAfter, for: caller) }
+        let query = ObjectQuery(
+            kind: R.kind.rawValue, owner: caller.ownerFilter, status: status, startingAfter: startingAfter,
+            limit: limit + 1)
+        let found = try await decoded(query).map(\.record)
+        return Page(records: Array(found.prefix(limit)), hasMore: found.count > limit)
+    }
+
+    /// Every record of the caller's with `status` (for operations over all of them).
+    public func all(for caller: Caller, status: String? = nil) async throws -> [R] {
+        try await scan(ObjectQuery(kind: R.kind.rawValue, owner: caller.ownerFilter, status: status))
+    }
+
+    /// The caller's live records (see `DurableRecord.isLive`).
+    public func live(for caller: Caller) async throws -> [R] {
+        try await scan(ObjectQuery(kind: R.kind.rawValue, owner: caller.ownerFilter, live: true))
+    }
+
+    private func scan(_ query: ObjectQuery) async throws -> [R] {
+        var records: [R] = []
+        var query = query
+        query.limit = 500
+        while true {
+            let batch = try await store.objects(query)
+            records += batch.compactMap(decodeOrSetAside)
+            guard batch.count == 500 else { return records }
+            query.startingAfter = batch.last?.id
+        }
+    }
+
+    /// Loads every live record at start. Rows written before the store derived its columns
+    /// (version 0) get them now.
+    public func restore() async throws -> [R] {
+        var live: [R] = []
+        var query = ObjectQuery(kind: R.kind.rawValue, live: true, limit: 500)
+        while true {
+            let batch = try await store.objects(query)
+            for stored in batch {
+                guard let record = decodeOrSetAside(stored) else { continue }
+                if stored.version == 0 { try await rederive(record, from: stored) }
+                if record.isLive { live.append(record) }
+            }
+            guard batch.count == 500 else { return live }
+            query.startingAfter = batch.last?.id
+        }
+    }
+
+    private func rederive(_ record: R, from stored: StoredObject) async throws {
+        var derived = stored
+        derived.status = record.queryStatus
+        derived.live = record.isLive
+        derived.finished = record.isFinished
+        try await store.rederive(derived, keys: record.lookupKeys)
+    }
+
+    // MARK: Lookup keys
+
+    /// The caller's records filed under `key`, in the order they were filed.
+    public func filed(under key: String, for caller: Caller) async throws -> [R] {
+        var records: [R] = []
+        var after: KeyHit?
+        while true {
+            let hits = try await store.lookup(key: key, owner: caller.ownerFilter, after: after, limit: 200)
+            for hit in hits { if let record = try await find(hit.objectId) { records.append(record) } }
+            guard hits.count == 200 else { return records }
+            after = hits.last
+        }
+    }
+
+    /// The first record, in filing order across all of `keys`, that `accept` takes.
+    public func firstFiled(under keys: [String], for caller: Caller, where accept: (R) -> Bool) async throws -> R? {
+        var cursors = try await withThrowingTaskGroup(of: KeyCursor.self) { group in
+            for key in Set(keys) { group.addTask { try await KeyCursor(key, self.store, owner: caller.ownerFilter) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        while let best = cursors.indices.filter({ cursors[$0].head != nil }).min(by: {
+            cursors[$0].head! < cursors[$1].head!
+        }) {
+            let hit = cursors[best].head!
+            try await cursors[best].advance(store)
+            if let record = try await find(hit.objectId), accept(record) { return record }
+        }
+        return nil
+    }
+
+    /// How many records are filed under `key`, counting no further than `cap`.
+    public func count(filedUnder key: String, cap: Int) async throws -> Int {
+        try await store.keyCount(key: key, cap: cap)
+    }
+
+    // MARK: Decoding
+
+    private func load(_ id: String) async throws -> (record: R, version: Int64)? {
+        guard let stored = try await store.object(id: id), stored.kind == R.kind.rawValue,
+            let record = decodeOrSetAside(stored)
+        else { return nil }
+        return (record, stored.version)
+    }
+
+    private func decoded(_ query: ObjectQuery) async throws -> [(record: R, version: Int64)] {
+        try await store.objects(query).compactMap { stored in decodeOrSetAside(stored).map { ($0, stored.version) } }
+    }
+
+    private func decodeOrSetAside(_ stored: StoredObject) -> R? {
+        do {
+            return try JSONCoding.typed(R.self, from: Self.withRowFields(stored))
+        } catch {
+            let reason = String(describing: error)
+            reportSetAside(R.kind, stored.id, reason)
+            let store = store
+            Task { try? await store.setAside(id: stored.id, reason: reason) }
+            return nil
+        }
+    }
+}
+
+extension RecordTable {
+    /// The state with what the row knows filled in where the state lacks it: rows written before
+    /// the record core kept id, owner and times in the row only.
+    static func withRowFields(_ stored: StoredObject) -> JSONValue {
+        guard case .object(var fields) = stored.state else { return stored.state }
+        let row: [String: JSONValue] = [
+            "id": .string(stored.id), "owner": .int(Int64(stored.ownerUID)),
+            "createdAt": .double(stored.createdAt.timeIntervalSinceReferenceDate),
+            "updatedAt": .double(stored.updatedAt.timeIntervalSinceReferenceDate),
+        ]
+        fields.merge(row) { state, _ in state }
+        return .object(fields)
+    }
+}
+
+/// Told when a row that does not decode is set aside: its kind, id and the decoding error.
+public typealias SetAsideReporter = @Sendable (_ kind: ObjectKind, _ id: String, _ error: String) -> Void
+
+/// One key's hits in filing order, fetched a page at a time.
+private struct KeyCursor: Sendable {
+    let key: String
+    let owner: UInt32?
+    private var page: [KeyHit]
+    private var index = 0
+
+    init(_ key: String, _ store: any StateStore, owner: UInt32?) async throws {
+        self.key = key
+        self.owner = owner
+        page = try await store.lookup(key: key, owner: owner, after: nil, limit: Self.pageSize)
+    }
+
+    static let pageSize = 32
+
+    var head: KeyHit? { index < page.count ? page[index] : nil }
+
+    mutating func advance(_ store: any StateStore) async throws {
+        index += 1
+        guard index == page.count, page.count == Self.pageSize else { return }
+        page = try await store.lookup(key: key, owner: owner, after: page.last, limit: Self.pageSize)
+        index = 0
+    }
+}

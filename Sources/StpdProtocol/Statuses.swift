@@ -1,0 +1,60 @@
+import JSONRPC
+
+/// Where each of the daemon's objects stands. The views carry these, the contract's schemas list
+/// their cases, and the domain switches on them: a misspelled status does not compile.
+public enum CustomerSessionStatus: String, Codable, Sendable, Hashable, CaseIterable {
+    case open, closed
+}
+
+public enum PaymentContextStatus: String, Codable, Sendable, Hashable, CaseIterable {
+    case open, closed
+}
+
+/// The SDK's redirect context states.
+public enum RedirectStatus: String, Codable, Sendable, Hashable, CaseIterable {
+    case notStarted, inProgress, completed, cancelled
+}
+
+/// A Source poll: `paused` while the app is in the background, `finished` reported once,
+/// `stopped` never reports.
+public enum PollStatus: String, Codable, Sendable, Hashable, CaseIterable {
+    case polling, paused, finished, stopped
+}
+
+extension JSONSchema {
+    /// A string schema listing a status enum's cases.
+    static func cases<T: CaseIterable & RawRepresentable<String>>(of _: T.Type, _ description: String) -> JSONSchema {
+        .enumeration(T.allCases.map(\.rawValue), description)
+    }
+}
+
+/// STPPaymentContext's internal request state.
+public enum PaymentRequestState: String, Codable, Sendable, Hashable, CaseIterable {
+    case none, showingRequestedViewController, requestingPayment
+}
+
+/// What a waiting requestPayment needs: a screen the SDK would show, or a redirect's outcome.
+public enum PaymentContextNeed: String, Codable, Sendable, Hashable, CaseIterable {
+    case paymentOption, shippingAddress, redirect
+}
+
+/// The delegate callback a pending action stands for.
+public enum PendingActionKind: String, Codable, Sendable, Hashable, CaseIterable {
+    case didCreatePaymentResult, didUpdateShippingAddress
+}
+
+/// STPPaymentStatus: how a requestPayment finished.
+public enum PaymentStatus: String, Codable, Sendable, Hashable, CaseIterable {
+    case success, error, userCancellation
+}
+
+/// The app's completion of a pending action: a payment status for didCreatePaymentResult,
+/// valid or invalid for didUpdateShippingAddress.
+public enum PendingActionAnswer: String, Codable, Sendable, Hashable, CaseIterable {
+    case success, error, userCancellation, valid, invalid
+
+    /// The answers a pending action of `kind` takes.
+    public static func allowed(for kind: PendingActionKind) -> [PendingActionAnswer] {
+        kind == .didCreatePaymentResult ? [.success, .error, .userCancellation] : [.valid, .invalid]
+    }
+}

@@ -1,0 +1,3 @@
+module stpd
+
+go 1.19
