@@ -122,7 +122,8 @@ def targets(cases: dict) -> list[dict]:
                          lambda v: v >= 500, f"{value:.0f}/s" if value is not None else ""))
 
     polls = cases.get("polls") or {}
-    note = "" if polls.get("polls") in (None, 10_000) else f" (at {count(polls['polls'])})"
+    running = polls.get("started", polls.get("polls"))
+    note = "" if running in (None, 10_000) else f" (at {count(running)})"
     value = _get(polls, "running", "stpd_cores")
     found.append(_target("polls_cpu", "10,000 running polls: stpd CPU <= 1 core", value, lambda v: v <= 1,
                          f"{value:.2f} cores" if value is not None else "", note))
@@ -186,7 +187,9 @@ def table(result: dict) -> str:
     polls = cases.get("polls")
     if polls:
         r, p = polls["running"], polls["paused"]
-        rows.append((f"{count(polls['polls'])} polls running: stpd CPU; interval p50, p99; within 10%",
+        started = polls.get("started", polls["polls"])
+        short = f" ({count(started)} started in {polls.get('start_s', 0):.0f} s)" if started < polls["polls"] else ""
+        rows.append((f"{count(polls['polls'])} polls running{short}: stpd CPU; interval p50, p99; within 10%",
                      f"{r['stpd_cores']:.2f} cores; {r['interval_p50_s']:.3f} s, {r['interval_p99_s']:.3f} s; "
                      f"{r['within_10pct']:.1%}", "", "", _judged(found, "polls_cpu", "polls_interval")))
         rows.append((f"{count(polls['polls'])} polls paused: stpd CPU; requests",

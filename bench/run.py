@@ -21,6 +21,7 @@ import argparse
 import datetime
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -81,6 +82,13 @@ def main() -> int:
     for name in ("stpd", "stripe-test-server"):
         if not (args.bin_dir / name).is_file():
             parser.error(f"no {name} in {args.bin_dir}: build it first (make bench builds it)")
+
+    # Stopped by a signal, the cases' cleanups still stop every process they started (SIGINT is
+    # ignored in a background job of a non-interactive shell, hence both, explicitly).
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGTERM, interrupted)
 
     limit = raise_nofile()
     programs = {**build_c(REPO_ROOT / ".build-bench"), "peer.py": BENCH_DIR / "peer.py"}

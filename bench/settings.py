@@ -36,6 +36,7 @@ class Settings:
     create_warmup: float = 2.0
     # polls
     polls: int = 10_000
+    polls_start_limit: float = 120.0  # seconds to start them; a poll ends after 300 s, so the window must come soon
     polls_settle: float = 5.0
     polls_seconds: float = 30.0
     paused_settle: float = 3.0
@@ -62,5 +63,5 @@ def make_settings(stpd: Path, stripe_server: Path, programs: dict[str, Path], sm
         fanout_subscribers=(10, 50), fanout_rounds=2,
         scales=scales_from_environment(SMOKE_SCALES), restarts=1, handle_url_samples=10, cache_dir=None,
         create_connections=4, create_seconds=2.0, create_warmup=0.5,
-        polls=30, polls_settle=1.0, polls_seconds=3.5, paused_settle=1.0, paused_seconds=1.5,
+        polls=30, polls_start_limit=20.0, polls_settle=1.0, polls_seconds=3.5, paused_settle=1.0, paused_seconds=1.5,
     )
