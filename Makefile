@@ -27,7 +27,7 @@ contract:
 	$$(swift build --show-bin-path)/stpd --print-contract > proto/stpd.openrpc.json
 
 # swift format with the checked-in .swift-format (line length 120); CI fails on a lint finding.
-SWIFT_FORMAT_PATHS = Package.swift Sources Tests
+SWIFT_FORMAT_PATHS = Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
 
 format:
 	swift format format --in-place --recursive --parallel $(SWIFT_FORMAT_PATHS)

@@ -14,6 +14,9 @@ let package = Package(
     products: [
         .executable(name: "stpd", targets: ["stpd"]),
         .executable(name: "stpctl", targets: ["stpctl"]),
+        // For the micro-benchmarks' own package (Benchmarks/Package.swift, by path): the modules
+        // of the hot paths. Not an API for anyone else.
+        .library(name: "StpdInternals", targets: ["JSONRPC", "StpdProtocol", "StpdCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -81,8 +84,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Prints lookup costs of the redirect return-URL index (swift run -c release stpd-bench).
-        .executableTarget(name: "stpd-bench", dependencies: ["StpdCore"]),
         // stpctl's pure logic (params parsing, socket path, exit statuses), kept apart to be tested.
         .target(
             name: "StpctlKit",

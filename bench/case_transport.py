@@ -4,7 +4,8 @@
   connections against the C line echo (the limit), the Python asyncio peer and stpd. The three
   servers run side by side and each connection count measures them back to back, so a noisy
   machine disturbs their ratios less than their absolute figures. Also records the CPU the
-  server used (cores = CPU seconds / wall seconds).
+  server used (cores = CPU seconds / wall seconds) and the requests answered per CPU second of
+  the server, which other processes' load disturbs far less than requests per wall second.
 - ``fanout``: N subscribers (`events.subscribe`, types `debug.test`) and one `debug.emit
   {count: 10}` per round; a sample is the time from the emit request to a subscriber's 10th
   event. stpd runs with --debug-methods.
@@ -51,7 +52,7 @@ def ping(settings: Settings) -> dict:
                 results[name][str(connections)] = {
                     "rps": figures["rps"], "p50_us": latency["p50"], "p99_us": latency["p99"],
                     "p999_us": latency["p999"], "requests": figures["requests"], "errors": figures["errors"],
-                    "server_cores": round(cores, 3)}
+                    "server_cores": round(cores, 3), "requests_per_cpu_s": figures["rps"] / cores if cores else 0}
                 log(f"  ping {name:4} {connections:3} connections: {figures['rps']:9.0f} rps, "
                     f"p50 {latency['p50']:7.1f} us, p99 {latency['p99']:8.1f} us, errors {figures['errors']}")
                 if figures["errors"] or figures["closed"]:

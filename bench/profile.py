@@ -8,7 +8,9 @@ symbols, demangled, by self time and by inclusive time.
 - ping: 16 connections of daemon.ping (closed loop) for --seconds;
 - fanout: 1,000 subscribers, debug.emit {count: 10} x 5 rounds;
 - restart: stpd starting on a copy of the cached state with --scale sessions (see case_scale),
-  from the exec to the first answered ping.
+  from the exec to the first answered ping;
+- polls: --scale pending Sources polled (default 2,000 here), for --seconds while they run
+  (report "polls"), then as long again after app.background paused them ("polls-paused").
 
 perf.data and the reports go to .build-bench/profiles/. Needs linux-perf (apt-get install
 linux-perf); use a release build (`make bench-build`) with its symbols.
@@ -17,6 +19,7 @@ linux-perf); use a release build (`make bench-build`) with its symbols.
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import signal
 import subprocess
@@ -30,6 +33,7 @@ import case_scale  # noqa: E402
 from case_transport import PING  # noqa: E402
 from harness import REPO_ROOT, Daemon, StripeServer, build_c, log, raise_nofile, remove_tree, scratch_dir  # noqa: E402
 from settings import make_settings  # noqa: E402
+from workload import create_source, run_workers  # noqa: E402
 
 OUT = REPO_ROOT / ".build-bench" / "profiles"
 
@@ -56,23 +60,56 @@ def demangle(text: str) -> str:
 
 
 def report(data: Path, name: str, top: int) -> str:
+    """Top symbols by self and by inclusive samples, also written to OUT/NAME.txt."""
     sections = []
     for title, mode in (("self", "--no-children"), ("inclusive (children)", "--children")):
         text = subprocess.run(["perf", "report", "-i", str(data), mode, "--sort", "dso,symbol", "--stdio", "-g",
                                "none", "--percent-limit", "0.3"], capture_output=True, text=True).stdout
-        rows = [line.rstrip() for line in text.splitlines() if line.strip() and not line.startswith("#")][:top]
-        sections.append(f"-- {name}: top {top} by {title} --\n" + demangle("\n".join(rows)))
+        # perf pads its columns to the longest symbol seen; squeeze the runs of blanks.
+        rows = [re.sub(r"\s{2,}", "  ", line.strip()).removesuffix("  -  -").removesuffix(" -")
+                for line in text.splitlines() if line.strip() and not line.startswith("#")]
+        sections.append(f"-- {name}: top {top} by {title} --\n" + demangle("\n".join(rows[:top])))
+        if mode == "--children":
+            own = [row for row in rows if "  stpd  " in row][:top]
+            sections.append(f"-- {name}: top {top} of stpd's own symbols, inclusive --\n" + demangle("\n".join(own)))
     result = "\n\n".join(sections)
     (OUT / f"{name}.txt").write_text(result + "\n")
     return result
 
 
+def profile_polls(settings, directory: Path, polls: int, seconds: float, top: int) -> int:
+    stripe = StripeServer(settings.stripe_server, directory / "stripe")
+    daemon = Daemon(settings.stpd, directory, directory / "state", stripe_api_base=stripe.base_url).wait_started()
+    try:
+        created = run_workers(daemon.socket_path, create_source, connections=16, count=polls, label="sources")
+        sources = [r["source"] for r in created.results]
+        run_workers(daemon.socket_path, lambda client, n: client.call("source.poll", {"id": sources[n], "timeout": 300}),
+                    connections=16, count=len(sources), duration=120, label="starting polls")
+        time.sleep(5)
+        perf = record(daemon.pid, OUT / "polls.perf.data")
+        time.sleep(seconds)
+        finish(perf)
+        with daemon.client() as client:
+            client.call("app.background")
+        time.sleep(3)
+        perf = record(daemon.pid, OUT / "polls-paused.perf.data")
+        time.sleep(seconds)
+        finish(perf)
+    finally:
+        daemon.stop()
+        stripe.stop()
+    print(report(OUT / "polls.perf.data", "polls", top))
+    print(report(OUT / "polls-paused.perf.data", "polls-paused", top))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("workload", choices=["ping", "fanout", "restart"])
+    parser.add_argument("workload", choices=["ping", "fanout", "restart", "polls", "report"],
+                        help="report: print the reports of earlier recordings again")
     parser.add_argument("--bin-dir", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--scale", type=int, default=10_000)
+    parser.add_argument("--scale", type=int, help="sessions (restart, default 10,000) or polls (default 2,000)")
     parser.add_argument("--top", type=int, default=40)
     args = parser.parse_args()
     raise_nofile()
@@ -80,12 +117,20 @@ def main() -> int:
     programs = build_c(REPO_ROOT / ".build-bench")
     settings = make_settings(args.bin_dir / "stpd", args.bin_dir / "stripe-test-server", programs, False,
                              REPO_ROOT / ".build-bench" / "cache")
+    if args.workload == "report":
+        for name in ("ping", "fanout", "restart", "polls", "polls-paused"):
+            if (OUT / f"{name}.perf.data").exists():
+                print(report(OUT / f"{name}.perf.data", name, args.top))
+        return 0
     data = OUT / f"{args.workload}.perf.data"
     directory = scratch_dir(f"profile-{args.workload}")
     try:
+        if args.workload == "polls":
+            return profile_polls(settings, directory, args.scale or 2000, args.seconds, args.top)
         if args.workload == "restart":
-            found, _ = case_scale.populations(settings, [args.scale])
-            shutil.copytree(found[args.scale].state, directory / "state", symlinks=True)
+            scale = args.scale or 10_000
+            found, _ = case_scale.populations(settings, [scale])
+            shutil.copytree(found[scale].state, directory / "state", symlinks=True)
             stripe = StripeServer(settings.stripe_server, directory / "stripe")
             daemon = Daemon(settings.stpd, directory, directory / "state", stripe_api_base=stripe.base_url)
             perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "999", "-g", "-o", str(data), "-p",

@@ -161,6 +161,10 @@ def table(result: dict) -> str:
                          _judged(found, "ping16_vs_peer", "ping16_vs_echo") if connections == 16 else ""))
             rows.append((f"{label}: p50, p99", *[f"{micros(c['p50_us'])}, {micros(c['p99_us'])}" if c else ""
                                                  for c in cells], _judged(found, *judged)))
+            if connections == 16:
+                rows.append((f"{label}: requests per CPU second of the server",
+                             *[rate(c["rps"] / c["server_cores"]) if c and c.get("server_cores") else "" for c in cells],
+                             ""))
     for subscribers, figures in sorted((cases.get("fanout") or {}).items(), key=lambda kv: int(kv[0])):
         largest = max(int(k) for k in cases["fanout"])
         rows.append((f"fan-out, {count(int(subscribers))} subscribers: 10th event p50, p99",
