@@ -16,10 +16,9 @@ import StpdCore
 import StpdProtocol
 
 let pingLine = #"{"jsonrpc":"2.0","id":1,"method":"daemon.ping"}"#
-let sourceCreateLine = #"""
-    {"jsonrpc":"2.0","id":7,"method":"source.create","params":{"params":{"sofort":{"amount":1099,\
-    "returnURL":"benchshop://return?order=42","country":"DE"}}}}
-    """#
+let sourceCreateLine =
+    #"{"jsonrpc":"2.0","id":7,"method":"source.create","params":{"params":{"sofort":{"amount":1099,"#
+    + #""returnURL":"benchshop://return?order=42","country":"DE"}}}}"#
 
 /// An event's object as redirect events carry it: a session's full state (about 700 bytes).
 let sessionObject: JSONValue = [
