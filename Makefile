@@ -1,7 +1,11 @@
 # The two commands of the README's quick start:
 #   make run    build stpd and run it on its embedded defaults (SQLite state, a local socket)
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
-.PHONY: run test build swift-test py-test contract clients readme-settings format lint check-imports werror
+# and the benchmarks (README, Performance):
+#   make bench        release build, then the whole suite: one table, JSON in bench/results/latest.json
+#   make bench-smoke  every case for a few seconds at tiny scales on make test's debug build (CI)
+#   make bench-micro  the hot paths' micro-benchmarks (package-benchmark, Benchmarks/)
+.PHONY: run test build swift-test py-test contract clients readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro
 
 run:
 	scripts/bootstrap
@@ -36,7 +40,7 @@ readme-settings:
 
 # swift format with the checked-in .swift-format (line length 120), and the import check; CI
 # fails on a finding of either.
-SWIFT_FORMAT_PATHS = Package.swift Sources Tests
+SWIFT_FORMAT_PATHS = Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
 
 format:
 	swift format format --in-place --recursive --parallel $(SWIFT_FORMAT_PATHS)
@@ -54,3 +58,25 @@ check-imports:
 werror:
 	scripts/bootstrap
 	STPD_WERROR=1 swift build --build-tests
+
+# The benchmark suite's driver is standard-library Python: the venv's if there is one.
+PYTHON ?= $(shell test -x .venv/bin/python && echo .venv/bin/python || echo python3)
+RELEASE = swift build -c release --scratch-path .build-release
+
+# BENCH_ARGS passes cases and options to bench/run.py (e.g. BENCH_ARGS="ping fanout",
+# BENCH_ARGS="--compare old.json"); BENCH_SCALES=100,10000 skips the 100,000-session scale.
+bench: bench-build
+	$(PYTHON) bench/run.py --bin-dir $$($(RELEASE) --show-bin-path) $(BENCH_ARGS)
+
+bench-build:
+	scripts/bootstrap
+	$(RELEASE) --product stpd
+	$(RELEASE) --product stripe-test-server
+
+# On the debug binaries `make test` built; asserts only that every case runs and gives figures.
+bench-smoke:
+	$(PYTHON) bench/run.py --smoke --bin-dir $$(swift build --show-bin-path) --out bench/results/smoke.json
+
+bench-micro:
+	scripts/bootstrap
+	cd Benchmarks && swift package --disable-sandbox benchmark $(BENCH_MICRO_ARGS)

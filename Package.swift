@@ -17,6 +17,9 @@ let package = Package(
     products: [
         .executable(name: "stpd", targets: ["stpd"]),
         .executable(name: "stpctl", targets: ["stpctl"]),
+        // For the micro-benchmarks' own package (Benchmarks/Package.swift, by path): the modules
+        // of the hot paths. Not an API for anyone else.
+        .library(name: "StpdInternals", targets: ["JSONRPC", "StpdProtocol", "StpdCore", "StpdStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

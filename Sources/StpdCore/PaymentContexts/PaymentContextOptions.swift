@@ -9,13 +9,11 @@ extension PaymentContexts {
     /// waiting for it goes on.
     public func select(id: String, for caller: Caller, paymentMethod: String) async throws -> PaymentContextView {
         let record = try await record(id, caller, open: true)
-        guard record.options.contains(where: { $0.id == paymentMethod }) else {
-            throw DomainError.notInObject(
-                .paymentContext, id: id, member: "paymentMethod", value: paymentMethod,
-                detail: "\(paymentMethod) is not one of the context's payment options")
-        }
+        try Self.requireOption(paymentMethod, in: record)
         try await customers.select(session: record.session, paymentMethod: paymentMethod, owner: record.owner)
+        // Checked again on the latest state: the option may have been removed meanwhile.
         let view = try await update(id, for: caller) { record in
+            try Self.requireOption(paymentMethod, in: record)
             record.selected = paymentMethod
             return .didChange
         }
@@ -46,11 +44,7 @@ extension PaymentContexts {
                 .paymentContext, id: id, state: "canDeletePaymentOptions",
                 detail: "the configuration forbids deleting payment options")
         }
-        guard record.options.contains(where: { $0.id == paymentMethod }) else {
-            throw DomainError.notInObject(
-                .paymentContext, id: id, member: "paymentMethod", value: paymentMethod,
-                detail: "\(paymentMethod) is not one of the context's payment options")
-        }
+        try Self.requireOption(paymentMethod, in: record)
         try await customers.detach(session: record.session, paymentMethod: paymentMethod, owner: record.owner)
         return try await update(id, for: caller) { record in
             record.options.removeAll { $0.id == paymentMethod }
@@ -80,13 +74,13 @@ extension PaymentContexts {
     public func selectShippingMethod(id: String, for caller: Caller, shippingMethod: String) async throws
         -> PaymentContextView
     {
-        let record = try await record(id, caller, open: true)
-        guard record.shippingMethods?.contains(where: { $0.identifier == shippingMethod }) == true else {
-            throw DomainError.notInObject(
-                .paymentContext, id: id, member: "shippingMethod", value: shippingMethod,
-                detail: "\(shippingMethod) is not one of the shipping methods")
-        }
         return try await update(id, for: caller) { record in
+            guard record.status == .open else { return nil }
+            guard record.shippingMethods?.contains(where: { $0.identifier == shippingMethod }) == true else {
+                throw DomainError.notInObject(
+                    .paymentContext, id: id, member: "shippingMethod", value: shippingMethod,
+                    detail: "\(shippingMethod) is not one of the shipping methods")
+            }
             record.selectedShippingMethod = shippingMethod
             return .didChange
         }
@@ -126,6 +120,14 @@ extension PaymentContexts {
             record.status = .closed
             record.pending = nil
             return .closed
+        }
+    }
+
+    static func requireOption(_ paymentMethod: String, in record: PaymentContextRecord) throws {
+        guard record.options.contains(where: { $0.id == paymentMethod }) else {
+            throw DomainError.notInObject(
+                .paymentContext, id: record.id, member: "paymentMethod", value: paymentMethod,
+                detail: "\(paymentMethod) is not one of the context's payment options")
         }
     }
 }

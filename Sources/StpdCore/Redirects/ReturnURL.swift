@@ -58,13 +58,13 @@ public struct ReturnURL: Sendable, Hashable {
 /// and an incoming URL looks under its bucket alone and under each of its items.
 extension ReturnURL {
     /// The keys a session with this URL may be filed under: one per valued item, or the bucket's.
-    var filingKeys: [String] {
+    public var filingKeys: [String] {
         let valued = queryItems.compactMap { item in item.value.map { (item.name, $0) } }
         return valued.isEmpty ? [bucketKey] : valued.map { itemKey($0.0, $0.1) }
     }
 
     /// Every key a session matching this incoming URL can be filed under.
-    var candidateKeys: [String] { [bucketKey] + queryValues.map { itemKey($0.key, $0.value) } }
+    public var candidateKeys: [String] { [bucketKey] + queryValues.map { itemKey($0.key, $0.value) } }
 
     private var bucketKey: String { LookupKey.make("rurl", Self.part(schemeKey), Self.part(hostKey), path) }
 

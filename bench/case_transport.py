@@ -1,0 +1,86 @@
+"""daemon.ping against its peers, and event fan-out: the transport's cases.
+
+- ``ping``: loadgen's closed loop (each connection one request in flight) at 1, 16 and 64
+  connections against the C line echo (the limit), the Python asyncio peer and stpd. The three
+  servers run side by side and each connection count measures them back to back, so a noisy
+  machine disturbs their ratios less than their absolute figures. Also records the CPU the
+  server used (cores = CPU seconds / wall seconds) and the requests answered per CPU second of
+  the server, which other processes' load disturbs far less than requests per wall second.
+- ``fanout``: N subscribers (`events.subscribe`, types `debug.test`) and one `debug.emit
+  {count: 10}` per round; a sample is the time from the emit request to a subscriber's 10th
+  event. stpd runs with --debug-methods.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from harness import Daemon, LineServer, cpu_seconds, log, python_executable, remove_tree, scratch_dir
+from settings import Settings
+
+PING = '{"jsonrpc":"2.0","id":1,"method":"daemon.ping"}'
+
+
+def loadgen(settings: Settings, *args: str, timeout: float) -> dict:
+    done = subprocess.run([str(settings.programs["loadgen"]), *args], capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise RuntimeError(f"loadgen {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def ping(settings: Settings) -> dict:
+    directory = scratch_dir("ping")
+    servers: dict[str, object] = {}
+    try:
+        servers["echo"] = LineServer([str(settings.programs["echo"])], directory / "echo.sock", "echo")
+        servers["peer"] = LineServer([python_executable(), str(settings.programs["peer.py"])],
+                                     directory / "peer.sock", "peer.py")
+        daemon = Daemon(settings.stpd, directory / "stpd", directory / "stpd" / "state").wait_started()
+        servers["stpd"] = daemon
+        sockets = {"echo": directory / "echo.sock", "peer": directory / "peer.sock", "stpd": daemon.socket_path}
+        results: dict[str, dict] = {name: {} for name in servers}
+        for connections in settings.ping_connections:
+            for name, server in servers.items():
+                before = cpu_seconds(server.pid)
+                figures = loadgen(settings, "ping", str(sockets[name]), "-c", str(connections),
+                                  "-d", str(settings.ping_seconds), "-w", str(settings.ping_warmup),
+                                  "-r", PING, "-e", "ping" if name == "echo" else '"result"',
+                                  timeout=settings.ping_seconds + settings.ping_warmup + 60)
+                cores = (cpu_seconds(server.pid) - before) / (settings.ping_seconds + settings.ping_warmup)
+                latency = figures["latency_us"]
+                results[name][str(connections)] = {
+                    "rps": figures["rps"], "p50_us": latency["p50"], "p99_us": latency["p99"],
+                    "p999_us": latency["p999"], "requests": figures["requests"], "errors": figures["errors"],
+                    "server_cores": round(cores, 3), "requests_per_cpu_s": figures["rps"] / cores if cores else 0}
+                log(f"  ping {name:4} {connections:3} connections: {figures['rps']:9.0f} rps, "
+                    f"p50 {latency['p50']:7.1f} us, p99 {latency['p99']:8.1f} us, errors {figures['errors']}")
+                if figures["errors"] or figures["closed"]:
+                    raise RuntimeError(f"{name}: {figures['errors']} bad replies, {figures['closed']} closed")
+        return results
+    finally:
+        for server in servers.values():
+            server.stop()
+        remove_tree(directory)
+
+
+def fanout(settings: Settings) -> dict:
+    directory = scratch_dir("fanout")
+    daemon = Daemon(settings.stpd, directory, directory / "state", "--debug-methods").wait_started()
+    results = {}
+    try:
+        for subscribers in settings.fanout_subscribers:
+            figures = loadgen(settings, "fanout", str(daemon.socket_path), "-n", str(subscribers),
+                              "-k", str(settings.fanout_events), "-R", str(settings.fanout_rounds),
+                              timeout=120 + 60 * settings.fanout_rounds)
+            last, first = figures["last_event_us"], figures["first_event_us"]
+            results[str(subscribers)] = {
+                "p50_ms": last["p50"] / 1000, "p99_ms": last["p99"] / 1000, "max_ms": last["max"] / 1000,
+                "first_event_p50_ms": first["p50"] / 1000, "emit_reply_p50_ms": figures["emit_reply_us"]["p50"] / 1000,
+                "samples": last["count"], "incomplete": figures["incomplete"]}
+            log(f"  fan-out {subscribers:5} subscribers: 10th event p50 {last['p50'] / 1000:8.2f} ms, "
+                f"p99 {last['p99'] / 1000:8.2f} ms ({last['count']} samples)")
+        return results
+    finally:
+        daemon.stop()
+        remove_tree(directory)
