@@ -112,7 +112,7 @@ public final class RPCServer: Service, Sendable {
                             // Drains whatever was queued after a failed write.
                             while await connection.outbox.next() != nil {}
                             // Everything is written (or the peer is gone): ends the read side too.
-                            try? await channel.close()
+                            await connection.closeAfterWritten(grace: .seconds(10))
                         }
                         group.addTask {
                             await withDiscardingTaskGroup { workers in

@@ -12,6 +12,11 @@ public protocol StateStore: Sendable {
     func objects(kind: String) async throws -> [StoredObject]
     /// Events with `seq > after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [Event]
+    /// Events with `seq > after` that `filter` matches, oldest first, at most `limit`, with the
+    /// cursor to continue from and the log's bounds, all from one snapshot. The work done is
+    /// proportional to the events the filter's viewer owns (all of them for no viewer), never
+    /// to other users' events; only the events returned are decoded.
+    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage
     func eventBounds() async throws -> EventBounds
     /// Drops events older than the retention allows; returns how many were dropped.
     @discardableResult
@@ -70,6 +75,16 @@ public actor InMemoryStateStore: StateStore {
 
     public func events(after: Int64, limit: Int) -> [Event] {
         Array(log.lazy.filter { $0.seq > after }.prefix(limit))
+    }
+
+    public func events(after: Int64, matching filter: EventFilter, limit: Int) -> EventPage {
+        var matched: [Event] = []
+        for event in log where event.seq > after && filter.matches(event) {
+            guard matched.count < limit else { break }
+            matched.append(event)
+        }
+        let through = matched.count == limit ? matched.last?.seq ?? after : max(after, bounds.latestSeq)
+        return EventPage(events: matched, through: through, bounds: bounds)
     }
 
     public func eventBounds() -> EventBounds { bounds }

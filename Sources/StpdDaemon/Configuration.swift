@@ -22,6 +22,8 @@ public struct DaemonConfiguration: Sendable {
     /// Idle time after which a socket-activated daemon exits; nil never exits.
     public var idleTimeout: Duration? = .seconds(30)
     public var eventRetention = EventRetention()
+    /// `events.wait` calls that may wait at once, per connection and per uid.
+    public var waitLimits = WaitLimits()
     /// Enables `debug.emit`.
     public var debugMethods = false
     /// The Stripe API's origin, validated by `validateStripeAPIBase` (no path, http only on loopback).
@@ -74,6 +76,14 @@ public struct DaemonConfiguration: Sendable {
         ),
         ("STPD_EVENT_MAX_AGE", "--event-max-age", "seconds events are kept in the log (default 604800, 7 days)"),
         ("STPD_EVENT_MAX_COUNT", "--event-max-count", "most events kept in the log (default 100000)"),
+        (
+            "STPD_MAX_WAITS_PER_CONNECTION", "--max-waits-per-connection",
+            "events.wait calls waiting at once on one connection, 1-1000 (default 16)"
+        ),
+        (
+            "STPD_MAX_WAITS_PER_UID", "--max-waits-per-uid",
+            "events.wait calls waiting at once for one uid, 1-100000 (default 256)"
+        ),
         ("STPD_DEBUG_METHODS", "--debug-methods", "1 enables debug.emit, a test event source for client authors"),
         (
             "STPD_STRIPE_API_BASE", "--stripe-api-base",
@@ -150,6 +160,13 @@ public struct DaemonConfiguration: Sendable {
         }
         c.eventRetention.maxCount =
             try positive("STPD_EVENT_MAX_COUNT", value("STPD_EVENT_MAX_COUNT")) ?? c.eventRetention.maxCount
+        c.waitLimits.perConnection =
+            try inRange(
+                "STPD_MAX_WAITS_PER_CONNECTION", value("STPD_MAX_WAITS_PER_CONNECTION"), WaitLimits.perConnectionRange)
+            ?? c.waitLimits.perConnection
+        c.waitLimits.perUID =
+            try inRange("STPD_MAX_WAITS_PER_UID", value("STPD_MAX_WAITS_PER_UID"), WaitLimits.perUIDRange)
+            ?? c.waitLimits.perUID
         if let raw = value("STPD_DEBUG_METHODS") {
             switch raw.lowercased() {
             case "1", "true", "yes", "on": c.debugMethods = true
@@ -196,6 +213,14 @@ public struct DaemonConfiguration: Sendable {
     static func positive(_ key: String, _ raw: String?) throws -> Int? {
         guard let raw else { return nil }
         guard let n = Int(raw), n > 0 else { throw ConfigurationError.invalid(key, raw, "a positive whole number") }
+        return n
+    }
+
+    static func inRange(_ key: String, _ raw: String?, _ range: ClosedRange<Int>) throws -> Int? {
+        guard let raw else { return nil }
+        guard let n = Int(raw), range.contains(n) else {
+            throw ConfigurationError.invalid(key, raw, "a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
         return n
     }
 
@@ -458,6 +483,8 @@ extension DaemonConfiguration: CustomStringConvertible {
             ("STPD_IDLE_TIMEOUT", idleTimeout.map { "\($0)" } ?? "never"),
             ("STPD_EVENT_MAX_AGE", "\(eventRetention.maxAge)"),
             ("STPD_EVENT_MAX_COUNT", "\(eventRetention.maxCount)"),
+            ("STPD_MAX_WAITS_PER_CONNECTION", "\(waitLimits.perConnection)"),
+            ("STPD_MAX_WAITS_PER_UID", "\(waitLimits.perUID)"),
             ("STPD_DEBUG_METHODS", debugMethods ? "1" : "0"),
             ("STPD_STRIPE_API_BASE", stripeAPIBase),
             ("STPD_STRIPE_KEY_FILE", stripeKeyFile ?? "(none)"),

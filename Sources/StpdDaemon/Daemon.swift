@@ -85,6 +85,7 @@ public enum Daemon {
         var log: EventLog
         var store: SQLiteStateStore
         var subscriptions: SubscriptionRegistry
+        var waits: EventWaits
         /// The Stripe API client (nil inside when no key is configured).
         var stripe: StripeSetup
         var broker: AppRequestBroker
@@ -104,6 +105,7 @@ public enum Daemon {
             self.log = log
             self.store = store
             subscriptions = SubscriptionRegistry(log: log)
+            waits = EventWaits(limits: configuration.waitLimits)
             self.stripe = stripe
             broker = AppRequestBroker(log: log)
             customers = CustomerSessions(
@@ -130,7 +132,8 @@ public enum Daemon {
         var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
         EventHandlers.register(
-            into: &router, log: parts.log, subscriptions: parts.subscriptions, debugMethods: configuration.debugMethods)
+            into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits,
+            debugMethods: configuration.debugMethods)
         CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
         SourceHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,

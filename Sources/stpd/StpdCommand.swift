@@ -49,6 +49,10 @@ struct StpdCommand: AsyncParsableCommand {
     var eventMaxAge: String?
     @Option(help: "Most events kept in the log (default 100000).")
     var eventMaxCount: String?
+    @Option(help: "events.wait calls waiting at once on one connection, 1-1000 (default 16).")
+    var maxWaitsPerConnection: String?
+    @Option(help: "events.wait calls waiting at once for one uid, 1-100000 (default 256).")
+    var maxWaitsPerUid: String?
     @Flag(help: "Enable debug.emit, a test event source for client authors.")
     var debugMethods = false
     @Option(help: "Stripe API origin (default https://api.stripe.com; plain http only for a loopback host).")
@@ -84,6 +88,7 @@ struct StpdCommand: AsyncParsableCommand {
             "STPD_MAX_OUTBOUND_BYTES": maxOutboundBytes, "STPD_LISTEN_FD_NAME": listenFDName,
             "STPD_SHUTDOWN_GRACE": shutdownGrace, "STPD_IDLE_TIMEOUT": idleTimeout,
             "STPD_EVENT_MAX_AGE": eventMaxAge, "STPD_EVENT_MAX_COUNT": eventMaxCount,
+            "STPD_MAX_WAITS_PER_CONNECTION": maxWaitsPerConnection, "STPD_MAX_WAITS_PER_UID": maxWaitsPerUid,
             "STPD_DEBUG_METHODS": debugMethods ? "1" : nil,
             "STPD_STRIPE_API_BASE": stripeAPIBase, "STPD_STRIPE_KEY_FILE": stripeKeyFile,
             "STPD_STRIPE_ACCOUNT": stripeAccount, "STPD_STRIPE_TIMEOUT": stripeTimeout,

@@ -53,7 +53,7 @@ final class EventInbox: EventSink {
         return true
     }
 
-    func send(_ event: Event, subscription: String) async -> Bool { offer(event, subscription: subscription) }
+    func room(for event: Event, subscription: String) async -> Bool { true }
 
     func dropped(subscription: String, resumeSince: Int64, reason: DropReason) {}
 }
@@ -110,6 +110,9 @@ final class FailingApplyStore: StateStore {
     func object(id: String) async throws -> StoredObject? { try await inner.object(id: id) }
     func objects(kind: String) async throws -> [StoredObject] { try await inner.objects(kind: kind) }
     func events(after: Int64, limit: Int) async throws -> [Event] { try await inner.events(after: after, limit: limit) }
+    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+        try await inner.events(after: after, matching: filter, limit: limit)
+    }
     func eventBounds() async throws -> EventBounds { try await inner.eventBounds() }
     func prune(_ retention: EventRetention, now: Date) async throws -> Int {
         try await inner.prune(retention, now: now)
