@@ -82,7 +82,12 @@ public struct EventFilter: Sendable, Hashable {
 
     public func matches(_ event: Event) -> Bool {
         if let viewerUID, event.ownerUID != viewerUID { return false }
-        if let objectIds, !objectIds.contains(event.objectId) { return false }
+        if let objectIds {
+            // A Set finds canonically equivalent strings; the bytes must be the same too.
+            guard let index = objectIds.firstIndex(of: event.objectId),
+                objectIds[index].utf8.elementsEqual(event.objectId.utf8)
+            else { return false }
+        }
         if let types, !types.contains(where: { Self.type($0, matches: event.type) }) { return false }
         return true
     }
