@@ -60,6 +60,10 @@ final class EventFrames: Sendable {
 
     private let cache = Mutex(Cache())
     private let capacity: Int
+    private let encodings = Atomic<Int>(0)
+
+    /// How many events have been encoded (for tests: once per event, however many subscribers).
+    var encodedCount: Int { encodings.load(ordering: .relaxed) }
 
     init(capacity: Int = 1024) { self.capacity = capacity }
 
@@ -73,18 +77,19 @@ final class EventFrames: Sendable {
     func frame(_ event: Event, head: [UInt8]) -> ByteBuffer {
         let body = self.body(event)
         var frame = ByteBuffer()
-        frame.reserveCapacity(head.count + body.count + 1)
+        frame.reserveCapacity(head.count + body.count + 2)
         frame.writeBytes(head)
         frame.writeBytes(body)
         frame.writeBytes([UInt8(ascii: "}"), UInt8(ascii: "\n")])
         return frame
     }
 
-    func frameSize(_ event: Event, head: [UInt8]) -> Int { head.count + body(event).count + 1 }
+    func frameSize(_ event: Event, head: [UInt8]) -> Int { head.count + body(event).count + 2 }
 
     /// The record's JSON without its opening brace: `"object":…,"type":"…"}`.
     private func body(_ event: Event) -> [UInt8] {
         if let body = cache.withLock({ $0.bodies[event.seq] }) { return body }
+        encodings.add(1, ordering: .relaxed)
         let json = (try? JSONCoding.encode(EventRecord(event))) ?? Data("{}".utf8)
         // The record has members, so after `{` comes the first of them; `{}` would need no comma.
         let body = Array(json.dropFirst())

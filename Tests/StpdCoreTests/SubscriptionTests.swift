@@ -202,6 +202,31 @@ struct SubscriptionTests {
         }
     }
 
+    /// While replaying, only live events the subscription will deliver are held: events of
+    /// other types or users do not count against the hold limit (they used to, so a busy log
+    /// dropped a filtered subscriber that was hardly behind).
+    @Test(arguments: StoreKind.allCases)
+    func onlyMatchingLiveEventsCountAgainstTheHoldLimit(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let log = try await EventLog(store: store)
+            try await log.apply([change("1", "a"), change("2", "a"), change("3", "a")])
+            let gate = Gate()
+            let sink = RecordingSink(holdSendOf: (seq: 1, gate: gate))
+            let subscription = try await log.subscribe(
+                id: "s", since: 0, filter: EventFilter(types: ["a"]), sink: sink, holdLimit: 2)
+
+            let replay = Task { await log.start(subscription) }
+            await gate.arrivals(1)  // the replay waits for room for 1
+            try await log.apply((4...8).map { change("\($0)", "b") })  // 5 others: not held
+            try await log.apply([change("9", "a"), change("10", "a")])  // 2 held: at the limit, not over
+            gate.open()
+            await replay.value
+
+            #expect(sink.drops.isEmpty)
+            #expect(sink.deliveredSeqs == [1, 2, 3, 9, 10])
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func cursorBelowPrunedThroughIsExpiredAndAboveLatestIsAhead(kind: StoreKind) async throws {
         try await kind.withStore { store in
