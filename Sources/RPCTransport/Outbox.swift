@@ -11,14 +11,30 @@ import NIOCore
 ///
 /// The connection's handler takes frames with `poll` on its event loop, as fast as the socket
 /// takes them; `wake` asks it to, once per batch of frames queued while it was not looking.
+///
+/// A notification still queued can be withdrawn (`withdrawNotifications`), so that the final
+/// notice to a subscriber that fell behind goes out ahead of the frames it could not take
+/// (`finish(first:)`) instead of behind them; each withdrawn frame's tag tells its sender which
+/// one it was.
 public final class Outbox: Sendable {
     public let limit: Int
     private let wake: @Sendable () -> Void
 
+    private struct Queued {
+        var frame: ByteBuffer
+        /// Nil for a reply; a notification carries its sender's tag (or `Untagged`).
+        var notification: (any Sendable)?
+    }
+
+    private struct Untagged: Sendable {}
+
     private struct State {
-        var queue = Deque<ByteBuffer>()
+        var queue = Deque<Queued>()
         var queuedBytes = 0
         var finished = false
+        /// Takes no more frames, as once finished, but the writer waits for `finish(first:)`.
+        var sealed = false
+        var closed: Bool { finished || sealed }
         var writer: CheckedContinuation<ByteBuffer?, Never>?
         var spaceWaiters: [CheckedContinuation<Bool, Never>] = []
         /// A wake is on its way and no `poll` has found the queue empty since.
@@ -47,52 +63,100 @@ public final class Outbox: Sendable {
     @discardableResult
     public func send(_ frame: ByteBuffer) async -> Bool {
         while true {
+            guard await room(for: frame.readableBytes) else { return false }
+            if enqueue(Queued(frame: frame, notification: nil), force: false) { return true }
+        }
+    }
+
+    /// Waits until a frame of `bytes` fits the budget (or the queue is empty); false once the
+    /// outbox takes no more frames. Another sender may take the room first.
+    public func room(for bytes: Int) async -> Bool {
+        while true {
             let admitted: Bool? = state.withLockedValue { s in
-                if s.finished { return false }
-                if s.queuedBytes + frame.readableBytes <= limit || s.queue.isEmpty { return true }
+                if s.closed { return false }
+                if s.queuedBytes + bytes <= limit || s.queue.isEmpty { return true }
                 return nil
             }
-            switch admitted {
-            case .some(false): return false
-            case .some(true): if enqueue(frame, force: false) { return true }
-            case .none:
-                let stillOpen = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-                    let resumeNow: Bool? = state.withLockedValue { s in
-                        if s.finished { return false }
-                        if s.queuedBytes + frame.readableBytes <= limit || s.queue.isEmpty { return true }
-                        s.spaceWaiters.append(c)
-                        return nil
-                    }
-                    if let resumeNow { c.resume(returning: resumeNow) }
+            if let admitted { return admitted }
+            let stillOpen = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+                let resumeNow: Bool? = state.withLockedValue { s in
+                    if s.closed { return false }
+                    if s.queuedBytes + bytes <= limit || s.queue.isEmpty { return true }
+                    s.spaceWaiters.append(c)
+                    return nil
                 }
-                if !stillOpen { return false }
+                if let resumeNow { c.resume(returning: resumeNow) }
             }
+            if !stillOpen { return false }
         }
     }
 
     /// Queues a notification if it fits the budget; `force` admits it regardless (a final notice).
-    public func offer(_ frame: ByteBuffer, force: Bool = false) -> Bool {
-        enqueue(frame, force: force)
+    /// `tag` comes back from `withdrawNotifications` if the frame is withdrawn.
+    public func offer(_ frame: ByteBuffer, force: Bool = false, tag: (any Sendable)? = nil) -> Bool {
+        enqueue(Queued(frame: frame, notification: tag ?? Untagged()), force: force)
     }
 
-    private func enqueue(_ frame: ByteBuffer, force: Bool) -> Bool {
+    private func enqueue(_ queued: Queued, force: Bool) -> Bool {
         let (accepted, writer, wakeNow): (Bool, CheckedContinuation<ByteBuffer?, Never>?, Bool) =
             state.withLockedValue { s in
-                if s.finished { return (false, nil, false) }
-                if !force, !s.queue.isEmpty, s.queuedBytes + frame.readableBytes > limit { return (false, nil, false) }
+                if s.closed { return (false, nil, false) }
+                if !force, !s.queue.isEmpty, s.queuedBytes + queued.frame.readableBytes > limit {
+                    return (false, nil, false)
+                }
                 if let writer = s.writer {
                     s.writer = nil
                     return (true, writer, false)
                 }
-                s.queue.append(frame)
-                s.queuedBytes += frame.readableBytes
+                s.queue.append(queued)
+                s.queuedBytes += queued.frame.readableBytes
                 let wakeNow = !s.wakePending
                 s.wakePending = true
                 return (true, nil, wakeNow)
             }
-        writer?.resume(returning: frame)
+        writer?.resume(returning: queued.frame)
         if wakeNow { wake() }
         return accepted
+    }
+
+    /// Takes no more frames and removes the notifications still queued (those the writer has
+    /// not taken), returning the tags they were offered with (nil if none), oldest first.
+    /// Replies stay queued. The writer goes on with them, then waits for `finish(first:)`.
+    public func withdrawNotifications() -> [(any Sendable)?] {
+        let (withdrawn, waiters) = state.withLockedValue { s in
+            s.sealed = true
+            var withdrawn: [(any Sendable)?] = []
+            s.queue.removeAll { queued in
+                guard let tag = queued.notification else { return false }
+                withdrawn.append(tag is Untagged ? nil : tag)
+                s.queuedBytes -= queued.frame.readableBytes
+                return true
+            }
+            let waiters = s.spaceWaiters
+            s.spaceWaiters = []
+            return (withdrawn, waiters)
+        }
+        for waiter in waiters { waiter.resume(returning: false) }
+        return withdrawn
+    }
+
+    /// Puts `frames` ahead of everything still queued, past the budget, and finishes.
+    public func finish(first frames: [ByteBuffer]) {
+        let (handOff, wakeNow): ((CheckedContinuation<ByteBuffer?, Never>, ByteBuffer?)?, Bool) =
+            state.withLockedValue { s in
+                if s.finished { return (nil, false) }
+                s.finished = true
+                s.queue.insert(contentsOf: frames.map { Queued(frame: $0, notification: nil) }, at: 0)
+                s.queuedBytes += frames.reduce(0) { $0 + $1.readableBytes }
+                // A waiting writer means the queue was empty: it takes the first frame, or learns the end.
+                guard let writer = s.writer else { return (nil, true) }
+                s.writer = nil
+                guard let first = s.queue.popFirst() else { return ((writer, nil), false) }
+                s.queuedBytes -= first.frame.readableBytes
+                return ((writer, first.frame), false)
+            }
+        if let (writer, frame) = handOff { writer.resume(returning: frame) }
+        if wakeNow { wake() }
     }
 
     /// The next frame to write, or nil once finished and drained. Only one writer may call it.
@@ -100,11 +164,11 @@ public final class Outbox: Sendable {
         await withCheckedContinuation { (c: CheckedContinuation<ByteBuffer?, Never>) in
             let (frame, done, waiters): (ByteBuffer?, Bool, [CheckedContinuation<Bool, Never>]) = state.withLockedValue
             { s in
-                if let frame = s.queue.popFirst() {
-                    s.queuedBytes -= frame.readableBytes
+                if let queued = s.queue.popFirst() {
+                    s.queuedBytes -= queued.frame.readableBytes
                     let waiters = s.spaceWaiters
                     s.spaceWaiters = []
-                    return (frame, false, waiters)
+                    return (queued.frame, false, waiters)
                 }
                 if s.finished { return (nil, true, []) }
                 s.writer = c
@@ -118,14 +182,14 @@ public final class Outbox: Sendable {
     /// The next frame to write, without waiting (the connection's handler, on its event loop).
     func poll() -> ByteBuffer? {
         let (frame, waiters): (ByteBuffer?, [CheckedContinuation<Bool, Never>]) = state.withLockedValue { s in
-            guard let frame = s.queue.popFirst() else {
+            guard let queued = s.queue.popFirst() else {
                 s.wakePending = false
                 return (nil, [])
             }
-            s.queuedBytes -= frame.readableBytes
+            s.queuedBytes -= queued.frame.readableBytes
             let waiters = s.spaceWaiters
             s.spaceWaiters = []
-            return (frame, waiters)
+            return (queued.frame, waiters)
         }
         for waiter in waiters { waiter.resume(returning: true) }
         return frame

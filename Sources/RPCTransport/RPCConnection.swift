@@ -62,6 +62,18 @@ public final class RPCConnection: Sendable {
         outbox.offer(Framing.frame(notification))
     }
 
+    /// Queues an encoded notification (one JSON text and its newline) without waiting; as
+    /// `notify`. `tag` is handed back by `close(withdrawingNotifications:)` if the frame is withdrawn.
+    public func notify(frame: ByteBuffer, tag: (any Sendable)? = nil) -> Bool {
+        outbox.offer(frame, tag: tag)
+    }
+
+    /// Waits until a frame of `bytes` would fit the outbound budget; false once the connection
+    /// takes no more frames. Then `notify(frame:tag:)` is likely, not sure, to take it.
+    public func room(for bytes: Int) async -> Bool {
+        await outbox.room(for: bytes)
+    }
+
     /// Sends `final` even past the budget, then closes the connection once it is written
     /// (or after `grace`, if the peer does not read it).
     public func close(after final: Request? = nil, grace: TimeAmount = .seconds(5)) {
@@ -71,6 +83,28 @@ public final class RPCConnection: Sendable {
         let closeAnyway = channel.eventLoop.scheduleTask(in: grace) { channel.close(promise: nil) }
         // The timer holds the channel: it goes as soon as the connection does.
         channel.closeFuture.whenComplete { _ in closeAnyway.cancel() }
+    }
+
+    /// Closes the connection with final notices that must not wait behind notifications it
+    /// could not take: the notifications still queued (not yet handed to the socket) are
+    /// withdrawn, and `final` is given their tags (oldest first; nil for untagged ones) and
+    /// returns the notifications to send first, ahead of any replies still queued. The connection
+    /// closes once everything is written, or after `grace` if the peer does not read.
+    /// Frames already handed to the socket still arrive before the notices.
+    public func close(
+        withdrawingNotifications final: ([(any Sendable)?]) -> [Request], grace: TimeAmount = .seconds(5)
+    ) {
+        let withdrawn = outbox.withdrawNotifications()
+        outbox.finish(first: final(withdrawn).map(Framing.frame))
+        let channel = self.channel
+        let closeAnyway = channel.eventLoop.scheduleTask(in: grace) { channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { _ in closeAnyway.cancel() }
+    }
+
+    /// Runs `action` once the connection is closed: by the server, or because the peer went
+    /// away entirely (a peer that only shut down its sending side is still there for replies).
+    public func whenClosed(_ action: @escaping @Sendable () -> Void) {
+        channel.closeFuture.whenComplete { _ in action() }
     }
 }
 

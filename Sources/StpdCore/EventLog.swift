@@ -31,7 +31,7 @@ public final class EventLog: Sendable {
     @discardableResult
     public func apply(_ changes: [StateChange]) async throws -> [Event] {
         let events = try await store.apply(changes, at: now())
-        bus.publish(events)
+        await bus.publish(events)
         return events
     }
 
@@ -58,8 +58,11 @@ public final class EventLog: Sendable {
         }
     }
 
-    public func unsubscribe(id: String) {
-        bus.remove(id: id)
+    /// Ends a subscription: once this returns, nothing more reaches its sink. Returns the last
+    /// `seq` it delivered (nil if it was not on the bus).
+    @discardableResult
+    public func unsubscribe(id: String) -> Int64? {
+        (bus.remove(id: id) as? Subscription)?.close()
     }
 
     public struct WaitResult: Sendable {
@@ -69,6 +72,7 @@ public final class EventLog: Sendable {
     }
 
     /// Matching events after `since`; if there are none yet, waits up to `timeout` for one.
+    /// Ends early, with what it has, when its task is cancelled (the caller hung up).
     public func wait(
         since: Int64, filter: EventFilter, limit: Int, timeout: Duration, clock: any Clock<Duration> = ContinuousClock()
     ) async throws -> WaitResult {
@@ -78,29 +82,25 @@ public final class EventLog: Sendable {
         bus.add(id: waiterID) { _ in waiter }
         defer { bus.remove(id: waiterID) }
         let first = try await collect(after: since, filter: filter, limit: limit)
-        if !first.events.isEmpty || timeout <= .zero { return first }
+        if !first.events.isEmpty || timeout <= .zero || Task.isCancelled { return first }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await waiter.fired() }
             group.addTask { try? await clock.sleep(for: timeout) }
             await group.next()
             group.cancelAll()
         }
+        if Task.isCancelled { return first }
         return try await collect(after: first.next, filter: filter, limit: limit)
     }
 
+    /// One filtered read: the store skips, in SQL, what the filter rules out (others' events).
     private func collect(after since: Int64, filter: EventFilter, limit: Int) async throws -> WaitResult {
-        var result = WaitResult(events: [], next: since)
-        while result.events.count < limit {
-            let page = try await store.events(after: result.next, limit: 500)
-            try await checkCursor(result.next)
-            guard !page.isEmpty else { break }
-            for event in page {
-                if filter.matches(event) { result.events.append(event) }
-                result.next = event.seq
-                if result.events.count == limit { break }
-            }
+        let page = try await store.events(after: since, matching: filter, limit: limit)
+        // Pruning may have run since the cursor was checked: never skip over the hole.
+        if since < page.bounds.prunedThrough {
+            throw EventLogError.cursorExpired(oldestKept: page.bounds.oldestKept)
         }
-        return result
+        return WaitResult(events: page.events, next: page.through)
     }
 
     public func checkCursor(_ since: Int64) async throws {

@@ -112,6 +112,8 @@ public struct Event: Sendable, Hashable, Codable {
 
 /// Which events a reader wants. Types match exactly, or by prefix when written `kind.*`.
 /// `viewerUID` limits events to objects that user created (nil: every user's, as for root).
+/// Strings compare byte for byte (UTF-8), as SQLite compares them, so a store that filters in
+/// SQL and `matches` always agree.
 public struct EventFilter: Sendable, Hashable {
     public var objectIds: Set<String>?
     public var types: [String]?
@@ -125,14 +127,43 @@ public struct EventFilter: Sendable, Hashable {
 
     public func matches(_ event: Event) -> Bool {
         if let viewerUID, event.ownerUID != viewerUID { return false }
-        if let objectIds, !objectIds.contains(event.objectId) { return false }
+        if let objectIds {
+            // A Set finds canonically equivalent strings; the bytes must be the same too.
+            guard let index = objectIds.firstIndex(of: event.objectId),
+                objectIds[index].utf8.elementsEqual(event.objectId.utf8)
+            else { return false }
+        }
         if let types, !types.contains(where: { Self.type($0, matches: event.type) }) { return false }
         return true
     }
 
     static func type(_ pattern: String, matches type: String) -> Bool {
-        if pattern.hasSuffix(".*") { return type.hasPrefix(pattern.dropLast()) }
-        return pattern == type
+        if let prefix = typePrefix(pattern) { return type.utf8.starts(with: prefix.utf8) }
+        return pattern.utf8.elementsEqual(type.utf8)
+    }
+
+    /// The prefix a `kind.*` pattern stands for (`kind.`), or nil for an exact type.
+    public static func typePrefix(_ pattern: String) -> Substring? {
+        pattern.hasSuffix(".*") ? pattern.dropLast() : nil
+    }
+}
+
+/// One read of the log through a filter (`StateStore.events(after:matching:limit:)`), taken
+/// from one snapshot of the store.
+public struct EventPage: Sendable, Hashable {
+    /// The matching events after the cursor, oldest first.
+    public var events: [Event]
+    /// Every matching event with a `seq` up to here is in `events` (or was before the cursor):
+    /// the cursor for the next read. It is the last event returned when the page is full, else
+    /// the latest `seq` of the log when it was read.
+    public var through: Int64
+    /// The log's span at the same moment.
+    public var bounds: EventBounds
+
+    public init(events: [Event], through: Int64, bounds: EventBounds) {
+        self.events = events
+        self.through = through
+        self.bounds = bounds
     }
 }
 

@@ -108,6 +108,16 @@ public actor InMemoryStateStore: StateStore {
         Array(log.lazy.filter { $0.seq > after }.prefix(limit))
     }
 
+    public func events(after: Int64, matching filter: EventFilter, limit: Int) -> EventPage {
+        var matched: [Event] = []
+        for event in log where event.seq > after && filter.matches(event) {
+            guard matched.count < limit else { break }
+            matched.append(event)
+        }
+        let through = matched.count == limit ? matched.last?.seq ?? after : max(after, bounds.latestSeq)
+        return EventPage(events: matched, through: through, bounds: bounds)
+    }
+
     public func eventBounds() -> EventBounds { bounds }
 
     public func prune(_ retention: EventRetention, now: Date) -> Int {

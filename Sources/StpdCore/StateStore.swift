@@ -33,6 +33,11 @@ public protocol StateStore: Sendable {
     func setAsideCount() async throws -> Int
     /// Events with `seq > after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [Event]
+    /// Events with `seq > after` that `filter` matches, oldest first, at most `limit`, with the
+    /// cursor to continue from and the log's bounds, all from one snapshot. The work done is
+    /// proportional to the events the filter's viewer owns (all of them for no viewer), never
+    /// to other users' events; only the events returned are decoded.
+    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage
     func eventBounds() async throws -> EventBounds
     /// Drops events older than the retention allows; returns how many were dropped.
     @discardableResult

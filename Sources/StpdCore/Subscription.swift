@@ -8,7 +8,7 @@ public final class Subscription: EventListener, Sendable {
     public let id: String
     public let filter: EventFilter
     private let sink: any EventSink
-    /// Live events held while history is replayed; past this many the subscriber is dropped.
+    /// Matching live events held while history is replayed; past this many the subscriber is dropped.
     private let holdLimit: Int
 
     private enum Mode {
@@ -36,43 +36,73 @@ public final class Subscription: EventListener, Sendable {
     }
 
     public func receive(_ event: Event) -> Bool {
-        state.withLock { s in
+        let outcome: Outcome = state.withLock { s in
             switch s.mode {
             case .closed:
-                return false
+                return .gone
             case .holding(var held):
-                guard held.count < holdLimit else { return drop(&s, .slowConsumer) }
+                // Only what it will deliver counts against the hold limit.
+                guard filter.matches(event) else { return .open }
+                guard held.count < holdLimit else { return drop(&s) }
                 held.append(event)
                 s.mode = .holding(held)
-                return true
+                return .open
             case .live:
                 return deliver(event, &s)
             }
         }
+        return finish(outcome, .slowConsumer)
     }
 
-    /// Replays history from the store, then switches to live delivery.
+    /// Replays history from the store, then switches to live delivery. Pages are read through
+    /// the filter, so the store skips (in SQL) what this subscriber may not or need not see.
     func run(store: any StateStore, pageSize: Int = 500) async throws {
         var cursor = state.withLock { $0.lastDelivered }
         while true {
-            let page = try await store.events(after: cursor, limit: pageSize)
+            let page = try await store.events(after: cursor, matching: filter, limit: pageSize)
             // Pruning may have run since the cursor was checked: never skip over the hole.
-            if try await store.eventBounds().prunedThrough > cursor {
-                return state.withLock { s in _ = drop(&s, .retention) }
+            if page.bounds.prunedThrough > cursor {
+                _ = finish(state.withLock { drop(&$0) }, .retention)
+                return
             }
-            guard let last = page.last else { break }
-            for event in page where filter.matches(event) {
-                guard isOpen, await sink.send(event, subscription: id) else { return close() }
-                // Per event, so a drop during replay names exactly what was sent.
-                state.withLock { $0.lastDelivered = event.seq }
+            for event in page.events {
+                guard await replay(event) else { return }
             }
-            cursor = last.seq
-            state.withLock { $0.lastDelivered = cursor }
+            cursor = page.through
+            state.withLock { $0.lastDelivered = max($0.lastDelivered, cursor) }
+            // A page that is not full read up to the end of the log as it was then; everything
+            // after that was published to this subscription and is held.
+            if page.events.count < pageSize { break }
         }
-        state.withLock { s in
-            guard case .holding(let held) = s.mode else { return }
+        let outcome: Outcome = state.withLock { s in
+            guard case .holding(let held) = s.mode else { return .open }
             s.mode = .live
-            for event in held where !deliver(event, &s) { return }
+            for event in held {
+                let outcome = deliver(event, &s)
+                guard case .open = outcome else { return outcome }
+            }
+            return .open
+        }
+        _ = finish(outcome, .slowConsumer)
+    }
+
+    /// Hands one replayed event to the sink: waits for room, then offers it under the lock, so
+    /// `lastDelivered` always names what the sink has taken. False once the subscription is closed.
+    private func replay(_ event: Event) async -> Bool {
+        while true {
+            guard await sink.room(for: event, subscription: id) else {
+                close()
+                return false
+            }
+            let taken: Bool? = state.withLock { s in
+                if case .closed = s.mode { return nil }
+                guard sink.offer(event, subscription: id) else { return false }
+                s.lastDelivered = max(s.lastDelivered, event.seq)
+                return true
+            }
+            // Not taken: another sender on the connection filled the room first; wait again.
+            guard let taken else { return false }
+            if taken { return true }
         }
     }
 
@@ -80,21 +110,43 @@ public final class Subscription: EventListener, Sendable {
         state.withLock { if case .closed = $0.mode { false } else { true } }
     }
 
-    public func close() {
-        state.withLock { $0.mode = .closed }
+    /// Ends delivery (no event reaches the sink once this returns) and returns the last `seq`
+    /// delivered: every matching event up to it was handed to the sink.
+    @discardableResult
+    public func close() -> Int64 {
+        state.withLock { s in
+            s.mode = .closed
+            return s.lastDelivered
+        }
     }
 
-    private func deliver(_ event: Event, _ s: inout State) -> Bool {
-        guard event.seq > s.lastDelivered else { return true }
-        if filter.matches(event), !sink.offer(event, subscription: id) { return drop(&s, .slowConsumer) }
+    private enum Outcome {
+        case open, gone
+        /// Closed just now; the sink is told after the lock is released.
+        case dropped(resumeSince: Int64)
+    }
+
+    private func deliver(_ event: Event, _ s: inout State) -> Outcome {
+        guard event.seq > s.lastDelivered else { return .open }
+        if filter.matches(event), !sink.offer(event, subscription: id) { return drop(&s) }
         s.lastDelivered = event.seq
-        return true
+        return .open
     }
 
-    private func drop(_ s: inout State, _ reason: DropReason) -> Bool {
-        if case .closed = s.mode { return false }
+    private func drop(_ s: inout State) -> Outcome {
+        if case .closed = s.mode { return .gone }
         s.mode = .closed
-        sink.dropped(subscription: id, resumeSince: s.lastDelivered, reason: reason)
-        return false
+        return .dropped(resumeSince: s.lastDelivered)
+    }
+
+    /// Tells the sink about a drop decided under the lock; true while the subscription is open.
+    private func finish(_ outcome: Outcome, _ reason: DropReason) -> Bool {
+        switch outcome {
+        case .open: return true
+        case .gone: return false
+        case .dropped(let resumeSince):
+            sink.dropped(subscription: id, resumeSince: resumeSince, reason: reason)
+            return false
+        }
     }
 }

@@ -32,6 +32,8 @@ public struct DaemonConfiguration: Sendable {
     /// Idle time after which a socket-activated daemon exits; nil never exits.
     public var idleTimeout: Duration? = .seconds(30)
     public var eventRetention = EventRetention()
+    /// `events.wait` calls that may wait at once, per connection and per uid.
+    public var waitLimits = WaitLimits()
     /// Enables `debug.emit`.
     public var debugMethods = false
     /// The Stripe API's origin, validated by `validateStripeAPIBase` (no path, http only on loopback).

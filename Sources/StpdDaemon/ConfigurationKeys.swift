@@ -72,6 +72,14 @@ public enum ConfigurationKeys {
             "STPD_MAX_CONNECTIONS_PER_UID", flag: "--max-connections-per-uid", \.maxConnectionsPerUID,
             range: 1...65536, unit: "connections",
             summary: "connections one uid may hold open at once (the same refusal, `scope: uid`)"),
+        .number(
+            "STPD_MAX_WAITS_PER_CONNECTION", flag: "--max-waits-per-connection", \.waitLimits.perConnection,
+            range: WaitLimits.perConnectionRange, unit: "calls",
+            summary: "`events.wait` calls waiting at once on one connection; one more gets TooManyWaits"),
+        .number(
+            "STPD_MAX_WAITS_PER_UID", flag: "--max-waits-per-uid", \.waitLimits.perUID,
+            range: WaitLimits.perUIDRange, unit: "calls",
+            summary: "`events.wait` calls waiting at once for one uid, over all its connections"),
         ConfigurationKey(
             "STPD_CONNECTION_IDLE_TIMEOUT", flag: "--connection-idle-timeout", valueName: "SECONDS",
             accepts: "0 to 86400 seconds", range: 0...86400,

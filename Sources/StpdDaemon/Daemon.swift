@@ -114,6 +114,7 @@ public enum Daemon {
         var log: EventLog
         var store: SQLiteStateStore
         var subscriptions: SubscriptionRegistry
+        var waits: EventWaits
         /// The Stripe API client (nil inside when no key is configured).
         var stripe: StripeSetup
         var broker: AppRequestBroker
@@ -133,6 +134,7 @@ public enum Daemon {
             self.log = log
             self.store = store
             subscriptions = SubscriptionRegistry(log: log)
+            waits = EventWaits(limits: configuration.waitLimits)
             self.stripe = stripe
             // A row that no longer decodes is set aside, never fatal: say which, once.
             let setAside: SetAsideReporter = { kind, id, error in
@@ -167,7 +169,8 @@ public enum Daemon {
         var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
         EventHandlers.register(
-            into: &router, log: parts.log, subscriptions: parts.subscriptions, debugMethods: configuration.debugMethods)
+            into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits,
+            debugMethods: configuration.debugMethods)
         CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
         SourceHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,

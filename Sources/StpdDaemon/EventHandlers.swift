@@ -6,11 +6,11 @@ import StpdProtocol
 enum EventHandlers {
     static func register(
         into router: inout MethodRouter<CallContext>, log: EventLog, subscriptions: SubscriptionRegistry,
-        debugMethods: Bool
+        waits: EventWaits, debugMethods: Bool
     ) {
         router.register(EventsSubscribe.self) { params, context in
             let id = ObjectID.make("sub_")
-            let sink = ConnectionEventSink(connection: context.connection, registry: subscriptions)
+            let sink = ConnectionEventSink(connection: context.connection, registry: subscriptions, subscription: id)
             let subscription = try await mapCursorErrors {
                 try await log.subscribe(id: id, since: params.since, filter: filter(params.filter, context), sink: sink)
             }
@@ -27,10 +27,13 @@ enum EventHandlers {
         }
 
         router.register(EventsWait.self) { params, context in
-            let result = try await mapCursorErrors {
-                try await log.wait(
-                    since: params.since, filter: filter(params.filter, context), limit: params.limit ?? 100,
-                    timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)))
+            let wanted = filter(params.filter, context)
+            let result = try await waits.run(connection: context.connection, uid: context.caller.uid) {
+                try await mapCursorErrors {
+                    try await log.wait(
+                        since: params.since, filter: wanted, limit: params.limit ?? 100,
+                        timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)))
+                }
             }
             return .init(events: result.events.map(EventRecord.init), next: result.next)
         }

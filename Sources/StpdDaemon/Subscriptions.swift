@@ -1,35 +1,43 @@
 import Foundation
 import JSONRPC
+import NIOCore
 import RPCTransport
 import StpdCore
 import StpdProtocol
 import Synchronization
 
-/// Delivers a subscription's events to its connection as `event` notifications.
+/// Delivers one subscription's events to its connection as `event` notifications, each frame
+/// tagged with its event so a frame withdrawn when the connection falls behind is known.
 struct ConnectionEventSink: EventSink {
     let connection: RPCConnection
     let registry: SubscriptionRegistry
+    /// `{"jsonrpc":"2.0","method":"event","params":{"subscription":"sub_…",`: the frame's start.
+    let head: [UInt8]
 
-    func offer(_ event: Event, subscription: String) -> Bool {
-        connection.notify(Self.notification(event, subscription))
+    init(connection: RPCConnection, registry: SubscriptionRegistry, subscription: String) {
+        self.connection = connection
+        self.registry = registry
+        head = EventFrames.head(subscription: subscription)
     }
 
-    func send(_ event: Event, subscription: String) async -> Bool {
-        await connection.notifyWaiting(Self.notification(event, subscription))
+    func offer(_ event: Event, subscription: String) -> Bool {
+        let frame = registry.frames.frame(event, head: head)
+        return connection.notify(frame: frame, tag: QueuedEvent(subscription: subscription, seq: event.seq))
+    }
+
+    func room(for event: Event, subscription: String) async -> Bool {
+        await connection.room(for: registry.frames.frameSize(event, head: head))
     }
 
     func dropped(subscription: String, resumeSince: Int64, reason: DropReason) {
-        registry.forget(subscription)
-        let params = Notifications.DroppedParams(
-            subscription: subscription, reason: reason.rawValue, resumeSince: resumeSince)
-        let final = Request(id: nil, method: Notifications.dropped.method, params: try? JSONCoding.value(of: params))
-        connection.close(after: final, grace: .seconds(30))
+        registry.dropped(subscription, resumeSince: resumeSince, reason: reason, connection: connection)
     }
+}
 
-    static func notification(_ event: Event, _ subscription: String) -> Request {
-        let params = Notifications.EventParams(subscription: subscription, record: EventRecord(event))
-        return Request(id: nil, method: Notifications.event.method, params: try? JSONCoding.value(of: params))
-    }
+/// The tag of a queued `event` frame: which subscription's, which seq.
+struct QueuedEvent: Sendable {
+    var subscription: String
+    var seq: Int64
 }
 
 extension EventRecord {
@@ -40,13 +48,75 @@ extension EventRecord {
     }
 }
 
+/// `event` notifications, encoded once per event for every subscriber: the params are the
+/// event's record with the `subscription` member first, so a frame is the subscriber's own
+/// head, then the record's shared bytes. Recent events' bytes are kept, by `seq`, for the
+/// subscribers that come next.
+final class EventFrames: Sendable {
+    private struct Cache {
+        var bodies: [Int64: [UInt8]] = [:]
+        var order: [Int64] = []
+    }
+
+    private let cache = Mutex(Cache())
+    private let capacity: Int
+    private let encodings = Atomic<Int>(0)
+
+    /// How many events have been encoded (for tests: once per event, however many subscribers).
+    var encodedCount: Int { encodings.load(ordering: .relaxed) }
+
+    init(capacity: Int = 1024) { self.capacity = capacity }
+
+    static func head(subscription: String) -> [UInt8] {
+        let quoted = (try? JSONCoding.encode(subscription)).map(Array.init) ?? Array("\"\"".utf8)
+        return Array(#"{"jsonrpc":"2.0","method":"event","params":{"subscription":"#.utf8) + quoted + [
+            UInt8(ascii: ",")
+        ]
+    }
+
+    func frame(_ event: Event, head: [UInt8]) -> ByteBuffer {
+        let body = self.body(event)
+        var frame = ByteBuffer()
+        frame.reserveCapacity(head.count + body.count + 2)
+        frame.writeBytes(head)
+        frame.writeBytes(body)
+        frame.writeBytes([UInt8(ascii: "}"), UInt8(ascii: "\n")])
+        return frame
+    }
+
+    func frameSize(_ event: Event, head: [UInt8]) -> Int { head.count + body(event).count + 2 }
+
+    /// The record's JSON without its opening brace: `"object":…,"type":"…"}`.
+    private func body(_ event: Event) -> [UInt8] {
+        if let body = cache.withLock({ $0.bodies[event.seq] }) { return body }
+        encodings.add(1, ordering: .relaxed)
+        let json = (try? JSONCoding.encode(EventRecord(event))) ?? Data("{}".utf8)
+        // The record has members, so after `{` comes the first of them; `{}` would need no comma.
+        let body = Array(json.dropFirst())
+        cache.withLock { c in
+            guard c.bodies.updateValue(body, forKey: event.seq) == nil else { return }
+            c.order.append(event.seq)
+            if c.order.count > capacity {
+                c.bodies[c.order.removeFirst()] = nil
+            }
+        }
+        return body
+    }
+}
+
 /// The live subscriptions, by the connection that made them: a connection may end only its own,
 /// and they all end with it.
 final class SubscriptionRegistry: Sendable {
     private let byID = Mutex<[String: UInt64]>([:])
     let log: EventLog
+    let frames = EventFrames()
+    /// How long a connection that fell behind gets to read its `events.dropped` notices.
+    let dropGrace: TimeAmount
 
-    init(log: EventLog) { self.log = log }
+    init(log: EventLog, dropGrace: TimeAmount = .seconds(30)) {
+        self.log = log
+        self.dropGrace = dropGrace
+    }
 
     var count: Int { byID.withLock { $0.count } }
 
@@ -70,16 +140,48 @@ final class SubscriptionRegistry: Sendable {
         byID.withLock { map in map.values.contains(connection) }
     }
 
-    func forget(_ id: String) {
-        _ = byID.withLock { $0.removeValue(forKey: id) }
+    func endAll(connection: UInt64) {
+        for id in take(connection: connection) { log.unsubscribe(id: id) }
     }
 
-    func endAll(connection: UInt64) {
-        let ids = byID.withLock { map in
+    private func take(connection: UInt64) -> [String] {
+        byID.withLock { map in
             let ids = map.filter { $0.value == connection }.map(\.key)
             for id in ids { map[id] = nil }
             return ids
         }
-        for id in ids { log.unsubscribe(id: id) }
+    }
+
+    /// A subscription could not go on, and its connection closes. Its `events.dropped` goes
+    /// out at once. When it fell behind (the connection's budget is spent), the events still
+    /// queued for the connection are withdrawn so that the notices go first, and every
+    /// subscription of the connection gets one, naming the last seq that is really on its way.
+    func dropped(_ id: String, resumeSince: Int64, reason: DropReason, connection: RPCConnection) {
+        guard byID.withLock({ $0.removeValue(forKey: id) }) != nil else { return }  // the connection is closing already
+        log.unsubscribe(id: id)
+        // The others stop first, so none of them queues anything past what is withdrawn.
+        var resume = [id: resumeSince]
+        for other in take(connection: connection.id) {
+            if let last = log.unsubscribe(id: other) { resume[other] = last }
+        }
+        guard reason == .slowConsumer else {
+            // Nothing overflowed: the notice follows what is queued, which is on its way.
+            connection.close(after: Self.notice(id, resumeSince, reason), grace: dropGrace)
+            return
+        }
+        connection.close(
+            withdrawingNotifications: { withdrawn in
+                for case let event as QueuedEvent in withdrawn {
+                    // Every matching event before the first one withdrawn was queued ahead of it.
+                    if let since = resume[event.subscription] { resume[event.subscription] = min(since, event.seq - 1) }
+                }
+                return resume.sorted { $0.key < $1.key }.map { Self.notice($0.key, $0.value, .slowConsumer) }
+            }, grace: dropGrace)
+    }
+
+    static func notice(_ subscription: String, _ resumeSince: Int64, _ reason: DropReason) -> Request {
+        let params = Notifications.DroppedParams(
+            subscription: subscription, reason: reason.rawValue, resumeSince: resumeSince)
+        return Request(id: nil, method: Notifications.dropped.method, params: try? JSONCoding.value(of: params))
     }
 }

@@ -67,6 +67,11 @@ public enum StpdErrors {
         description:
             "No event with a seq after the latest (`data.latestSeq`) exists yet; the client holds a cursor from other state."
     )
+    public static let tooManyWaits = ErrorDeclaration(
+        name: "TooManyWaits", code: 2004, message: "Too many events.wait calls are waiting",
+        description:
+            "This connection or this user already has as many `events.wait` calls waiting as allowed; `data.scope` (`connection` or `user`), `data.limit` and `data.setting` say which bound. Wait for one to return, or subscribe instead."
+    )
 
     public static let redirectUnavailable = ErrorDeclaration(
         name: "RedirectUnavailable", code: 4001, message: "No redirect is possible for this object",
@@ -100,6 +105,6 @@ public enum StpdErrors {
         [
             notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
             appRequestTimedOut, appAnswerInvalid,
-            cursorExpired, subscriptionNotFound, cursorAhead,
+            cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits,
         ] + stripe + [redirectUnavailable, redirectOpenFailed, pendingActionGone, pendingActionTimedOut, paymentFailed]
 }

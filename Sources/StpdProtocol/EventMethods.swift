@@ -124,8 +124,11 @@ public enum EventsWait: RPCMethod {
     public static let name = "events.wait"
     public static let summary =
         "Long-poll: matching events after `since`, waiting up to `timeout` seconds for the first."
-    public static let description: String? =
-        "For clients that cannot hold a connection open. Pass the returned `next` as `since` on the next call."
+    public static let description: String? = """
+        For clients that cannot hold a connection open. Pass the returned `next` as `since` on the next call. \
+        The calls waiting at once are bounded per connection and per user (TooManyWaits); a call whose \
+        connection closes ends at once.
+        """
     public static let paramsSchema = JSONSchema.object(
         [
             "since": .integer("Return events after this seq", minimum: 0),
@@ -141,7 +144,7 @@ public enum EventsWait: RPCMethod {
             "events": .array(of: .ref("Event")),
             "next": .integer("Pass as `since` next time", minimum: 0),
         ], required: ["events", "next"])
-    public static let errors = ["CursorExpired", "CursorAhead"]
+    public static let errors = ["CursorExpired", "CursorAhead", "TooManyWaits"]
 }
 
 public enum DebugEmit: RPCMethod {

@@ -55,6 +55,17 @@ extension SQLiteStateStore {
                     CREATE INDEX object_key_by_object ON object_key (object_id);
                     """)
         }
+        migrator.registerMigration("v3: event feed indexes") { db in
+            // Filtered reads (`events(after:matching:limit:)`) walk one of these in `seq` order and
+            // test type and object in the index, touching the table only for rows they return.
+            // `seq` is the rowid, so it is listed to order the entries, not to store it twice.
+            try db.execute(
+                sql: """
+                    CREATE INDEX event_owner_feed ON event(owner_uid, seq, type, object_id);
+                    CREATE INDEX event_feed ON event(seq, type, object_id);
+                    DROP INDEX event_on_object_id;
+                    """)
+        }
         return migrator
     }
 }

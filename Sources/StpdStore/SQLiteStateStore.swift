@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import JSONRPC
 import StpdCore
+import Synchronization
 
 /// The durable `StateStore`: one SQLite database in WAL mode under the state directory.
 /// A change's object row, its lookup keys and its event are written in one transaction; a failed
@@ -211,12 +212,33 @@ public final class SQLiteStateStore: StateStore {
     }
 
     public func events(after: Int64, limit: Int) async throws -> [Event] {
-        try await pool.read { [sealer] db in
+        try await pool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM event WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [after, limit]
             )
-            .map { try Self.event($0, sealer) }
+            .map(self.decodeEvent)
         }
+    }
+
+    public func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+        let query = EventFeedQuery(after: after, filter: filter, limit: limit)
+        return try await pool.read { db in
+            let events = try Row.fetchAll(db, sql: query.sql, arguments: query.arguments).map(self.decodeEvent)
+            let bounds = try Self.bounds(db)
+            let through = events.count == limit ? events.last?.seq ?? after : max(after, bounds.latestSeq)
+            return EventPage(events: events, through: through, bounds: bounds)
+        }
+    }
+
+    /// How many events this store has decoded from their rows since it was opened: the work a
+    /// read does is visible here, so tests can tell a read that skipped others' events in SQL
+    /// from one that decoded them to drop them.
+    public var decodedEventCount: Int { decodedEvents.load(ordering: .relaxed) }
+    private let decodedEvents = Atomic<Int>(0)
+
+    private func decodeEvent(_ row: Row) throws -> Event {
+        decodedEvents.add(1, ordering: .relaxed)
+        return try Self.event(row, sealer)
     }
 
     public func eventBounds() async throws -> EventBounds {
@@ -282,5 +304,59 @@ public final class SQLiteStateStore: StateStore {
             seq: row["seq"], time: Date(timeIntervalSinceReferenceDate: row["time"]), type: row["type"],
             objectId: row["object_id"], objectKind: row["object_kind"], ownerUID: row["owner_uid"],
             object: try json(sealer.open(row["object"], for: row["object_id"])))
+    }
+}
+
+/// The SQL of a filtered read of the log. It walks `event_owner_feed` (one uid's events) or
+/// `event_feed` (everyone's, for root) from the cursor in `seq` order and stops after `limit`
+/// matches, so its cost follows the events the viewer owns, and types and object ids are
+/// tested in the index. Lists travel as one JSON array parameter each (`json_each`), so any
+/// number of ids fits. A `kind.*` type is the byte range [`kind.`, `kind/`).
+struct EventFeedQuery {
+    var sql: String
+    var arguments: StatementArguments
+
+    init(after: Int64, filter: EventFilter, limit: Int) {
+        var conditions = ["seq > ?"]
+        var arguments: StatementArguments = [after]
+        let index: String
+        if let viewer = filter.viewerUID {
+            index = "event_owner_feed"
+            conditions.append("owner_uid = ?")
+            arguments += [viewer]
+        } else {
+            index = filter.objectIds == nil && filter.types == nil ? "" : "event_feed"
+        }
+        if let ids = filter.objectIds {
+            conditions.append("object_id IN (SELECT value FROM json_each(?))")
+            arguments += [Self.jsonArray(ids.sorted())]
+        }
+        if let types = filter.types {
+            var exact: [String] = []
+            var alternatives: [String] = []
+            for pattern in types {
+                guard let prefix = EventFilter.typePrefix(pattern) else {
+                    exact.append(pattern)
+                    continue
+                }
+                // Every string that starts with `kind.` sorts in [`kind.`, `kind/`): '/' follows '.'.
+                alternatives.append("(type >= ? AND type < ?)")
+                arguments += [String(prefix), String(prefix.dropLast()) + "/"]
+            }
+            if !exact.isEmpty {
+                alternatives.append("type IN (SELECT value FROM json_each(?))")
+                arguments += [Self.jsonArray(exact)]
+            }
+            conditions.append(alternatives.isEmpty ? "0" : "(" + alternatives.joined(separator: " OR ") + ")")
+        }
+        let indexed = index.isEmpty ? "" : " INDEXED BY \(index)"
+        sql =
+            "SELECT * FROM event\(indexed) WHERE \(conditions.joined(separator: " AND ")) ORDER BY seq LIMIT ?"
+        arguments += [limit]
+        self.arguments = arguments
+    }
+
+    static func jsonArray(_ strings: [String]) -> String {
+        String(decoding: (try? JSONCoding.encode(strings)) ?? Data("[]".utf8), as: UTF8.self)
     }
 }

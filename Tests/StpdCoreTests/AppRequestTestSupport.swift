@@ -53,7 +53,7 @@ final class EventInbox: EventSink {
         return true
     }
 
-    func send(_ event: Event, subscription: String) async -> Bool { offer(event, subscription: subscription) }
+    func room(for event: Event, subscription: String) async -> Bool { true }
 
     func dropped(subscription: String, resumeSince: Int64, reason: DropReason) {}
 }

@@ -225,4 +225,140 @@ struct StateStoreContractTests {
             #expect(try await store.object(id: "pc_1") == stored)
         }
     }
+
+    // MARK: Filtered reads
+
+    /// Ten events: owners 1000 and 1001 interleaved, two kinds, three objects.
+    static let mixedLog: [StateChange] = [
+        change("pc_1", "payment_context.created"),  // 1
+        change("pc_2", "payment_context.created", owner: 1001),  // 2
+        change("cs_1", "customer_session.created", kind: "customer_session"),  // 3
+        change("pc_1", "payment_context.updated"),  // 4
+        change("pc_2", "payment_context.updated", owner: 1001),  // 5
+        change("cs_1", "customer_session.closed", kind: "customer_session"),  // 6
+        change("pc_1", "payment_contextual.odd"),  // 7: a kind that merely starts the same
+        change("pc_2", "payment_context.succeeded", owner: 1001),  // 8
+        change("pc_1", "payment_context.succeeded"),  // 9
+        change("cs_1", "customer_session.opened", kind: "customer_session", owner: 1001),  // 10
+    ]
+
+    /// The store filters exactly as `EventFilter.matches` does, whatever the combination.
+    @Test(arguments: StoreKind.allCases)
+    func matchingReadsReturnWhatTheFilterMatchesInSeqOrder(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let all = try await store.apply(Self.mixedLog, at: t0)
+            let filters: [EventFilter] = [
+                EventFilter(),
+                EventFilter(viewerUID: 1000),
+                EventFilter(viewerUID: 1001),
+                EventFilter(viewerUID: 4242),
+                EventFilter(objectIds: ["pc_1", "cs_1"]),
+                EventFilter(objectIds: ["pc_2"], viewerUID: 1000),
+                EventFilter(types: ["payment_context.*"]),
+                EventFilter(types: ["payment_context.updated", "customer_session.*"], viewerUID: 1000),
+                EventFilter(types: ["payment_context.succeeded"]),
+                EventFilter(types: ["payment_context"]),  // no wildcard: exact, and no type is just that
+                EventFilter(types: ["payment_context.created.*", "customer_session.closed"]),
+                EventFilter(objectIds: ["pc_1"], types: ["payment_context.*"], viewerUID: 1000),
+                EventFilter(objectIds: [], types: nil),
+                EventFilter(types: []),
+            ]
+            for filter in filters {
+                let page = try await store.events(after: 0, matching: filter, limit: 100)
+                #expect(page.events == all.filter(filter.matches), "\(filter)")
+                #expect(page.through == 10, "not full: everything up to the latest seq was looked at (\(filter))")
+                #expect(page.bounds == EventBounds(latestSeq: 10, prunedThrough: 0))
+            }
+            let mine = try await store.events(after: 0, matching: EventFilter(viewerUID: 1000), limit: 100)
+            #expect(mine.events.seqs == [1, 3, 4, 6, 7, 9])
+            let kindOnly = try await store.events(
+                after: 0, matching: EventFilter(types: ["payment_context.*"]), limit: 100)
+            #expect(kindOnly.events.seqs == [1, 2, 4, 5, 8, 9], "payment_contextual.odd is another kind")
+        }
+    }
+
+    /// A full page ends at its last event, so the next read starts right after it; a page that
+    /// is not full has looked at everything, so `through` is the latest seq.
+    @Test(arguments: StoreKind.allCases)
+    func matchingReadsPageByLimitAndThroughIsTheNextCursor(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.apply(Self.mixedLog, at: t0)
+            let mine = EventFilter(viewerUID: 1000)
+
+            let first = try await store.events(after: 0, matching: mine, limit: 2)
+            #expect(first.events.seqs == [1, 3])
+            #expect(first.through == 3)
+            let second = try await store.events(after: first.through, matching: mine, limit: 2)
+            #expect(second.events.seqs == [4, 6])
+            #expect(second.through == 6)
+            let last = try await store.events(after: second.through, matching: mine, limit: 2)
+            #expect(last.events.seqs == [7, 9])
+            #expect(last.through == 9, "full: it stops at its last event even though it is the last match")
+            let after = try await store.events(after: last.through, matching: mine, limit: 2)
+            #expect(after.events.isEmpty)
+            #expect(after.through == 10)
+
+            let nothing = try await store.events(after: 4, matching: mine, limit: 0)
+            #expect(nothing.events.isEmpty)
+            #expect(nothing.through == 4, "a read of nothing looked at nothing")
+            // At the end of the log, and past it (the caller checks cursors; the store just finds nothing).
+            #expect(try await store.events(after: 10, matching: mine, limit: 5).through == 10)
+            #expect(try await store.events(after: 12, matching: mine, limit: 5).through == 12)
+        }
+    }
+
+    /// Pruned events are gone from filtered reads too, and the bounds say so.
+    @Test(arguments: StoreKind.allCases)
+    func matchingReadsSkipPrunedEventsAndReportTheBounds(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.apply(Self.mixedLog, at: t0)
+            #expect(try await store.prune(EventRetention(maxAge: .seconds(3600), maxCount: 4), now: t0) == 6)
+
+            let page = try await store.events(after: 0, matching: EventFilter(viewerUID: 1001), limit: 100)
+            #expect(page.events.seqs == [8, 10])
+            #expect(page.through == 10)
+            #expect(page.bounds == EventBounds(latestSeq: 10, prunedThrough: 6))
+        }
+    }
+
+    /// Types and ids compare byte for byte, as SQL compares them: no Unicode equivalence, no
+    /// case folding, and a prefix is a prefix of the UTF-8 bytes.
+    @Test(arguments: StoreKind.allCases)
+    func matchingComparesTypesAndIdsByteForByte(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let composed = "caf\u{E9}.paid"  // é as one scalar
+            let decomposed = "cafe\u{301}.paid"  // e + combining accent: equal as Swift Strings
+            _ = try await store.apply(
+                [
+                    change("a", composed), change("b", decomposed), change("C", "Kind.x"), change("c", "kind.x"),
+                    change(decomposed, "t"),
+                ], at: t0)
+
+            #expect(
+                try await store.events(after: 0, matching: EventFilter(types: [composed]), limit: 10).events.seqs == [1]
+            )
+            #expect(
+                try await store.events(after: 0, matching: EventFilter(types: ["cafe.*"]), limit: 10).events.isEmpty)
+            #expect(
+                try await store.events(after: 0, matching: EventFilter(types: ["kind.*"]), limit: 10).events.seqs == [4]
+            )
+            #expect(
+                try await store.events(after: 0, matching: EventFilter(objectIds: ["c"]), limit: 10).events.seqs == [4])
+            #expect(
+                try await store.events(after: 0, matching: EventFilter(objectIds: [composed]), limit: 10).events.isEmpty
+            )
+        }
+    }
+
+    /// Any number of ids fits one read (they are not one SQL parameter each).
+    @Test(arguments: StoreKind.allCases)
+    func matchingTakesThousandsOfObjectIds(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.apply(changes(5), at: t0)
+            var ids = Set((0..<40_000).map { "nope-\($0)" })
+            ids.insert("obj-3")
+            let page = try await store.events(after: 0, matching: EventFilter(objectIds: ids), limit: 10)
+            #expect(page.events.seqs == [4])
+        }
+    }
 }

@@ -73,7 +73,7 @@ struct SubscriptionTests {
             let subscription = try await log.subscribe(id: "s", since: 0, filter: EventFilter(), sink: sink)
 
             let replay = Task { await log.start(subscription) }
-            await gate.arrivals(1)  // replay is inside send(1)
+            await gate.arrivals(1)  // the replay waits for room for 1
             try await log.apply(changes(2))
             try await log.apply(changes(1))
             gate.open()
@@ -98,7 +98,7 @@ struct SubscriptionTests {
 
             store.arm()
             let replay = Task { await log.start(subscription) }
-            await store.gate.arrivals(1)  // replay saw an empty page after seq 2
+            await store.gate.arrivals(1)  // replay read up to the end, seq 2
             try await log.apply(changes(2))
             store.gate.open()
             await replay.value
@@ -159,7 +159,7 @@ struct SubscriptionTests {
             let subscription = try await log.subscribe(id: "s", since: 0, filter: EventFilter(), sink: sink)
 
             let replay = Task { await log.start(subscription) }
-            await gate.arrivals(1)  // the first page is read; send(2) is blocked
+            await gate.arrivals(1)  // the first page is read; the replay waits for room for 2
             try await log.prune()  // drops 1...597
             gate.open()
             await replay.value
@@ -185,11 +185,11 @@ struct SubscriptionTests {
                 id: "s", since: 0, filter: EventFilter(), sink: sink, holdLimit: 2)
 
             let replay = Task { await log.start(subscription) }
-            await gate.arrivals(1)  // send(1) completed, send(2) blocked
+            await gate.arrivals(1)  // 1 sent, the replay waits for room for 2
             try await log.apply(changes(2))  // 4, 5: held
             #expect(sink.drops.isEmpty)
             try await log.apply(changes(1))  // 6: one too many
-            #expect(sink.entries == [.sent(1), .sent(2), .dropped(resumeSince: 1)])
+            #expect(sink.entries == [.sent(1), .dropped(resumeSince: 1)])
 
             gate.open()
             await replay.value
@@ -199,6 +199,31 @@ struct SubscriptionTests {
                 sink.entries.last.map { if case .dropped = $0 { true } else { false } } == true,
                 "nothing after the drop")
             #expect(log.bus.listenerCount == 0)
+        }
+    }
+
+    /// While replaying, only live events the subscription will deliver are held: events of
+    /// other types or users do not count against the hold limit (they used to, so a busy log
+    /// dropped a filtered subscriber that was hardly behind).
+    @Test(arguments: StoreKind.allCases)
+    func onlyMatchingLiveEventsCountAgainstTheHoldLimit(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let log = try await EventLog(store: store)
+            try await log.apply([change("1", "a"), change("2", "a"), change("3", "a")])
+            let gate = Gate()
+            let sink = RecordingSink(holdSendOf: (seq: 1, gate: gate))
+            let subscription = try await log.subscribe(
+                id: "s", since: 0, filter: EventFilter(types: ["a"]), sink: sink, holdLimit: 2)
+
+            let replay = Task { await log.start(subscription) }
+            await gate.arrivals(1)  // the replay waits for room for 1
+            try await log.apply((4...8).map { change("\($0)", "b") })  // 5 others: not held
+            try await log.apply([change("9", "a"), change("10", "a")])  // 2 held: at the limit, not over
+            gate.open()
+            await replay.value
+
+            #expect(sink.drops.isEmpty)
+            #expect(sink.deliveredSeqs == [1, 2, 3, 9, 10])
         }
     }
 

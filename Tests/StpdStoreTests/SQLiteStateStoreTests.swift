@@ -1,10 +1,13 @@
 import Foundation
+import GRDB
 import JSONRPC
 import StpdCore
 @_spi(Testing) import StpdProtocol
 import StpdStore
 import TestSupport
 import Testing
+
+@testable import StpdStore
 
 /// What only the SQLite store has to get right: file permissions, durability across reopen,
 /// exact JSON storage, and seq assignment under concurrent writers. The behaviour it shares
@@ -217,5 +220,45 @@ struct SQLiteStateStoreTests {
                 [change("pc_1", state: ["blob": .string(String(repeating: "x", count: 10_000))])], at: t0)
             #expect(store.sizeOnDisk > 0)
         }
+    }
+}
+
+/// The plans SQLite picks for filtered reads: a user's read searches that user's range of
+/// `event_owner_feed` (it never visits another user's row), root's filtered read walks
+/// `event_feed`, and no filtered read scans the table.
+@Suite("SQLiteStateStore filtered read plans")
+struct EventFeedPlanTests {
+    func plan(_ filter: EventFilter) async throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stpd-plan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("state.sqlite").path
+        _ = try SQLiteStateStore(path: path)
+        let query = EventFeedQuery(after: 0, filter: filter, limit: 100)
+        return try await DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query.sql, arguments: query.arguments)
+                .map { $0["detail"] as String }.joined(separator: "\n")
+        }
+    }
+
+    @Test(arguments: [
+        EventFilter(viewerUID: 1001),
+        EventFilter(types: ["debug.*", "source.polled"], viewerUID: 1001),
+        EventFilter(objectIds: ["a", "b"], viewerUID: 1001),
+        EventFilter(objectIds: ["a"], types: ["x.y"], viewerUID: 1001),
+    ])
+    func aUsersReadSearchesOnlyItsOwnRange(filter: EventFilter) async throws {
+        let plan = try await plan(filter)
+        #expect(plan.contains("SEARCH event USING INDEX event_owner_feed (owner_uid=? AND seq>?)"), "\(plan)")
+        #expect(!plan.contains("SCAN event"), "\(plan)")
+        #expect(!plan.contains("TEMP B-TREE"), "sorting means reading every match, not stopping at the limit")
+    }
+
+    @Test(arguments: [EventFilter(types: ["debug.*"]), EventFilter(objectIds: ["a"])])
+    func rootsFilteredReadWalksTheFeedIndex(filter: EventFilter) async throws {
+        let plan = try await plan(filter)
+        #expect(plan.contains("SEARCH event USING INDEX event_feed (seq>?)"), "\(plan)")
+        #expect(!plan.contains("SCAN event"), "\(plan)")
+        #expect(!plan.contains("TEMP B-TREE"), "\(plan)")
     }
 }

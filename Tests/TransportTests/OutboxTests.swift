@@ -112,4 +112,52 @@ struct OutboxTests {
         #expect(!outbox.offer(frame(1), force: true))
         #expect(outbox.queuedBytes == 0)
     }
+
+    /// Withdrawing takes back the queued notifications (their tags, oldest first) and keeps the
+    /// replies; the final frames then go out first, ahead of those replies, and the outbox ends.
+    @Test func withdrawnNotificationsLeaveRepliesAndTheFinalFramesGoFirst() async {
+        let outbox = Outbox(limit: 100)
+        #expect(outbox.offer(frame(2, 0x61), tag: 1))
+        #expect(await outbox.send(frame(2, 0x72)))  // a reply
+        #expect(outbox.offer(frame(2, 0x62), tag: 2))
+        #expect(outbox.offer(frame(2, 0x63)))  // untagged
+        let withdrawn = outbox.withdrawNotifications()
+        #expect(withdrawn.map { $0 as? Int } == [1, 2, nil])
+        #expect(outbox.queuedBytes == 2)
+        #expect(!outbox.offer(frame(1)), "nothing new is taken")
+        #expect(await outbox.send(frame(1)) == false)
+
+        outbox.finish(first: [frame(3, 0x66), frame(3, 0x67)])
+        #expect(await outbox.next() == frame(3, 0x66))
+        #expect(await outbox.next() == frame(3, 0x67))
+        #expect(await outbox.next() == frame(2, 0x72))
+        #expect(await outbox.next() == nil)
+    }
+
+    /// A writer already waiting on an empty, withdrawn outbox gets the final frame.
+    @Test func aWaitingWriterGetsTheFinalFrame() async {
+        let outbox = Outbox(limit: 10)
+        #expect(outbox.offer(frame(8), tag: 1))
+        #expect(await outbox.next() == frame(8))
+        async let taken = outbox.next()
+        #expect(outbox.withdrawNotifications().isEmpty)
+        outbox.finish(first: [frame(4, 0x66)])
+        #expect(await taken == frame(4, 0x66))
+        #expect(await outbox.next() == nil)
+    }
+
+    /// `room` waits while a frame would not fit, and says false once the outbox is withdrawn.
+    @Test func roomWaitsForTheWriterAndEndsWithTheOutbox() async {
+        let outbox = Outbox(limit: 10)
+        #expect(await outbox.room(for: 10))
+        #expect(outbox.offer(frame(8)))
+        let waiting = Task { await outbox.room(for: 8) }
+        _ = await outbox.next()
+        #expect(await waiting.value)
+
+        #expect(outbox.offer(frame(8)))
+        let refused = Task { await outbox.room(for: 8) }
+        _ = outbox.withdrawNotifications()
+        #expect(await refused.value == false)
+    }
 }

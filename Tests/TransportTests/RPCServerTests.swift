@@ -205,6 +205,64 @@ struct FramingTests {
 
 @Suite(.timeLimit(.minutes(1)))
 struct ServerBehaviourTests {
+    /// A client that reads nothing while the server floods it with notifications is then closed
+    /// with a final notice (issue 11): the notice is not queued behind what overflowed (the queued
+    /// notifications are withdrawn), nor discarded with NIO's pending writes when the connection
+    /// closes; when the client reads, it gets an unbroken run of notifications, exactly up to the
+    /// first one withdrawn, then the notice, then EOF.
+    @Test func aClientThatNeverReadGetsTheFinalNoticeAfterWhatWasNotWithdrawn() async throws {
+        let service = TestService()
+        var configuration = RPCServerConfiguration()
+        configuration.maxOutboundBytes = 16 << 10
+        try await withTestServer(service: service, configuration: configuration) { server in
+            let socket = try RawSocket(connectingTo: server.socketPath)
+            try await socket.send(try requestLine("flood", id: 1))
+            await service.flooded.wait()  // the client has read nothing so far
+
+            // Line by line: a reader slower than the writer.
+            var lines: [JSONValue] = []
+            while let line = try await socket.readLine() {
+                lines.append(try JSONCoding.decode(JSONValue.self, from: Data(line)))
+            }
+            let last = try #require(lines.last)
+            #expect(last["method"] == "final", "the last line is not the notice: \(last)")
+            let pushed = lines.dropLast()
+            #expect(pushed.allSatisfy { $0["method"] == "pushed" })
+            let ns = pushed.compactMap { $0["params"]?["n"]?.intValue }
+            #expect(ns == Array(0..<Int64(ns.count)), "the notifications that arrived have a gap")
+            // How many went out before the withdrawal depends on when the event loop wrote them
+            // (possibly none): what matters is no gap, and the notice naming the first one missing.
+            #expect(last["params"]?["firstWithdrawn"]?.intValue == Int64(ns.count))
+        }
+    }
+
+    /// When a connection ends, what its writer handed to the socket is still written: closing
+    /// used to discard NIO's pending writes, so a client that had not kept up lost the last
+    /// frames (here, up to a few hundred kilobytes and the final notice) and saw a bare EOF.
+    @Test func framesHandedToTheSocketBeforeTheCloseAreNotDiscarded() async throws {
+        let service = TestService()
+        var configuration = RPCServerConfiguration()
+        configuration.maxOutboundBytes = 256 << 10
+        try await withTestServer(service: service, configuration: configuration) { server in
+            let socket = try RawSocket(connectingTo: server.socketPath)
+            try await socket.send(try requestLine("flood", id: 1, params: ["withdraw": false]))
+            await service.flooded.wait()
+
+            // Line by line: a reader slower than the writer, so the socket stays full to the end.
+            var lines: [String] = []
+            while let line = try await socket.readLine() { lines.append(String(decoding: line, as: UTF8.self)) }
+            let last = try #require(lines.last)
+            let final = try JSONCoding.decode(JSONValue.self, from: Data(last.utf8))
+            #expect(final["method"] == "final", "the last line is not the notice: \(last)")
+            // Lines are `{"jsonrpc":"2.0","method":"pushed","params":{"n":N}}`: read N without a JSON decoder.
+            let ns = lines.dropLast().map { line in
+                Int64(line.split(separator: ":").last?.prefix { $0.isNumber } ?? "") ?? -1
+            }
+            #expect(ns == Array(0..<Int64(ns.count)), "the notifications that arrived have a gap")
+            #expect(final["params"]?["firstWithdrawn"]?.intValue == Int64(ns.count), "notifications were lost")
+        }
+    }
+
     @Test func pushedNotificationsReachTheClient() async throws {
         try await withTestServer(service: TestService()) { server in
             try await RPCClient.withConnection(to: server.socketPath) { client in

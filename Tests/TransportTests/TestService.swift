@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import NIOCore
 import RPCTransport
 import ServiceLifecycle
 import Synchronization
@@ -18,7 +19,13 @@ import TestSupport
 /// - `hang`: opens `hangStarted`, then waits until its task is cancelled, and opens `hangCancelled`.
 /// - `keepalive`: sets the connection's `keepAlive`.
 /// - `ping`: answered at once, where the frame is read (`route`), like the daemon's `daemon.ping`.
+/// - `flood`: pushes `pushed {"n": i}` notifications, tagged `i`, until the connection refuses one
+///   (its budget is spent), then closes it withdrawing the queued ones, with one final `final`
+///   notification naming the first `n` withdrawn (`firstWithdrawn`, the count pushed if none);
+///   then opens `flooded`. No reply. With `{"withdraw": false}` nothing is withdrawn: `final`
+///   follows everything queued (`firstWithdrawn` is the count pushed).
 final class TestService: RPCService {
+    let flooded = Gate()
     let slowStarted = Gate()
     let slowReleased = Gate()
     let shutdownSeen = Gate()
@@ -65,6 +72,23 @@ final class TestService: RPCService {
                 accepted = accepted && connection.notify(Request(id: nil, method: "pushed", params: ["n": .int(n)]))
             }
             result = ["accepted": .bool(accepted)]
+        case "flood":
+            var n = 0
+            while connection.notify(frame: Self.pushed(n), tag: n) { n += 1 }
+            let pushed = n
+            if request.params?["withdraw"] == false {
+                // Everything queued goes out first, then the notice.
+                let final = Request(id: nil, method: "final", params: ["firstWithdrawn": .int(Int64(pushed))])
+                connection.close(after: final, grace: .seconds(30))
+            } else {
+                connection.close(
+                    withdrawingNotifications: { withdrawn in
+                        let first = withdrawn.compactMap { $0 as? Int }.min() ?? pushed
+                        return [Request(id: nil, method: "final", params: ["firstWithdrawn": .int(Int64(first))])]
+                    }, grace: .seconds(30))
+            }
+            flooded.open()
+            return nil
         case "hold":
             counts.withLock { c in
                 c.running += 1
@@ -93,6 +117,10 @@ final class TestService: RPCService {
             return request.id.map { Response(id: $0, error: .methodNotFound(request.method)) }
         }
         return request.id.map { Response(id: $0, result: result) }
+    }
+
+    static func pushed(_ n: Int) -> ByteBuffer {
+        ByteBuffer(bytes: (try? requestLine("pushed", id: nil, params: ["n": .int(Int64(n))])) ?? [])
     }
 
     func connectionOpened(_ connection: RPCConnection) { counts.withLock { $0.opened += 1 } }

@@ -17,6 +17,7 @@ APP_ANSWER_INVALID = errors.AppAnswerInvalid.code
 CURSOR_EXPIRED = errors.CursorExpired.code
 SUBSCRIPTION_NOT_FOUND = errors.SubscriptionNotFound.code
 CURSOR_AHEAD = errors.CursorAhead.code
+TOO_MANY_WAITS = errors.TooManyWaits.code
 STRIPE_CARD_ERROR = errors.StripeCardError.code
 STRIPE_INVALID_REQUEST = errors.StripeInvalidRequest.code
 REDIRECT_UNAVAILABLE = errors.RedirectUnavailable.code

@@ -13,7 +13,8 @@ so "nothing arrived before X" is a statement about the line stream.
 
 from __future__ import annotations
 
-from codes import CURSOR_AHEAD, CURSOR_EXPIRED, DISABLED, SUBSCRIPTION_NOT_FOUND
+from codes import CURSOR_AHEAD, CURSOR_EXPIRED, DISABLED, SUBSCRIPTION_NOT_FOUND, TOO_MANY_WAITS
+import json
 import os
 import sqlite3
 import stat
@@ -377,6 +378,133 @@ def test_slow_consumer_is_dropped_without_slowing_anyone(start_stpd, tmp_path):
         # `again` has closed: only `fast` remains (the daemon notices the close asynchronously).
         wait_for_subscriptions(emitter, 1, "a subscription outlived its closed connection")
     assert time.monotonic() - started < 60
+
+
+def test_never_reading_subscriber_gets_events_dropped_first_and_resumes_without_loss(start_stpd, tmp_path):
+    """issue 11: a subscriber that reads nothing while 20,000 events (9 MB) are emitted used to
+    be cut off with a bare EOF, its events.dropped queued behind the 4 MiB that overflowed and
+    lost when the connection closed. Now, when it reads, each of its subscriptions has an
+    unbroken run of events, then its own events.dropped naming the last one, then EOF; and
+    resuming from resumeSince loses nothing."""
+    daemon = start_stpd(tmp_path, "--debug-methods")  # the default outbound budget, 4 MiB
+    with daemon.client() as slow, daemon.client() as emitter:
+        everything = subscribe(slow)["subscription"]
+        only_b = subscribe(slow, filter={"objects": ["dbg_b"]})["subscription"]
+        # From here on `slow` reads nothing until every event is committed.
+        blob = "y" * 400
+        for batch in range(20):
+            emit(emitter, 990, "dbg_a", {"blob": blob})
+            emit(emitter, 10, "dbg_b", {"blob": blob})
+        total = 20 * 1000
+        wait_for_subscriptions(emitter, 0, "the stalled subscriber was never dropped")
+
+        received: dict[str, list[dict]] = {everything: [], only_b: []}
+        dropped: dict[str, dict] = {}
+        while (message := slow.receive(READ_TIMEOUT)) is not None:
+            assert "method" in message, f"not a notification: {message}"
+            subscription = message["params"]["subscription"]
+            assert subscription not in dropped, f"{message['method']} after events.dropped of {subscription}"
+            if message["method"] == "events.dropped":
+                dropped[subscription] = message["params"]
+            else:
+                assert message["method"] == "event", message
+                received[subscription].append(message["params"])
+        assert set(dropped) == {everything, only_b}, f"events.dropped missing: got {dropped}"
+
+    all_seqs = seqs(received[everything])
+    assert all_seqs == list(range(1, len(all_seqs) + 1)), "the stream has a gap"
+    assert len(all_seqs) < total
+    assert dropped[everything] == {"subscription": everything, "reason": "slow-consumer",
+                                   "resumeSince": all_seqs[-1] if all_seqs else 0}
+    b_seqs = seqs(received[only_b])
+    assert all(e["objectId"] == "dbg_b" for e in received[only_b])
+    assert dropped[only_b]["reason"] == "slow-consumer"
+    assert not b_seqs or dropped[only_b]["resumeSince"] >= b_seqs[-1]
+
+    # Resuming each from its resumeSince gives exactly the rest: nothing lost, nothing twice.
+    with daemon.client() as again, daemon.client() as emitter:
+        _, last = emit(emitter, 1, "dbg_b")
+        for subscription, filter_ in ((everything, None), (only_b, {"objects": ["dbg_b"]})):
+            since = dropped[subscription]["resumeSince"]
+            params: dict[str, Any] = {"since": since}
+            if filter_:
+                params["filter"] = filter_
+            result = again.call("events.wait", {**params, "limit": 1000, "timeout": 0})
+            rest = result["events"]
+            while result["next"] < last:
+                result = again.call("events.wait", {**params, "since": result["next"], "limit": 1000, "timeout": 0})
+                rest += result["events"]
+            got = seqs(received[subscription]) + seqs(rest)
+            if filter_ is None:
+                assert got == list(range(1, last + 1)), f"{subscription}: resuming lost or repeated events"
+            else:
+                assert all(e["objectId"] == "dbg_b" for e in rest)
+                assert len(got) == len(set(got)) == 20 * 10 + 1, f"{subscription}: resuming lost or repeated events"
+
+
+def wait_for_refusals(client: Client, ids: list[int], count: int) -> tuple[list[dict], list[int]]:
+    """Reads replies to `ids` until `count` of them are TooManyWaits errors; returns those
+    errors and the ids still waiting (calls run concurrently: any of them may be refused)."""
+    refused: list[dict] = []
+    waiting = list(ids)
+    while len(refused) < count:
+        message = client.receive(READ_TIMEOUT)
+        assert message is not None, "EOF"
+        if isinstance(message, dict) and message.get("id") in waiting:
+            assert "error" in message, f"a wait returned while it should wait: {message}"
+            assert message["error"]["code"] == TOO_MANY_WAITS, message
+            refused.append(message["error"])
+            waiting.remove(message["id"])
+    return refused, waiting
+
+
+def test_wait_is_bounded_per_connection_and_per_user(start_stpd, tmp_path):
+    """issue 11: events.wait calls waiting at once are bounded per connection and per uid, and
+    a call past a bound is refused at once with TooManyWaits naming the bound (a batch of 7,000
+    waits used to take 800 MB); a connection's waits end when it closes, freeing the uid's."""
+    daemon = start_stpd(tmp_path, "--debug-methods", "--max-waits-per-connection", "3",
+                        "--max-waits-per-uid", "5")
+    with daemon.client() as first, daemon.client() as second, daemon.client() as emitter:
+        _, latest = emit(emitter, 1)
+        wait = {"since": latest, "timeout": 60}
+        # Pipelined, one frame each: the refusals come back at once while three wait.
+        refused, first_waiting = wait_for_refusals(first, [first.request("events.wait", wait) for _ in range(5)], 2)
+        assert refused == [{"code": TOO_MANY_WAITS, "message": refused[0]["message"],
+                            "data": {"scope": "connection", "limit": 3,
+                                     "setting": "STPD_MAX_WAITS_PER_CONNECTION"}}] * 2, refused
+        # The uid has 3 waiting: 2 more fit, on another connection, then its bound holds.
+        refused, second_waiting = wait_for_refusals(
+            second, [second.request("events.wait", wait) for _ in range(3)], 1)
+        assert refused[0]["data"] == {"scope": "user", "limit": 5, "setting": "STPD_MAX_WAITS_PER_UID"}
+
+        # A batch counts entry by entry: with the uid at its bound, every entry is refused at once.
+        second.send([second.request_message("events.wait", wait) for _ in range(50)])
+        replies = second.receive(READ_TIMEOUT)
+        assert isinstance(replies, list) and len(replies) == 50, replies
+        assert all(r.get("error", {}).get("code") == TOO_MANY_WAITS for r in replies), replies[:2]
+
+        # An event releases every waiter with it.
+        woken, _ = emit(emitter, 1, "dbg_wake")
+        for client, waiting in ((first, first_waiting), (second, second_waiting)):
+            for i in waiting:
+                assert seqs(client.result(client.wait_reply(i))["events"]) == [woken]
+
+    # A connection that closes with calls waiting frees the uid's slots at once (not after 60 s).
+    with daemon.client() as doomed, daemon.client() as survivor:
+        latest = survivor.call("daemon.status")["store"]["latestSeq"]
+        wait = {"since": latest, "timeout": 60}
+        wait_for_refusals(doomed, [doomed.request("events.wait", wait) for _ in range(4)], 1)  # 3 wait
+        refused, _ = wait_for_refusals(survivor, [survivor.request("events.wait", wait) for _ in range(3)], 1)
+        assert refused[0]["data"]["scope"] == "user", refused  # 3 + 2 waiting: the uid is full
+        doomed.close()
+        deadline = time.monotonic() + 10
+        while True:
+            reply = survivor.wait_reply(survivor.request("events.wait", {"since": latest, "timeout": 0}))
+            if "result" in reply:
+                break
+            assert reply["error"]["code"] == TOO_MANY_WAITS, reply
+            assert time.monotonic() < deadline, "the closed connection's waits still hold the uid's slots"
+            time.sleep(0.05)
 
 
 # -- events.wait ---------------------------------------------------------------------------------

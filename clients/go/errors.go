@@ -55,6 +55,9 @@ const (
 	// CodeCursorAhead is 2003: `since` is past the last event.
 	CodeCursorAhead = 2003
 
+	// CodeTooManyWaits is 2004: Too many events.wait calls are waiting.
+	CodeTooManyWaits = 2004
+
 	// CodeStripeCardError is 3001: Stripe declined the card.
 	CodeStripeCardError = 3001
 
@@ -174,6 +177,12 @@ var ErrSubscriptionNotFound = &Error{Code: CodeSubscriptionNotFound, Message: "N
 // event with a seq after the latest (`data.latestSeq`) exists yet; the client holds a cursor from
 // other state.
 var ErrCursorAhead = &Error{Code: CodeCursorAhead, Message: "`since` is past the last event"}
+
+// ErrTooManyWaits matches every error with code 2004 (errors.Is): Too many events.wait calls are
+// waiting. This connection or this user already has as many `events.wait` calls waiting as allowed;
+// `data.scope` (`connection` or `user`), `data.limit` and `data.setting` say which bound. Wait for
+// one to return, or subscribe instead.
+var ErrTooManyWaits = &Error{Code: CodeTooManyWaits, Message: "Too many events.wait calls are waiting"}
 
 // ErrStripeCardError matches every error with code 3001 (errors.Is): Stripe declined the card.
 // Stripe's card_error: the card was declined or a card field is wrong; show the customer
@@ -321,6 +330,8 @@ func codeName(code int) string {
 		return "SubscriptionNotFound"
 	case CodeCursorAhead:
 		return "CursorAhead"
+	case CodeTooManyWaits:
+		return "TooManyWaits"
 	case CodeStripeCardError:
 		return "StripeCardError"
 	case CodeStripeInvalidRequest:

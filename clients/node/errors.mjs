@@ -140,6 +140,15 @@ export class CursorAhead extends RpcError {
 }
 
 /**
+ * 2004: Too many events.wait calls are waiting. This connection or this user already has as many
+ * `events.wait` calls waiting as allowed; `data.scope` (`connection` or `user`), `data.limit` and
+ * `data.setting` say which bound. Wait for one to return, or subscribe instead.
+ */
+export class TooManyWaits extends RpcError {
+  static code = 2004;
+}
+
+/**
  * 3001: Stripe declined the card. Stripe's card_error: the card was declined or a card field is
  * wrong; show the customer `data.message` or a text chosen by `data.code`/`data.decline_code`.
  * `data` is always `{type, code, decline_code, param, message, request_id, http_status}`, null
@@ -314,6 +323,7 @@ export const ErrorCode = Object.freeze({
   CursorExpired: 2001,
   SubscriptionNotFound: 2002,
   CursorAhead: 2003,
+  TooManyWaits: 2004,
   StripeCardError: 3001,
   StripeInvalidRequest: 3002,
   StripeAPIError: 3003,
@@ -349,6 +359,7 @@ export const errorClasses = new Map([
   [2001, CursorExpired],
   [2002, SubscriptionNotFound],
   [2003, CursorAhead],
+  [2004, TooManyWaits],
   [3001, StripeCardError],
   [3002, StripeInvalidRequest],
   [3003, StripeAPIError],

@@ -20,6 +20,9 @@ extension ForwardingStore {
     func setAside(id: String, reason: String) async throws { try await inner.setAside(id: id, reason: reason) }
     func setAsideCount() async throws -> Int { try await inner.setAsideCount() }
     func events(after: Int64, limit: Int) async throws -> [Event] { try await inner.events(after: after, limit: limit) }
+    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+        try await inner.events(after: after, matching: filter, limit: limit)
+    }
     func eventBounds() async throws -> EventBounds { try await inner.eventBounds() }
     func prune(_ retention: EventRetention, now: Date) async throws -> Int {
         try await inner.prune(retention, now: now)

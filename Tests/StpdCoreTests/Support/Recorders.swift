@@ -2,13 +2,14 @@ import StpdCore
 import Synchronization
 
 /// An `EventSink` that records, in call order, what the subscription hands it. It can refuse
-/// `offer`s after a budget (a subscriber that cannot keep up) and hold one `send` on a gate
-/// (a subscriber slow during replay), so tests can commit events while replay is blocked.
+/// `offer`s after a budget (a subscriber that cannot keep up) and hold the replay of one event
+/// in `room` on a gate (a subscriber slow during replay), so tests can commit events while
+/// replay is blocked.
 final class RecordingSink: EventSink {
     enum Entry: Equatable, Sendable {
         /// Handed over by `offer` (live delivery) and accepted.
         case offered(Int64)
-        /// Handed over by `send` (replay). Recorded when `send` is entered, before any gate.
+        /// Handed over while replaying (`room`, then `offer`) and accepted.
         case sent(Int64)
         case dropped(resumeSince: Int64)
     }
@@ -17,17 +18,19 @@ final class RecordingSink: EventSink {
         var entries: [Entry] = []
         var offersLeft: Int?
         var dropReasons: [DropReason] = []
+        /// The event `room` was last asked about: its `offer` is the replay's.
+        var replaying: Int64?
     }
 
     private let state: Mutex<State>
-    private let sendGate: (seq: Int64, gate: Gate)?
+    private let roomGate: (seq: Int64, gate: Gate)?
 
     /// - Parameters:
-    ///   - acceptOffers: how many `offer`s succeed before the sink starts refusing (nil: all).
-    ///   - holdSendOf: `send` of the event with this seq waits for the gate to open.
+    ///   - acceptOffers: how many live `offer`s succeed before the sink starts refusing (nil: all).
+    ///   - holdSendOf: `room` for the event with this seq waits for the gate to open.
     init(acceptOffers: Int? = nil, holdSendOf: (seq: Int64, gate: Gate)? = nil) {
         state = Mutex(State(offersLeft: acceptOffers))
-        sendGate = holdSendOf
+        roomGate = holdSendOf
     }
 
     var entries: [Entry] { state.withLock { $0.entries } }
@@ -49,6 +52,11 @@ final class RecordingSink: EventSink {
 
     func offer(_ event: Event, subscription: String) -> Bool {
         state.withLock { s in
+            if s.replaying == event.seq {
+                s.replaying = nil
+                s.entries.append(.sent(event.seq))
+                return true
+            }
             if let left = s.offersLeft {
                 guard left > 0 else { return false }
                 s.offersLeft = left - 1
@@ -58,9 +66,9 @@ final class RecordingSink: EventSink {
         }
     }
 
-    func send(_ event: Event, subscription: String) async -> Bool {
-        state.withLock { $0.entries.append(.sent(event.seq)) }
-        if let sendGate, sendGate.seq == event.seq { await sendGate.gate.wait() }
+    func room(for event: Event, subscription: String) async -> Bool {
+        if let roomGate, roomGate.seq == event.seq { await roomGate.gate.wait() }
+        state.withLock { $0.replaying = event.seq }
         return true
     }
 

@@ -2,10 +2,10 @@ import Foundation
 import StpdCore
 import Synchronization
 
-/// Wraps a store and, once armed, holds the first `events(after:limit:)` call that finds
-/// nothing on a gate *after* reading. That reproduces, on demand, the window in which a
-/// subscription's replay has just seen the end of the log and events are committed before it
-/// switches to live delivery.
+/// Wraps a store and, once armed, holds the first filtered read that reaches the end of the log
+/// (a page that is not full) on a gate *after* reading. That reproduces, on demand, the window
+/// in which a subscription's replay has just seen the end of the log and events are committed
+/// before it switches to live delivery.
 final class GatedStore: ForwardingStore {
     let inner: any StateStore
     let gate = Gate()
@@ -15,10 +15,10 @@ final class GatedStore: ForwardingStore {
 
     func arm() { armed.withLock { $0 = true } }
 
-    func events(after: Int64, limit: Int) async throws -> [Event] {
-        let page = try await inner.events(after: after, limit: limit)
+    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+        let page = try await inner.events(after: after, matching: filter, limit: limit)
         let hold =
-            page.isEmpty
+            page.events.count < limit
             && armed.withLock { armed in
                 defer { armed = false }
                 return armed
@@ -52,6 +52,15 @@ final class LockedStore: StateStore {
 
     func events(after: Int64, limit: Int) async throws -> [Event] {
         log.withLock { Array($0.lazy.filter { $0.seq > after }.prefix(limit)) }
+    }
+
+    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+        log.withLock { log in
+            let events = Array(log.lazy.filter { $0.seq > after && filter.matches($0) }.prefix(limit))
+            let latest = Int64(log.count)
+            let through = events.count == limit ? events.last?.seq ?? after : max(after, latest)
+            return EventPage(events: events, through: through, bounds: EventBounds(latestSeq: latest, prunedThrough: 0))
+        }
     }
 
     func eventBounds() async throws -> EventBounds {

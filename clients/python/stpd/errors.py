@@ -176,6 +176,17 @@ class CursorAhead(RpcError):
     code = 2003
 
 
+class TooManyWaits(RpcError):
+    """2004: Too many events.wait calls are waiting.
+
+    This connection or this user already has as many `events.wait` calls waiting as allowed;
+    `data.scope` (`connection` or `user`), `data.limit` and `data.setting` say which bound. Wait for
+    one to return, or subscribe instead.
+    """
+
+    code = 2004
+
+
 class StripeCardError(RpcError):
     """3001: Stripe declined the card.
 
@@ -371,6 +382,7 @@ ERRORS: dict[int, type[RpcError]] = {
     2001: CursorExpired,
     2002: SubscriptionNotFound,
     2003: CursorAhead,
+    2004: TooManyWaits,
     3001: StripeCardError,
     3002: StripeInvalidRequest,
     3003: StripeAPIError,
