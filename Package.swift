@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "StpdDaemonTests",
             dependencies: [
-                "StpdDaemon", "StpdProtocol", "JSONRPC", "StripeAPI",
+                "StpdDaemon", "StpdCore", "StpdProtocol", "JSONRPC", "StripeAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -158,6 +158,7 @@ let package = Package(
             dependencies: [
                 "StpdStore", "StpdCore", "StpdProtocol", "JSONRPC", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // The Stripe API's pure layer: form encoding, headers, errors, retries, redaction, and a
         // client over an injected HTTP transport (StripeHTTP's AsyncHTTPClient transport in the daemon).
