@@ -29,7 +29,7 @@ public enum ResponseParser {
         let requestID = response.headers["Request-Id"]
         // Only an object counts (§7.4 step 2). Spelled out: JSONValue is ExpressibleByNilLiteral, so a
         // bare `nil` in a ternary would silently become `.null`.
-        var object: JSONValue? = try? JSONCoding.decode(JSONValue.self, from: response.body)
+        var object: JSONValue? = try? response.body.withUnsafeBytes { try JSONText.parse($0) }
         if object?.objectValue == nil { object = Optional.none }
         if let object, let error = StripeError(body: object, httpStatus: response.status, requestID: requestID) {
             return .failure(error)

@@ -213,6 +213,38 @@ struct SQLiteStateStoreTests {
         }
     }
 
+    /// Concurrent applies share transactions (group commit), each in a savepoint of its own: one
+    /// whose precondition fails is refused alone, leaves nothing behind, and costs no seq.
+    @Test func aRefusedApplyInAGroupLeavesTheOthersCommitted() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            _ = try await store.apply([change("taken")], at: t0)
+            let outcomes = try await withThrowingTaskGroup(of: (Int, [Int64]?).self) { group in
+                for writer in 0..<60 {
+                    group.addTask {
+                        var changes = [self.change("g\(writer)-a"), self.change("g\(writer)-b")]
+                        // Every third writer also claims an id that exists: its whole apply is refused.
+                        if writer % 3 == 0 { changes[1].object.id = "taken" }
+                        changes[1].precondition = .absent
+                        do {
+                            return (writer, try await store.apply(changes, at: self.t0).map(\.seq))
+                        } catch is StoreConflict {
+                            return (writer, nil)
+                        }
+                    }
+                }
+                return try await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            for (writer, seqs) in outcomes {
+                #expect((seqs == nil) == (writer % 3 == 0))
+                #expect(try await store.object(id: "g\(writer)-a") == nil ? seqs == nil : seqs != nil)
+            }
+            let committed = outcomes.values.compactMap { $0 }.flatMap { $0 }.sorted()
+            #expect(committed == Array(2...Int64(1 + 40 * 2)))
+            #expect(try await store.events(after: 0, limit: 1000).map(\.seq) == [1] + committed)
+        }
+    }
+
     @Test func sizeOnDiskIsPositive() async throws {
         try await withDatabasePath { path in
             let store = try SQLiteStateStore(path: path)
