@@ -117,7 +117,11 @@ public final class StpdMetrics: Sendable {
                 label: "stpd_redirect_sessions", dimensions: [("status", status.rawValue)], factory: factory
             ).record(snapshot.redirectSessions[status] ?? 0)
         }
-        return registry.emitToString()
+        // The registry emits its families in hash order; sorted by name, a person finds them and
+        // two exports compare. Every family begins with its `# TYPE` line (no `# HELP`: swift-metrics
+        // has no help text; the README describes each).
+        let families = registry.emitToString().components(separatedBy: "# TYPE ").filter { !$0.isEmpty }
+        return families.sorted().map { "# TYPE " + $0 }.joined()
     }
 }
 

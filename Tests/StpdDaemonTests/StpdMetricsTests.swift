@@ -62,4 +62,12 @@ import Testing
         }
         #expect(metrics.text(idle).contains("stpd_connections 0.0\n"))
     }
+
+    @Test func familiesComeSortedByName() {
+        let text = StpdMetrics().text(idle)
+        let names = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        #expect(names == names.sorted())
+        #expect(Set(names).count == names.count)
+        #expect(names.first == "stpd_connections")
+    }
 }
