@@ -12,10 +12,14 @@ public protocol RPCMethod: Sendable {
     static var resultSchema: JSONSchema { get }
     /// Names of application errors (keys into the error registry) this method may return.
     static var errors: [String] { get }
+    /// Still served, but to be removed in the next major version of the protocol (README,
+    /// "Compatibility"); the description says what replaces it.
+    static var deprecated: Bool { get }
 }
 
 extension RPCMethod {
     public static var description: String? { nil }
+    public static var deprecated: Bool { false }
     public static var errors: [String] { [] }
 }
 

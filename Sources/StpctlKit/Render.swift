@@ -74,7 +74,7 @@ public enum Render {
         let methods = (document["methods"]?.arrayValue ?? []).map {
             ($0["name"]?.stringValue ?? "?", $0["summary"]?.stringValue ?? "")
         }.sorted { $0.0 < $1.0 }
-        return "\(title) \(version): \(methods.count) methods (--json prints the OpenRPC document)\n"
+        return "\(title) protocol \(version): \(methods.count) methods (stpctl describe METHOD tells more)\n"
             + indent(columns(methods))
     }
 

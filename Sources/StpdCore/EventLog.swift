@@ -15,22 +15,26 @@ public final class EventLog: Sendable {
     public let bus: EventBus
     public let retention: EventRetention
     private let now: @Sendable () -> Date
+    /// Told how many events each commit appended (the daemon counts them for `daemon.metrics`).
+    private let appended: @Sendable (Int) -> Void
 
     public init(
         store: any StateStore, retention: EventRetention = EventRetention(),
-        now: @escaping @Sendable () -> Date = Date.init
+        now: @escaping @Sendable () -> Date = Date.init, appended: @escaping @Sendable (Int) -> Void = { _ in }
     )
         async throws
     {
         self.store = store
         self.retention = retention
         self.now = now
+        self.appended = appended
         bus = EventBus(lastPublished: try await store.eventBounds().latestSeq)
     }
 
     @discardableResult
     public func apply(_ changes: [StateChange]) async throws -> [Event] {
         let events = try await store.apply(changes, at: now())
+        if !events.isEmpty { appended(events.count) }
         await bus.publish(events)
         return events
     }

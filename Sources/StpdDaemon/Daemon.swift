@@ -37,7 +37,10 @@ public enum Daemon {
                 "dropped the events through seq \(foreign.eventsDroppedThrough): sealed with another state key",
                 metadata: ["state_key_id": "\(stateKey.sealer.keyID ?? "")"])
         }
-        let log = try await EventLog(store: store, retention: configuration.eventRetention)
+        let metrics = StpdMetrics()
+        let log = try await EventLog(
+            store: store, retention: configuration.eventRetention,
+            appended: { metrics.eventsAppended.increment(by: Int64($0)) })
         // Before serving: a client must never see events that are about to be pruned.
         try await log.prune()
         let listener = try Listener.acquire(configuration)
@@ -46,12 +49,12 @@ public enum Daemon {
             activation: listener.activation, socketPath: listener.socket.path,
             stateDirectory: configuration.stateDirectory)
         // Created last before the group runs: its HTTP client must be shut down, which the group does.
-        let stripe = StripeSetup(configuration: configuration, logger: logger)
+        let stripe = StripeSetup(configuration: configuration, logger: logger, metrics: metrics)
         let activity = Activity()
         let background = BackgroundWork(began: activity.hold, ended: activity.release)
         let parts = Parts(
             configuration: configuration, log: log, store: store, stripe: stripe, activity: activity,
-            background: background, logger: logger)
+            background: background, logger: logger, metrics: metrics)
         // Requests the app never answered before a restart have nobody waiting for them now.
         try await parts.broker.abandonLeftovers()
         // Polls resume (holding off idle exit) and started redirect sessions take URLs again.
@@ -62,7 +65,8 @@ public enum Daemon {
             parts.sweepable, olderThan: configuration.eventRetention.maxAge, logger: logger)
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(
-            router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions)
+            router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions,
+            metrics: metrics)
 
         var serverConfiguration = RPCServerConfiguration()
         serverConfiguration.maxFrameBytes = configuration.maxFrameBytes
@@ -123,17 +127,19 @@ public enum Daemon {
         var sources: SourceService
         var redirects: RedirectSessions
         var contexts: PaymentContexts
+        var metrics: StpdMetrics
         /// What holds finished objects that the retention sweep removes.
         var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] }
 
         init(
             configuration: DaemonConfiguration, log: EventLog, store: SQLiteStateStore, stripe: StripeSetup,
-            activity: Activity, background: BackgroundWork, logger: Logger
+            activity: Activity, background: BackgroundWork, logger: Logger, metrics: StpdMetrics = StpdMetrics()
         ) {
             self.activity = activity
+            self.metrics = metrics
             self.log = log
             self.store = store
-            subscriptions = SubscriptionRegistry(log: log)
+            subscriptions = SubscriptionRegistry(log: log, metrics: metrics)
             waits = EventWaits(limits: configuration.waitLimits)
             self.stripe = stripe
             // A row that no longer decodes is set aside, never fatal: say which, once.

@@ -33,6 +33,15 @@ enum DaemonHandlers {
         // the ping is answered where its line is read.
         try! router.registerConstant(Discover.self, result: contract, immediate: false)
         try! router.registerConstant(Ping.self, result: Ping.Result(version: StpdAPI.version))
+        router.register(DaemonMetrics.self) { _, _ in
+            let redirects = try await parts.store.statusCounts(kind: .redirect)
+            let snapshot = StpdMetrics.Snapshot(
+                connections: parts.activity.connections, subscribers: parts.subscriptions.count,
+                pollsRunning: parts.sources.pollsRunning, storeSizeBytes: parts.store.sizeOnDisk,
+                redirectSessions: Dictionary(
+                    uniqueKeysWithValues: RedirectStatus.allCases.map { ($0, redirects[$0.rawValue] ?? 0) }))
+            return DaemonMetrics.Result(text: parts.metrics.text(snapshot), contentType: StpdMetrics.contentType)
+        }
         router.register(DaemonStatusMethod.self) { _, _ in
             let uptime = ContinuousClock.now - facts.startedClock
             let bounds = try await parts.store.eventBounds()

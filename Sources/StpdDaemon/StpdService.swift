@@ -9,12 +9,17 @@ final class StpdService: RPCService {
     let logger: Logger
     let activity: Activity
     let subscriptions: SubscriptionRegistry
+    let metrics: StpdMetrics?
 
-    init(router: MethodRouter<CallContext>, logger: Logger, activity: Activity, subscriptions: SubscriptionRegistry) {
+    init(
+        router: MethodRouter<CallContext>, logger: Logger, activity: Activity, subscriptions: SubscriptionRegistry,
+        metrics: StpdMetrics? = nil
+    ) {
         self.router = router
         self.logger = logger
         self.activity = activity
         self.subscriptions = subscriptions
+        self.metrics = metrics
     }
 
     func handle(_ request: Request, on connection: RPCConnection) async -> Response? {
@@ -27,14 +32,15 @@ final class StpdService: RPCService {
     /// Unknown methods, bad params and immediate methods (`daemon.ping`) are answered where the
     /// frame is read; everything else runs as a task of the connection.
     func route(_ request: Request, on connection: RPCConnection) -> RoutedCall {
+        let start = ContinuousClock.now
         switch router.route(request, context: CallContext(connection: connection)) {
         case .answered(let response):
-            logFailure(request, response, connection)
+            finished(request, response, connection, since: start)
             return .answered(response)
         case .pending(let run):
             return .pending { [self] in
                 let response = await run()
-                logFailure(request, response, connection)
+                finished(request, response, connection, since: start)
                 if request.method == EventsSubscribe.name || request.method == EventsUnsubscribe.name {
                     // A subscriber waiting quietly for events is not idle.
                     connection.keepAlive = subscriptions.hasAny(connection: connection.id)
@@ -44,7 +50,14 @@ final class StpdService: RPCService {
         }
     }
 
-    private func logFailure(_ request: Request, _ response: Response?, _ connection: RPCConnection) {
+    /// Counts the call (a notification, which gets no response, counts as `ok`: its outcome is
+    /// not known) and logs an internal error.
+    private func finished(
+        _ request: Request, _ response: Response?, _ connection: RPCConnection, since start: ContinuousClock.Instant
+    ) {
+        var error: RPCError?
+        if case .failure(let failure)? = response?.outcome { error = failure }
+        metrics?.request(method: request.method, error: error, duration: start.duration(to: .now))
         if case .failure(let error)? = response?.outcome, error.code == RPCError.internalErrorCode {
             logger.error("\(request.method) failed: \(error.message)", metadata: ["connection": "\(connection.id)"])
         }

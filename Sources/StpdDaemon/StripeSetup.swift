@@ -26,7 +26,7 @@ public struct StripeSetup: Service {
 
     public init(
         configuration: DaemonConfiguration, logger: Logger, retryPolicy: RetryPolicy = .init(),
-        osVersion: String? = ProcessInfo.processInfo.operatingSystemVersionString
+        osVersion: String? = ProcessInfo.processInfo.operatingSystemVersionString, metrics: StpdMetrics? = nil
     ) {
         for warning in configuration.warnings { logger.warning("\(warning)") }
         guard let stripe = Self.stripeConfiguration(configuration, osVersion: osVersion) else {
@@ -34,7 +34,9 @@ public struct StripeSetup: Service {
             client = nil
             return
         }
-        client = StripeClient(configuration: stripe, transport: transport, retryPolicy: retryPolicy)
+        var client = StripeClient(configuration: stripe, transport: transport, retryPolicy: retryPolicy)
+        client.observer = StripeCallLog.observer(logger: logger, metrics: metrics)
+        self.client = client
         var metadata: Logger.Metadata = [
             "key": "\(stripe.key)", "api_base": "\(stripe.baseURL)", "api_version": "\(stripe.apiVersion)",
         ]

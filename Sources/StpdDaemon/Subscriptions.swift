@@ -112,10 +112,12 @@ final class SubscriptionRegistry: Sendable {
     let frames = EventFrames()
     /// How long a connection that fell behind gets to read its `events.dropped` notices.
     let dropGrace: TimeAmount
+    let metrics: StpdMetrics?
 
-    init(log: EventLog, dropGrace: TimeAmount = .seconds(30)) {
+    init(log: EventLog, dropGrace: TimeAmount = .seconds(30), metrics: StpdMetrics? = nil) {
         self.log = log
         self.dropGrace = dropGrace
+        self.metrics = metrics
     }
 
     var count: Int { byID.withLock { $0.count } }
@@ -158,6 +160,7 @@ final class SubscriptionRegistry: Sendable {
     /// subscription of the connection gets one, naming the last seq that is really on its way.
     func dropped(_ id: String, resumeSince: Int64, reason: DropReason, connection: RPCConnection) {
         guard byID.withLock({ $0.removeValue(forKey: id) }) != nil else { return }  // the connection is closing already
+        metrics?.subscriberDropped(reason)
         log.unsubscribe(id: id)
         // The others stop first, so none of them queues anything past what is withdrawn.
         var resume = [id: resumeSince]

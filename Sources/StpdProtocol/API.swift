@@ -3,12 +3,17 @@ import JSONRPC
 /// The whole stpd interface: every method, shared schema, error and notification. The router,
 /// stpctl and `proto/stpd.openrpc.json` are all derived from this list.
 public enum StpdAPI {
+    /// The daemon's version (`stpd --version`, `daemon.ping`, `daemon.status`).
     public static let version = "0.1.0"
+    /// The protocol's version, the contract's `info.version`: its major number changes only for
+    /// a change that can break a client written against the previous one (README, "Compatibility").
+    public static let protocolVersion = "1.0.0"
 
     public static let methods: [any RPCMethod.Type] = [
         Discover.self,
         Ping.self,
         DaemonStatusMethod.self,
+        DaemonMetrics.self,
         EventsSubscribe.self,
         EventsUnsubscribe.self,
         EventsWait.self,

@@ -9,19 +9,58 @@ public enum Contract {
             "openrpc": "1.3.2",
             "info": [
                 "title": "stpd",
-                "version": .string(StpdAPI.version),
+                // The protocol's version, not the daemon's (README, "Compatibility").
+                "version": .string(StpdAPI.protocolVersion),
                 "description": .string(overview),
                 "license": ["name": "MIT"],
             ],
             "methods": .array(StpdAPI.methods.map(describe)),
             "components": [
-                "schemas": .object(StpdAPI.schemas.mapValues(\.json)),
+                "schemas": .object(componentSchemas),
                 "errors": .object(Dictionary(uniqueKeysWithValues: StpdErrors.all.map { ($0.name, describe($0)) })),
             ],
         ]
         root["x-notifications"] = .array(Notifications.all.map(describe))
         root["x-event-types"] = .array(EventTypes.all.map(describe))
         return .object(root)
+    }
+
+    /// The named schemas and the results hoisted out of the methods, each with a `title` (its
+    /// name), so that a generator names every type the same way.
+    static var componentSchemas: [String: JSONValue] {
+        var schemas = StpdAPI.schemas.mapValues(\.json)
+        for (name, schema) in resultComponents {
+            precondition(schemas[name] == nil || schemas[name] == schema.json, "two results named \(name)")
+            schemas[name] = schema.json
+        }
+        for (name, schema) in schemas {
+            guard case .object(var members) = schema, members["title"] == nil else { continue }
+            members["title"] = .string(name)
+            schemas[name] = .object(members)
+        }
+        return schemas
+    }
+
+    /// A method's result as the document gives it: a reference to a component, never an inline
+    /// schema (which generators would each name their own way).
+    static func resultReference(_ method: any RPCMethod.Type) -> JSONValue {
+        if method.resultSchema.json["$ref"] != nil { return method.resultSchema.json }
+        return ["$ref": .string("#/components/schemas/\(resultComponentName(method))")]
+    }
+
+    /// Inline results become components: named after their Swift type when methods share it
+    /// (`SourceResult`), else after the method (`daemon.ping` -> `DaemonPingResult`).
+    static var resultComponents: [(name: String, schema: JSONSchema)] {
+        StpdAPI.methods.filter { $0.resultSchema.json["$ref"] == nil }.map {
+            (resultComponentName($0), $0.resultSchema)
+        }
+    }
+
+    public static func resultComponentName(_ method: any RPCMethod.Type) -> String {
+        let typeName = method.resultTypeName
+        guard typeName == "Result" || typeName == "JSONValue" else { return typeName }
+        let words = method.name.split(whereSeparator: { ".-_".contains($0) })
+        return words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined() + "Result"
     }
 
     /// The document as committed: pretty, sorted keys, trailing newline.
@@ -38,7 +77,10 @@ public enum Contract {
         components/errors: 1xxx requests against the daemon's objects, 2xxx events and \
         subscriptions, 3xxx Stripe API errors, 4xxx sources, polls and redirects, 5xxx payment \
         contexts. Server-to-client notifications are listed under x-notifications; the event types \
-        their `event` carries, each with the schema of its object, under x-event-types.
+        their `event` carries, each with the schema of its object, under x-event-types. \
+        info.version is the protocol's version, not the daemon's (daemon.ping tells that one): \
+        within a major version, methods, members, errors and event types are only added, and a \
+        method is deprecated (marked `deprecated`, still served) before a new major version removes it.
         """
 
     static func describe(_ method: any RPCMethod.Type) -> JSONValue {
@@ -47,9 +89,10 @@ public enum Contract {
             "summary": .string(method.summary),
             "paramStructure": "by-name",
             "params": .array(contentDescriptors(method.paramsSchema)),
-            "result": ["name": "result", "schema": method.resultSchema.json],
+            "result": ["name": "result", "schema": resultReference(method)],
         ]
         if let description = method.description { entry["description"] = .string(description) }
+        if method.deprecated { entry["deprecated"] = true }
         if !method.errors.isEmpty {
             entry["errors"] = .array(method.errors.map { .object(["$ref": .string("#/components/errors/\($0)")]) })
         }
@@ -89,4 +132,9 @@ public enum Contract {
             "params": notification.paramsSchema.json,
         ]
     }
+}
+
+extension RPCMethod {
+    /// `Result` for a type declared inside the method, else the shared type's own name.
+    static var resultTypeName: String { String(describing: Result.self) }
 }

@@ -41,6 +41,36 @@ public enum DaemonStatusMethod: RPCMethod {
     public static let resultSchema = JSONSchema.ref("DaemonStatus")
 }
 
+public enum DaemonMetrics: RPCMethod {
+    public typealias Params = NoParams
+    public struct Result: Codable, Sendable, Hashable {
+        public var text: String
+        public var contentType: String
+        public init(text: String, contentType: String) {
+            self.text = text
+            self.contentType = contentType
+        }
+    }
+    public static let name = "daemon.metrics"
+    public static let summary = "Returns the daemon's counters, gauges and histograms as Prometheus text."
+    public static let description: String? = """
+        Requests by method and outcome, request latency, connections, subscribers, subscribers \
+        dropped, events appended, Stripe calls by endpoint, status and attempt, polls running, \
+        redirect sessions by status and the store's size, in the Prometheus text exposition format \
+        (what node_exporter's textfile collector reads). Counters count since the daemon started. \
+        Label values come from fixed sets (declared methods, error codes, endpoints), never from \
+        what a client sends.
+        """
+    public static let paramsSchema = JSONSchema.empty
+    public static let resultSchema = JSONSchema.object(
+        [
+            "text": .string("The metrics, one sample per line, with # HELP and # TYPE lines"),
+            "contentType": JSONSchema(
+                ["const": "text/plain; version=0.0.4", "description": "The exposition format's media type"]),
+        ],
+        required: ["text", "contentType"])
+}
+
 public struct DaemonStatus: Codable, Sendable, Hashable {
     public enum Activation: String, Codable, Sendable {
         /// systemd passed the listening socket (socket activation).

@@ -215,6 +215,19 @@ public final class SQLiteStateStore: StateStore {
         }
     }
 
+    /// How many objects of `kind` are in each status (set-aside ones left out), for `daemon.metrics`.
+    public func statusCounts(kind: ObjectKind) async throws -> [String: Int] {
+        try await pool.read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT status, count(*) AS n FROM object WHERE kind = ? AND set_aside = 0 GROUP BY status",
+                arguments: [kind.rawValue])
+            return rows.reduce(into: [:]) { counts, row in
+                if let status: String = row["status"] { counts[status] = row["n"] }
+            }
+        }
+    }
+
     public func setAsideCount() async throws -> Int {
         try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM object WHERE set_aside = 1") ?? 0 }
     }

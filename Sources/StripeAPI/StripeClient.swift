@@ -11,6 +11,9 @@ public struct StripeClient: Sendable {
     let sleep: @Sendable (Duration) async throws -> Void
     let random: @Sendable () -> Double
     let makeIdempotencyKey: @Sendable () -> String
+    /// Told of every attempt once it is decided whether another follows (the daemon logs and
+    /// counts them); called on the calling task, so it must not block.
+    public var observer: (@Sendable (StripeAttempt) -> Void)?
 
     public init(
         configuration: StripeConfiguration, transport: any StripeHTTPTransport, retryPolicy: RetryPolicy = .init(),
@@ -42,10 +45,12 @@ public struct StripeClient: Sendable {
         let idempotencyKey = request.method == .post ? request.idempotencyKey ?? makeIdempotencyKey() : nil
         let http = configuration.httpRequest(for: request, idempotencyKey: idempotencyKey)
         var retries = 0
+        let clock = ContinuousClock()
         while true {
             try Task.checkCancellation()
             let outcome: RetryPolicy.Outcome
             var result: Result<HTTPResponseData, any Error>
+            let start = clock.now
             do {
                 let response = try await transport.send(http)
                 result = .success(response)
@@ -55,7 +60,22 @@ public struct StripeClient: Sendable {
                 result = .failure(error)
                 outcome = .connectionFault
             }
-            switch retryPolicy.decide(retriesSoFar: retries, outcome: outcome, unitRandom: random()) {
+            let decision = retryPolicy.decide(retriesSoFar: retries, outcome: outcome, unitRandom: random())
+            if let observer {
+                let response = try? result.get()
+                var willRetry = false
+                if case .retry = decision { willRetry = true }
+                var failure: String?
+                if case .failure(let error) = result { failure = Redaction.redact(String(describing: error)) }
+                observer(
+                    StripeAttempt(
+                        method: request.method.rawValue, path: StripeAttempt.withoutQuery(request.path),
+                        status: response?.status,
+                        requestID: response?.headers["Request-Id"], latency: start.duration(to: clock.now),
+                        attempt: retries + 1, idempotencyKey: idempotencyKey, willRetry: willRetry,
+                        failure: failure))
+            }
+            switch decision {
             case .retry(let delay):
                 try await sleep(delay)
                 retries += 1

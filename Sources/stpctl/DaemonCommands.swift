@@ -70,3 +70,39 @@ struct DiscoverCommand: AsyncParsableCommand, ClientCommand {
         output.result(document) { Render.methods(of: $0) }
     }
 }
+
+struct DescribeCommand: AsyncParsableCommand, ClientCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "describe",
+        abstract: "Print a method's summary, params, result and errors, from rpc.discover.",
+        discussion: "With --json, prints the method's entry of the OpenRPC document.")
+
+    @OptionGroup(title: "Global Options") var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The method, as `stpctl discover` lists it.", valueName: "method"))
+    var method: String
+
+    func run() async throws {
+        let output = global.output
+        let document = try await global.connection().run { try await $0.call(Discover.self, NoParams()) }
+        let text = try DescribeRender.describe(method, in: document)
+        let entry = document["methods"]?.arrayValue?.first { $0["name"]?.stringValue == method } ?? .null
+        output.result(entry) { _ in text }
+    }
+}
+
+struct MetricsCommand: AsyncParsableCommand, ClientCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "metrics", abstract: DaemonMetrics.summary,
+        discussion: """
+            Prints the text as the daemon sends it (Prometheus text format), JSON or not, so that \
+            `stpctl metrics > file` feeds node_exporter's textfile collector (README, "Metrics").
+            """)
+
+    @OptionGroup(title: "Global Options") var global: GlobalOptions
+
+    func run() async throws {
+        let metrics = try await global.connection().run { try await $0.call(DaemonMetrics.self, NoParams()) }
+        Output.write(metrics.text.hasSuffix("\n") ? String(metrics.text.dropLast()) : metrics.text, to: .standardOutput)
+    }
+}

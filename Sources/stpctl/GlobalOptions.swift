@@ -38,7 +38,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// Resolved when a command runs, not when parsing, so `help` and completions never need a socket.
     func connection() throws -> Connection {
-        let path = try SocketPath.resolve(
+        let path = SocketPath.resolve(
             explicit: socket, environment: ProcessInfo.processInfo.environment, uid: getuid())
         return Connection(socketPath: path, timeoutSeconds: callTimeout)
     }

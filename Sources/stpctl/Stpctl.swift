@@ -17,7 +17,8 @@ struct Stpctl: AsyncParsableCommand, ClientCommand {
         abstract: "The shell client of stpd: calls its JSON-RPC methods over its Unix socket.",
         discussion: """
             Socket: --socket PATH, else $STPD_SOCKET, else /run/stpd/stpd.sock when run as root, \
-            else $XDG_RUNTIME_DIR/stpd.sock (the same defaults as stpd).
+            else $XDG_RUNTIME_DIR/stpd.sock when it exists (the same defaults as stpd), else the \
+            system instance's /run/stpd/stpd.sock.
 
             Output: human-readable on a terminal; JSON (one compact line per result) when stdout \
             is not a terminal, or with --json. Errors go to stderr: "error <code>: <message>", or \
@@ -31,7 +32,8 @@ struct Stpctl: AsyncParsableCommand, ClientCommand {
             """,
         version: StpdAPI.version,
         subcommands: [
-            CallCommand.self, PingCommand.self, StatusCommand.self, DiscoverCommand.self, WatchCommand.self,
+            CallCommand.self, PingCommand.self, StatusCommand.self, MetricsCommand.self, DiscoverCommand.self,
+            DescribeCommand.self, WatchCommand.self,
             EventsCommand.self, CustomerCommand.self, ContextCommand.self, SourceCommand.self, RedirectCommand.self,
             HandleURLCommand.self, AppCommand.self,
         ]

@@ -137,6 +137,26 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         }
     }
 
+    /// What generators rely on: every component titled with its name, every result a reference to
+    /// one (an inline result is hoisted under its shared type's name or `<Method>Result`), and
+    /// `info.version` the protocol's, not the daemon's.
+    @Test func componentsAreTitledAndResultsReferToThem() throws {
+        let schemas = try #require(Contract.document["components"]?["schemas"]?.objectValue)
+        for (name, schema) in schemas {
+            #expect(schema["title"] == .string(name), "component \(name) has no title")
+        }
+        for entry in try #require(Contract.document["methods"]?.arrayValue) {
+            let ref = entry["result"]?["schema"]?["$ref"]?.stringValue ?? ""
+            #expect(ref.hasPrefix("#/components/schemas/"), "\(entry["name"]?.stringValue ?? "?") has an inline result")
+            #expect(schemas[String(ref.dropFirst("#/components/schemas/".count))] != nil, "\(ref)")
+        }
+        #expect(Contract.resultComponentName(Ping.self) == "DaemonPingResult")
+        #expect(Contract.resultComponentName(HandleURL.self) == "HandleUrlResult")
+        #expect(Contract.resultComponentName(SourceCreate.self) == "SourceResult")
+        #expect(Contract.resultComponentName(SourceRetrieve.self) == "SourceResult")
+        #expect(Contract.document["info"]?["version"] == .string(StpdAPI.protocolVersion))
+    }
+
     /// Event types are listed once each, named `kind.event`, and each says what its object is.
     @Test func eventTypesAreUniqueAndDescribeTheirObject() {
         let types = EventTypes.all.map(\.type)

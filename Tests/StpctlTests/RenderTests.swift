@@ -45,7 +45,7 @@ import Testing
         ]
         #expect(
             Render.methods(of: document) == """
-                stpd 1.2.3: 2 methods (--json prints the OpenRPC document)
+                stpd protocol 1.2.3: 2 methods (stpctl describe METHOD tells more)
                   a.long.name  First.
                   z.b          Last.
                 """)

@@ -167,3 +167,49 @@ private struct Source: Decodable {
     await #expect(throws: CancellationError.self) { try await c.send(createSource) }
     #expect(transport.sent.count == 1)
 }
+
+/// Every attempt reaches the observer, retries included, with what the log and metrics need and
+/// no query (a GET's query may carry a client secret).
+@Test func theObserverSeesEveryAttemptWithoutTheQuery() async throws {
+    let transport = ScriptedTransport([
+        .respond(response(500, #"{"error":{"type":"api_error"}}"#, requestID: "req_1")), .drop,
+        .respond(response(200, #"{"id":"src_1AbC","object":"source"}"#, requestID: "req_3")),
+    ])
+    let seen = Mutex<[StripeAttempt]>([])
+    var c = client(transport)
+    c.observer = { attempt in seen.withLock { $0.append(attempt) } }
+    _ = try await c.send(createSource)
+    let attempts = seen.withLock { $0 }
+    #expect(attempts.map(\.attempt) == [1, 2, 3])
+    #expect(attempts.map(\.status) == [500, nil, 200])
+    #expect(attempts.map(\.requestID) == ["req_1", nil, "req_3"])
+    #expect(attempts.map(\.willRetry) == [true, true, false])
+    #expect(attempts.map(\.failed) == [true, true, false])
+    #expect(Set(attempts.map(\.idempotencyKey)) == ["idem-1"])
+    #expect(Set(attempts.map(\.endpoint)) == ["POST /v1/sources"])
+    // The transport's text quoted a client secret in a URL: redacted.
+    let failure = try #require(attempts[1].failure)
+    #expect(failure.contains("connection reset"))
+    #expect(!failure.contains("secret_abc"))
+
+    seen.withLock { $0.removeAll() }
+    let get = StripeRequest(.get, "/v1/sources/src_1AbC?client_secret=src_client_secret_xyz")
+    _ = try? await c.send(get)
+    let retrieve = try #require(seen.withLock { $0.first })
+    #expect(retrieve.path == "/v1/sources/src_1AbC")
+    #expect(retrieve.endpoint == "GET /v1/sources/{id}")
+    #expect(retrieve.idempotencyKey == nil)
+}
+
+@Test func endpointsNameResourcesAndHideIds() {
+    func endpoint(_ method: String, _ path: String) -> String {
+        StripeAttempt(
+            method: method, path: path, status: 200, requestID: nil, latency: .zero, attempt: 1, idempotencyKey: nil,
+            willRetry: false
+        ).endpoint
+    }
+    #expect(endpoint("POST", "/v1/payment_intents/pi_3Nx9/confirm") == "POST /v1/payment_intents/{id}/confirm")
+    #expect(endpoint("POST", "/v1/ephemeral_keys") == "POST /v1/ephemeral_keys")
+    #expect(endpoint("GET", "/v1/customers/cus_1/sources") == "GET /v1/customers/{id}/sources")
+    #expect(endpoint("DELETE", "/v1/customers/cus_Ab/sources/src_9") == "DELETE /v1/customers/{id}/sources/{id}")
+}

@@ -43,7 +43,7 @@ def test_a_contract_with_a_new_method_and_error_regenerates_cleanly(contract):
     grown["components"]["errors"]["QuotaExceeded"] = {"code": 1099, "message": "Too much",
                                                       "data": {"description": "`data.limit` says how much."}}
     grown["methods"].append({
-        "name": "daemon.metrics", "paramStructure": "by-name", "summary": "Counters",
+        "name": "daemon.counters", "paramStructure": "by-name", "summary": "Counters",
         "params": [{"name": "format", "required": False,
                     "schema": {"type": "string", "enum": ["openmetrics", "json"]}},
                    {"name": "class", "required": True, "schema": {"type": ["string", "null"]}},
@@ -67,10 +67,10 @@ def test_a_contract_with_a_new_method_and_error_regenerates_cleanly(contract):
     assert """"a-b": NotRequired['int']""" in schemas  # a key that is no identifier
     methods = by_name["methods.py"]
     compile(methods, "methods.py", "exec")
-    signature = methods[methods.index("    def metrics("):methods.index("-> Metrics:")]
+    signature = methods[methods.index("    def counters("):methods.index("-> Metrics:")]
     assert "class_: str | None," in signature  # a param named like a Python keyword, required first
     assert 'format: Literal["openmetrics", "json"] = OMITTED,' in signature
-    assert "labels: DaemonMetricsParamsLabels = OMITTED," in signature
+    assert "labels: DaemonCountersParamsLabels = OMITTED," in signature
     assert '"class": class_,' in methods
     assert "QuotaExceeded" in by_name["errors.mjs"] and "CodeQuotaExceeded = 1099" in by_name["errors.go"]
     # Everything that was there is still there, unchanged.

@@ -96,3 +96,14 @@ def test_sysusers_creates_the_socket_group(tmp_path):
     service = (SYSTEM_UNITS / "stpd.service").read_text()
     user = re.search(r"(?m)^User=(\S+)$", service).group(1)
     assert user not in groups
+
+
+def test_metrics_export_units_verify(tmp_path, stpd_bin):
+    """contrib/metrics: the oneshot that writes `stpctl metrics` for node_exporter, and its timer."""
+    target = tmp_path / "system"
+    units = copy_units(SYSTEM_UNITS, target, stpd_bin)
+    for name in ("stpd-metrics.service", "stpd-metrics.timer"):
+        (target / name).write_text((REPO_ROOT / "contrib" / "metrics" / name).read_text())
+        units.append(target / name)
+    done = analyze("verify", *map(str, units))
+    assert done.returncode == 0 and not done.stdout.strip() and not done.stderr.strip(), done.stdout + done.stderr

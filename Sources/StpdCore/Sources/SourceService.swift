@@ -34,6 +34,9 @@ public final class SourceService: Sendable {
         self.now = now
     }
 
+    /// Polls running in this process now (paused and finished ones hold no poller).
+    public var pollsRunning: Int { pollers.withLock { $0.count } }
+
     public func follow(with follower: any PollFollower) { self.follower.withLock { $0 = follower } }
 
     /// Resumes the polls that were running (paused ones stay paused until app.foreground).

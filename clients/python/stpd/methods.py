@@ -9,8 +9,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from .schemas import (
-    AppBackgroundResult,
-    AppForegroundResult,
+    AppLifecycleResult,
     AppRequestAnswerParamsError,
     AppRequestAnswerResult,
     CustomerListPaymentMethodsResult,
@@ -19,6 +18,7 @@ from .schemas import (
     CustomerRetrieveResult,
     CustomerSession,
     CustomerUpdateShippingParamsShipping,
+    DaemonMetricsResult,
     DaemonPingResult,
     DaemonStatus,
     DebugEmitResult,
@@ -48,9 +48,8 @@ from .schemas import (
     RpcDiscoverResult,
     Source,
     SourceCreateParamsParams,
-    SourceCreateResult,
     SourceListResult,
-    SourceRetrieveResult,
+    SourceResult,
 )
 
 
@@ -74,13 +73,13 @@ class AppMethods:
     def __init__(self, client: Methods):
         self._client = client
 
-    def background(self) -> AppBackgroundResult:
+    def background(self) -> AppLifecycleResult:
         """`app.background`: The app went to the background: pauses the caller's polls (a request in
         flight still finishes).
         """
         return self._client.call("app.background")
 
-    def foreground(self) -> AppForegroundResult:
+    def foreground(self) -> AppLifecycleResult:
         """`app.foreground`: The app became active: resumes the caller's paused polls (each polls at
         once), completes its inProgress automatic/browser redirect sessions, and refreshes expired
         ephemeral keys of its customer sessions.
@@ -220,6 +219,10 @@ class DaemonMethods:
 
     def __init__(self, client: Methods):
         self._client = client
+
+    def metrics(self) -> DaemonMetricsResult:
+        """`daemon.metrics`: Returns the daemon's counters, gauges and histograms as Prometheus text."""
+        return self._client.call("daemon.metrics")
 
     def ping(self) -> DaemonPingResult:
         """`daemon.ping`: Checks that the daemon answers."""
@@ -611,7 +614,7 @@ class SourceMethods:
     def __init__(self, client: Methods):
         self._client = client
 
-    def create(self, *, params: SourceCreateParamsParams, merchantName: str = OMITTED) -> SourceCreateResult:
+    def create(self, *, params: SourceCreateParamsParams, merchantName: str = OMITTED) -> SourceResult:
         """`source.create`: Creates a Source from one of the SDK's typed constructors (or raw Stripe
         params).
         """
@@ -651,7 +654,7 @@ class SourceMethods:
             }),
         )
 
-    def retrieve(self, *, clientSecret: str, id: str) -> SourceRetrieveResult:
+    def retrieve(self, *, clientSecret: str, id: str) -> SourceResult:
         """`source.retrieve`: Fetches a Source with its client secret and remembers it (source.updated
         when it changed).
         """

@@ -57,17 +57,8 @@ EventType: TypeAlias = Literal[
 ]
 
 
-class AppBackgroundResult(TypedDict):
-    """The result of `app.background`."""
-
-    #: Sessions completed by this call
-    completedRedirects: list[str]
-    #: Sources whose poll was paused or resumed
-    polls: list[str]
-
-
-class AppForegroundResult(TypedDict):
-    """The result of `app.foreground`."""
+class AppLifecycleResult(TypedDict):
+    """Component `AppLifecycleResult`."""
 
     #: Sessions completed by this call
     completedRedirects: list[str]
@@ -95,7 +86,7 @@ class AppRequestAnswerParamsError(TypedDict):
 
 
 class AppRequestAnswerResult(TypedDict):
-    """The result of `appRequest.answer`."""
+    """Component `AppRequestAnswerResult`."""
 
     answered: Literal[True]
 
@@ -178,14 +169,14 @@ class CustomerListPaymentMethodsParams(TypedDict):
 
 
 class CustomerListPaymentMethodsResult(TypedDict):
-    """The result of `customer.listPaymentMethods`."""
+    """Component `CustomerListPaymentMethodsResult`."""
 
     #: Stripe PaymentMethod objects
     paymentMethods: list[dict[str, Any]]
 
 
 class CustomerListResult(TypedDict):
-    """The result of `customer.list`."""
+    """Component `CustomerListResult`."""
 
     #: Whether more follow: ask again with startingAfter
     hasMore: bool
@@ -247,7 +238,7 @@ class CustomerRetrieveParams(TypedDict):
 
 
 class CustomerRetrieveResult(TypedDict):
-    """The result of `customer.retrieve`."""
+    """Component `CustomerRetrieveResult`."""
 
     #: The Stripe customer object
     customer: dict[str, Any]
@@ -349,8 +340,17 @@ class CustomerUpdateShippingParamsShippingAddress(TypedDict):
     state: NotRequired[str]
 
 
+class DaemonMetricsResult(TypedDict):
+    """Component `DaemonMetricsResult`."""
+
+    #: The exposition format's media type
+    contentType: Literal["text/plain; version=0.0.4"]
+    #: The metrics, one sample per line, with # HELP and # TYPE lines
+    text: str
+
+
 class DaemonPingResult(TypedDict):
-    """The result of `daemon.ping`."""
+    """Component `DaemonPingResult`."""
 
     pong: Literal[True]
     #: stpd's version
@@ -408,7 +408,7 @@ class DebugEmitParams(TypedDict):
 
 
 class DebugEmitResult(TypedDict):
-    """The result of `debug.emit`."""
+    """Component `DebugEmitResult`."""
 
     #: Seq of the first event
     firstSeq: int
@@ -502,7 +502,7 @@ class EventsSubscribeParamsFilter(TypedDict):
 
 
 class EventsSubscribeResult(TypedDict):
-    """The result of `events.subscribe`."""
+    """Component `EventsSubscribeResult`."""
 
     #: The last seq published when the subscription began; every later event reaches it
     latestSeq: int
@@ -518,7 +518,7 @@ class EventsUnsubscribeParams(TypedDict):
 
 
 class EventsUnsubscribeResult(TypedDict):
-    """The result of `events.unsubscribe`."""
+    """Component `EventsUnsubscribeResult`."""
 
     unsubscribed: Literal[True]
 
@@ -546,7 +546,7 @@ class EventsWaitParamsFilter(TypedDict):
 
 
 class EventsWaitResult(TypedDict):
-    """The result of `events.wait`."""
+    """Component `EventsWaitResult`."""
 
     events: list[Event]
     #: Pass as `since` next time
@@ -561,7 +561,7 @@ class HandleUrlParams(TypedDict):
 
 
 class HandleUrlResult(TypedDict):
-    """The result of `handle-url`."""
+    """Component `HandleUrlResult`."""
 
     #: A session matched and completed
     handled: bool
@@ -814,7 +814,7 @@ class PaymentContextListParams(TypedDict):
 
 
 class PaymentContextListResult(TypedDict):
-    """The result of `paymentContext.list`."""
+    """Component `PaymentContextListResult`."""
 
     contexts: list[PaymentContext]
     #: Whether more follow: ask again with startingAfter
@@ -1122,7 +1122,7 @@ class PaymentIntentConfirmParamsStart(TypedDict):
 
 
 class PaymentIntentConfirmResult(TypedDict):
-    """The result of `paymentIntent.confirm`."""
+    """Component `PaymentIntentConfirmResult`."""
 
     #: The Stripe PaymentIntent (client_secret removed)
     paymentIntent: dict[str, Any]
@@ -1137,7 +1137,7 @@ class PaymentIntentRetrieveParams(TypedDict):
 
 
 class PaymentIntentRetrieveResult(TypedDict):
-    """The result of `paymentIntent.retrieve`."""
+    """Component `PaymentIntentRetrieveResult`."""
 
     #: The Stripe PaymentIntent (client_secret removed)
     paymentIntent: dict[str, Any]
@@ -1194,7 +1194,7 @@ class RedirectListParams(TypedDict):
 
 
 class RedirectListResult(TypedDict):
-    """The result of `redirect.list`."""
+    """Component `RedirectListResult`."""
 
     #: Whether more follow: ask again with startingAfter
     hasMore: bool
@@ -1642,13 +1642,6 @@ class SourceCreateParamsParamsWechatPay(TypedDict):
     statementDescriptor: NotRequired[str]
 
 
-class SourceCreateResult(TypedDict):
-    """The result of `source.create`."""
-
-    clientSecret: NotRequired[str | None]
-    source: Source
-
-
 class SourceGetParams(TypedDict):
     """The params of `source.get`."""
 
@@ -1668,7 +1661,7 @@ class SourceListParams(TypedDict):
 
 
 class SourceListResult(TypedDict):
-    """The result of `source.list`."""
+    """Component `SourceListResult`."""
 
     #: Whether more follow: ask again with startingAfter
     hasMore: bool
@@ -1715,6 +1708,13 @@ class SourceRedirect(TypedDict):
     url: str
 
 
+class SourceResult(TypedDict):
+    """Component `SourceResult`."""
+
+    clientSecret: NotRequired[str | None]
+    source: Source
+
+
 class SourceRetrieveParams(TypedDict):
     """The params of `source.retrieve`."""
 
@@ -1722,13 +1722,6 @@ class SourceRetrieveParams(TypedDict):
     clientSecret: str
     #: A Stripe Source id
     id: str
-
-
-class SourceRetrieveResult(TypedDict):
-    """The result of `source.retrieve`."""
-
-    clientSecret: NotRequired[str | None]
-    source: Source
 
 
 class SourceStopPollingParams(TypedDict):
