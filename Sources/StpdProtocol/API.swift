@@ -33,6 +33,7 @@ public enum StpdAPI {
         SourceStopPolling.self,
         RedirectCreate.self,
         RedirectStart.self,
+        RedirectReport.self,
         RedirectGet.self,
         RedirectList.self,
         RedirectCancel.self,
