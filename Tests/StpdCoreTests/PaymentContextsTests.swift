@@ -1371,6 +1371,25 @@ struct PaymentContextsTests {
         #expect(done.requestState == .none)
     }
 
+    /// STPPaymentHandler reports a closed Safari view (com.stripe.lib 80) as `canceled`, which the
+    /// payment context finishes as userCancellation; the bank page is the in-app flow, which
+    /// regaining focus does not complete.
+    @Test func closingTheBankPageOfAManagedIntentFinishesWithUserCancellation() async throws {
+        let world = try await World(customer: Self.cards())
+        let secret = world.api.addIntent(status: "requires_action")
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let since = try await world.mark()
+        _ = try await world.requestPayment(view.id, intent: secret)
+        let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
+        let session = try #require(redirecting.redirect)
+        #expect(try await world.redirects.foreground(for: Caller(uid: 1000)).isEmpty)
+        _ = try await world.redirects.report(
+            id: session, for: Caller(uid: 1000), outcome: .closed, url: nil, message: nil)
+        let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(done.lastResult == ["status": "userCancellation", "error": nil])
+        #expect(done.redirect == nil)
+    }
+
     @Test func cancellingARedirectingManagedIntentCancelsTheRedirect() async throws {
         let world = try await World(customer: Self.cards())
         let secret = world.api.addIntent(status: "requires_action")
