@@ -204,6 +204,9 @@ let package = Package(
             dependencies: [
                 "StripeAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // Only to tell a lost connection or an unreachable network from other faults.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

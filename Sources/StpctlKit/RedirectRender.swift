@@ -65,6 +65,7 @@ public enum RedirectRender {
         switch completion["trigger"]?.stringValue {
         case "url": trigger = "by the return URL"
         case "foreground": trigger = "by app.foreground"
+        case "closed": trigger = "by the page being closed"
         case let other: trigger = "by \(other ?? "?")"
         }
         return trigger + " at " + SourceRender.time(completion["at"], timeZone)

@@ -20,6 +20,10 @@ public enum DomainError: Error, Sendable, Hashable {
     case redirectUnavailable(detail: String, data: [String: JSONValue])
     /// Opening a URL failed, or a WeChat Pay Source has no app to open.
     case redirectOpenFailed(detail: String, data: [String: JSONValue])
+    /// The app reported that the customer closed the page it showed (the SDK's code 80).
+    case redirectCancelled(detail: String?, data: [String: JSONValue])
+    /// The app reported that the first load of a stripe.com page failed (the SDK's code 40).
+    case redirectLoadFailed(detail: String?, data: [String: JSONValue])
     /// The pending action was answered, timed out or never existed.
     case pendingActionGone(action: String, detail: String)
     /// Carried in a payment context's state: nobody answered the pending action in time.
@@ -51,6 +55,10 @@ extension DomainError: RPCErrorConvertible {
             StpdErrors.redirectUnavailable(detail, data: .object(data))
         case .redirectOpenFailed(let detail, let data):
             StpdErrors.redirectOpenFailed(detail, data: .object(data))
+        case .redirectCancelled(let detail, let data):
+            StpdErrors.redirectCancelled(detail, data: .object(data))
+        case .redirectLoadFailed(let detail, let data):
+            StpdErrors.redirectLoadFailed(detail, data: .object(data))
         case .pendingActionGone(let action, let detail):
             StpdErrors.pendingActionGone(detail, data: ["action": .string(action)])
         case .pendingActionTimedOut(let action, let kind, let detail):

@@ -167,7 +167,9 @@ public enum ConfigurationKeys {
             summary: "per attempt of a Stripe call (each retry gets a fresh one)"),
         .text(
             "STPD_MERCHANT_NAME", flag: "--merchant-name", \.merchantName, valueName: "NAME", accepts: "text",
-            summary: "the `redirect_merchant_name` appended to Sources' return URLs (the SDK's `companyName`)"),
+            summary:
+                "the `redirect_merchant_name` appended to Sources' return URLs (the SDK's `companyName`; unset: the calling process's name)"
+        ),
         ConfigurationKey(
             "STPD_URL_OPENER", flag: "--url-opener", valueName: "COMMAND", defaultValue: "off",
             accepts: "a command and its arguments",

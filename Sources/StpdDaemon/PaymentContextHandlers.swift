@@ -36,7 +36,7 @@ enum PaymentContextHandlers {
         router.register(PaymentContextUpdate.self) { params, context in
             try await contexts.setAmount(
                 id: params.context, for: context.caller, amount: params.amount, currency: params.currency,
-                country: params.country)
+                country: params.country, summaryItems: params.paymentSummaryItems)
         }
         router.register(PaymentContextSelectPaymentMethod.self) { params, context in
             try await contexts.select(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)

@@ -11,8 +11,9 @@ enum SourceHandlers {
         customers: CustomerSessions, api: any PaymentsAPI, merchantName: String?
     ) {
         router.register(SourceCreate.self) { params, context in
-            let form = try params.params.sourceParams(at: "params").formParams(
-                merchantName: params.merchantName ?? merchantName)
+            // As the SDK, whose companyName defaults to the app's bundle name: always a name.
+            let name = params.merchantName ?? merchantName ?? context.caller.pid.flatMap { PeerProcessName.of(pid: $0) }
+            let form = try params.params.sourceParams(at: "params").formParams(merchantName: name)
             let (view, secret) = try await sources.create(for: context.caller, params: form)
             return SourceResult(source: view, clientSecret: secret)
         }
@@ -57,6 +58,11 @@ enum SourceHandlers {
         router.register(RedirectStart.self) { params, context in
             try await redirects.start(
                 id: params.session, for: context.caller, mode: params.mode, opener: params.opener)
+        }
+        router.register(RedirectReport.self) { params, context in
+            try await redirects.report(
+                id: params.session, for: context.caller, outcome: params.outcome, url: params.url,
+                message: params.message)
         }
         router.register(RedirectGet.self) { params, context in
             try await redirects.get(id: params.session, for: context.caller)

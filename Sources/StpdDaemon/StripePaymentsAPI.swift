@@ -21,8 +21,9 @@ struct StripePaymentsAPI: PaymentsAPI {
             StripeRequest(.get, "/v1/sources/\(id)", params: ["client_secret": .string(clientSecret)]), as: Source.self)
     }
 
-    /// The poller keeps the SDK's schedule, so the client's own retries are off here. Every fault
-    /// without a response (refused, reset, timed out) counts as the SDK's "offline": retried at once.
+    /// The poller keeps the SDK's schedule, so the client's own retries are off here. Of the faults
+    /// without a response, only "offline" and "connection lost" are retried (at once, as the SDK
+    /// does); a timeout, a refused connect, a DNS or TLS failure ends the poll with its error.
     func pollSource(id: String, clientSecret: String) async -> PollFetchResult {
         var client: StripeClient
         do { client = try self.client() } catch {
@@ -41,11 +42,15 @@ struct StripePaymentsAPI: PaymentsAPI {
         } catch is CancellationError {
             return .cancelled
         } catch let error as StripeError {
-            return .connectivity(error)
+            return Self.pollResult(of: error)
         } catch {
             return .transportFailure(
                 StripeError(kind: .connection, message: Redaction.redact(String(describing: error))))
         }
+    }
+
+    static func pollResult(of error: StripeError) -> PollFetchResult {
+        error.fault == .offline || error.fault == .connectionLost ? .connectivity(error) : .transportFailure(error)
     }
 
     func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent {

@@ -38,6 +38,7 @@ public enum StpdAPI {
         SourceStopPolling.self,
         RedirectCreate.self,
         RedirectStart.self,
+        RedirectReport.self,
         RedirectGet.self,
         RedirectList.self,
         RedirectCancel.self,

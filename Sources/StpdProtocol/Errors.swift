@@ -81,7 +81,17 @@ public enum StpdErrors {
     public static let redirectOpenFailed = ErrorDeclaration(
         name: "RedirectOpenFailed", code: 4002, message: "The URL could not be opened",
         description:
-            "STPD_URL_OPENER failed (`data.exitStatus`, `data.url` redacted of secrets), or a WeChat Pay source has no app URL to open (the SDK's STPRedirectContextErrorDomain error 0: offer WeChat Pay only where WeChat is installed)."
+            "STPD_URL_OPENER failed (`data.exitStatus`, `data.url` redacted of secrets), or a WeChat Pay source's app could not be opened (no app URL, or the app reported `nativeOpenFailed`): the SDK's STPRedirectContextErrorDomain error 0, carried in the session's completion and outcome with `data.reason` `appRedirectError` and `data.sdkDomain`/`data.sdkCode`. Offer WeChat Pay only where WeChat is installed."
+    )
+    public static let redirectCancelled = ErrorDeclaration(
+        name: "RedirectCancelled", code: 4003, message: "The customer closed the redirect page before it completed",
+        description:
+            "Carried in a redirect session's completion and outcome when the app reported `closed` (redirect.report): the SDK's cancellation error (`com.stripe.lib` code 80 in `data.sdkDomain`, `data.sdkCode`), with the app's `data.message` if it gave one."
+    )
+    public static let redirectLoadFailed = ErrorDeclaration(
+        name: "RedirectLoadFailed", code: 4004, message: "The redirect page failed to load",
+        description:
+            "Carried in a redirect session's completion and outcome when the app reported `loadFailed` for a page on a stripe.com host (redirect.report): the SDK's generic connection error (`com.stripe.lib` code 40 in `data.sdkDomain`, `data.sdkCode`), with `data.url` (redacted) and the app's `data.message`."
     )
 
     public static let pendingActionGone = ErrorDeclaration(
@@ -106,5 +116,9 @@ public enum StpdErrors {
             notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
             appRequestTimedOut, appAnswerInvalid,
             cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits,
-        ] + stripe + [redirectUnavailable, redirectOpenFailed, pendingActionGone, pendingActionTimedOut, paymentFailed]
+        ] + stripe
+        + [
+            redirectUnavailable, redirectOpenFailed, redirectCancelled, redirectLoadFailed, pendingActionGone,
+            pendingActionTimedOut, paymentFailed,
+        ]
 }

@@ -131,7 +131,7 @@ public enum SourceEvent: String, EventName {
 }
 
 public enum RedirectEvent: String, EventName {
-    case created, started, completed, cancelled, outcome, removed
+    case created, started, fallback, completed, cancelled, outcome, removed
 
     public static let prefix = "redirect"
     public static let object = JSONSchema.ref("RedirectSession")
@@ -139,7 +139,10 @@ public enum RedirectEvent: String, EventName {
         switch self {
         case .created: "A redirect session was opened"
         case .started: "It was started: openURL is the URL to open"
-        case .completed: "Its return URL arrived, the app came to the foreground, or opening failed"
+        case .fallback:
+            "The app could not open the native URL (redirect.report): openURL is now the web page, which completes on the return URL only"
+        case .completed:
+            "Its return URL arrived, the app came to the foreground, the app reported the page closed or failed, or opening failed"
         case .cancelled: "It was cancelled; it never completes"
         case .outcome: "The follow-up found the Source's or PaymentIntent's status"
         case .removed: "Finished (or never started) longer than the retention age: removed (its last state)"

@@ -103,27 +103,55 @@ public enum PaymentContextRetryLoading: RPCMethod {
     public static let errors = ["NotFound", "InvalidState"]
 }
 
+/// A summary item the app sets (PKPaymentSummaryItem); the last one is the total.
+public struct PaymentSummaryItemInput: Codable, Sendable, Hashable {
+    public var label: String
+    /// Minor units.
+    public var amount: Int
+    public init(label: String, amount: Int) {
+        self.label = label
+        self.amount = amount
+    }
+}
+
 public enum PaymentContextUpdate: RPCMethod {
     public struct Params: Codable, Sendable {
         public var context: String
         public var amount: Int?
         public var currency: String?
         public var country: String?
-        public init(context: String, amount: Int? = nil, currency: String? = nil, country: String? = nil) {
+        /// The SDK's settable `paymentSummaryItems`; the last is the total.
+        public var paymentSummaryItems: [PaymentSummaryItemInput]?
+        public init(
+            context: String, amount: Int? = nil, currency: String? = nil, country: String? = nil,
+            paymentSummaryItems: [PaymentSummaryItemInput]? = nil
+        ) {
             self.context = context
             self.amount = amount
             self.currency = currency
             self.country = country
+            self.paymentSummaryItems = paymentSummaryItems
         }
     }
     public typealias Result = PaymentContextView
     public static let name = "paymentContext.update"
-    public static let summary = "Sets paymentAmount, paymentCurrency or paymentCountry."
+    public static let summary = "Sets paymentAmount, paymentSummaryItems, paymentCurrency or paymentCountry."
+    public static let description: String? = """
+        As the SDK's setters: paymentSummaryItems replaces the items stpd builds (the last is the total, \
+        its amount the payment amount; with a shipping method selected, a shipping item goes before the \
+        total and the total grows by its amount); setting amount drops them again. Give amount or \
+        paymentSummaryItems, not both.
+        """
     public static let paramsSchema = JSONSchema.object(
         [
             "context": paymentContextID, "amount": .integer("Minor units", minimum: 0),
             "currency": .string("ISO currency", pattern: "^[A-Za-z]{3}$"),
             "country": .string("ISO country", pattern: "^[A-Za-z]{2}$"),
+            "paymentSummaryItems": .array(
+                of: .object(
+                    ["label": .string("Label"), "amount": .integer("Minor units", minimum: 0)],
+                    required: ["label", "amount"]),
+                "The items, at least one; the last is the total"),
         ], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = ["NotFound", "InvalidState"]

@@ -62,11 +62,13 @@ public enum RedirectStart: RPCMethod {
     public static let name = "redirect.start"
     public static let summary = "Starts a session (notStarted → inProgress) and answers with the URL to open."
     public static let description: String? = """
-        mode automatic (default) opens a native app URL when there is one, else the redirect URL, and \
-        completes on the return URL or app.foreground; inApp completes only on the return URL; browser \
-        opens the redirect URL and completes on either. With opener daemon, stpd runs STPD_URL_OPENER \
-        (Disabled unless configured); if it fails, automatic falls back to the redirect URL, WeChat Pay \
-        completes with RedirectOpenFailed. Starting a session that is not notStarted changes nothing.
+        mode automatic (default) opens a native app URL when there is one, completing on the return URL \
+        or app.foreground; without one (or when opening it fails) it runs the in-app flow on the redirect \
+        URL, which completes on the return URL only (WeChat Pay instead completes with RedirectOpenFailed). \
+        inApp completes only on the return URL; browser opens the redirect URL and completes on either. \
+        With opener app (default) the app opens openURL and reports what its browser did with \
+        redirect.report; with opener daemon, stpd runs STPD_URL_OPENER (Disabled unless configured) and \
+        falls back itself. Starting a session that is not notStarted changes nothing.
         """
     public static let paramsSchema = JSONSchema.object(
         [
@@ -76,6 +78,47 @@ public enum RedirectStart: RPCMethod {
         ], required: ["session"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
     public static let errors = ["NotFound", "Disabled", "RedirectOpenFailed"]
+}
+
+public enum RedirectReport: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var session: String
+        public var outcome: RedirectReportOutcome
+        /// loadFailed: the URL whose load failed (default: the session's openURL).
+        public var url: String?
+        /// The app's description, carried in the error's `data.message`.
+        public var message: String?
+        public init(session: String, outcome: RedirectReportOutcome, url: String? = nil, message: String? = nil) {
+            self.session = session
+            self.outcome = outcome
+            self.url = url
+            self.message = message
+        }
+    }
+    public typealias Result = RedirectSessionView
+    public static let name = "redirect.report"
+    public static let summary =
+        "Tells stpd what the app's browser or web view did: closed, loadFailed or nativeOpenFailed (the SDK's UI outcomes)."
+    public static let description: String? = """
+        closed: the customer closed the page the app shows (mode inApp, or automatic on its web page): the \
+        session completes with RedirectCancelled (the SDK's code 80). loadFailed: the first load of that \
+        page failed: when the page's host (url, default openURL) contains stripe.com the session completes \
+        with RedirectLoadFailed (code 40), otherwise nothing changes, as in the SDK. nativeOpenFailed: in \
+        automatic mode on a native URL, the app could not open it: the session falls back to its web page \
+        (openURL changes, event redirect.fallback; it then completes on the return URL only), and WeChat \
+        Pay completes with RedirectOpenFailed (STPRedirectContextErrorDomain 0). A session no longer in \
+        progress is left as it is (a report racing the return URL changes nothing); a report that does not \
+        fit the session's mode is InvalidState.
+        """
+    public static let paramsSchema = JSONSchema.object(
+        [
+            "session": redirectSessionID,
+            "outcome": .cases(of: RedirectReportOutcome.self, "What the app's browser or web view did"),
+            "url": .string("loadFailed: the URL whose load failed (default openURL)"),
+            "message": .string("The app's description, carried in the error's data.message"),
+        ], required: ["session", "outcome"])
+    public static let resultSchema = JSONSchema.ref("RedirectSession")
+    public static let errors = ["NotFound", "InvalidState"]
 }
 
 public struct RedirectSessionParams: Codable, Sendable {

@@ -21,6 +21,20 @@ public enum RedirectOpener: String, Codable, Sendable, CaseIterable {
     case daemon
 }
 
+/// What the app's browser or web view did, which only the app can see (`redirect.report`): the
+/// events of the SDK's Safari view and of its attempt to open a native app.
+public enum RedirectReportOutcome: String, Codable, Sendable, CaseIterable {
+    /// The customer closed the page the app shows (the SDK's Safari view "Done"): completes with
+    /// RedirectCancelled, the SDK's code 80.
+    case closed
+    /// The page's first load failed: on a stripe.com host it completes with RedirectLoadFailed, the
+    /// SDK's code 40; elsewhere it is ignored, as in the SDK.
+    case loadFailed
+    /// The native app URL could not be opened: automatic mode falls back to the web page
+    /// (`redirect.fallback`); WeChat Pay completes with RedirectOpenFailed.
+    case nativeOpenFailed
+}
+
 /// How to start a session right after it is opened (paymentIntent.confirm).
 public struct RedirectStartOptions: Codable, Sendable, Hashable {
     public var mode: RedirectMode?
@@ -34,7 +48,8 @@ public struct RedirectStartOptions: Codable, Sendable, Hashable {
 /// A redirect session (the SDK's STPRedirectContext), durable and owned by its creator's uid.
 public struct RedirectSessionView: Codable, Sendable, Hashable {
     public struct Completion: Codable, Sendable, Hashable {
-        /// `url` (a matching return URL arrived), `foreground` (app.foreground), `error`.
+        /// `url` (a matching return URL arrived), `foreground` (app.foreground), `closed` and
+        /// `loadFailed` (redirect.report), `error` (the native app could not be opened).
         public var trigger: String
         public var url: String?
         public var error: JSONValue?
@@ -50,7 +65,8 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
     /// What the follow-up after completion found: the source polled, or the PaymentIntent retrieved.
     public struct Outcome: Codable, Sendable, Hashable {
         /// The source's status (`chargeable`, `consumed`, `failed`, `canceled`, still `pending`), the
-        /// PaymentIntent's status (`succeeded`, `processing`, `requires_payment_method`, ...), or `error`.
+        /// PaymentIntent's status (`succeeded`, `processing`, `requires_payment_method`, ...), or
+        /// `error` (also when the session completed with an error: no follow-up then).
         public var result: String
         public var error: JSONValue?
         /// The Stripe object as fetched (client secret removed).
@@ -127,7 +143,8 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
             "completion": .nullable(
                 .object(
                     [
-                        "trigger": .enumeration(["url", "foreground", "error"], "What completed it"),
+                        "trigger": .enumeration(
+                            ["url", "foreground", "closed", "loadFailed", "error"], "What completed it"),
                         "url": .nullable(.string("The return URL that arrived")),
                         "error": .nullable(.ref("ErrorObject")),
                         "at": .string("RFC 3339", format: "date-time"),

@@ -27,7 +27,8 @@ public struct SourceResult: Codable, Sendable {
 public enum SourceCreate: RPCMethod {
     public struct Params: Codable, Sendable {
         public var params: SourceConstructor
-        /// Appended to the return URL as `redirect_merchant_name` (default: STPD_MERCHANT_NAME).
+        /// Appended to the return URL as `redirect_merchant_name` (default: STPD_MERCHANT_NAME, else
+        /// the calling process's name, as the SDK defaults to the app's bundle name).
         public var merchantName: String?
         public init(params: SourceConstructor, merchantName: String? = nil) {
             self.params = params
@@ -38,8 +39,10 @@ public enum SourceCreate: RPCMethod {
     public static let name = "source.create"
     public static let summary = "Creates a Source from one of the SDK's typed constructors (or raw Stripe params)."
     public static let description: String? = """
-        `params` holds exactly one constructor (card, sofort, ideal, ...). If a merchant name is set and the \
-        return URL has no redirect_merchant_name, it is appended, as the SDK does. The Source is remembered \
+        `params` holds exactly one constructor (card, sofort, ideal, ...). When the return URL has no \
+        redirect_merchant_name, one is appended, as the SDK appends its companyName: merchantName, else \
+        STPD_MERCHANT_NAME, else the calling process's name (/proc/<pid>/comm of the socket's peer, as the \
+        SDK defaults to the app's bundle name). The Source is remembered \
         (source.get, source.list) and announced as source.created.
         """
     public static let paramsSchema = JSONSchema.object(

@@ -66,3 +66,20 @@ public struct HTTPResponseData: Sendable, Hashable {
 public protocol StripeHTTPTransport: Sendable {
     func send(_ request: HTTPRequestData) async throws -> HTTPResponseData
 }
+
+/// How an attempt that got no response failed, in the terms the SDK's Source poller decides by:
+/// it retries only `NSURLErrorNotConnectedToInternet` (-1009) and `NSURLErrorNetworkConnectionLost`
+/// (-1005); a timeout, a refused connect, a DNS or TLS failure ends the poll with that error.
+public enum TransportFault: String, Sendable, Hashable {
+    /// No network to reach Stripe on (-1009).
+    case offline
+    /// The connection broke before the whole response arrived (-1005).
+    case connectionLost
+    /// Anything else: timeout, refused, DNS, TLS.
+    case other
+}
+
+/// A transport error that knows its `TransportFault`; any other thrown error counts as `.other`.
+public protocol TransportFaultReporting: Error {
+    var fault: TransportFault { get }
+}

@@ -1,19 +1,23 @@
 import Foundation
 
-/// When to try a Stripe call again. Pure: the caller passes the randomness, so every branch tests
+/// When to try a Stripe call again: the union of what stripe-ios and Stripe's server libraries retry,
+/// each rule taken from one of them. Pure: the caller passes the randomness, so every branch tests
 /// exactly. Retrying a POST is safe because every attempt carries the same Idempotency-Key.
 ///
-/// - 429: the SDK's schedule (spec §7.6): up to 3 retries, before retry k wait k² s + [0, 0.5) s.
-/// - 5xx and connection faults (refused, reset, timeout): the SDK never retries these; stpd does, up
-///   to 2 retries, waiting 0.5 s · 2^(k-1) + [0, 0.5) s. Few and short, because a JSON-RPC caller
-///   is waiting and a persistent outage should surface rather than stall it.
-/// - Any other status (2xx, 3xx, 4xx but 429): never.
-/// - `k` counts every retry of the call, whatever caused the earlier ones, so a call makes at most
-///   `1 + max(maxRateLimitRetries, maxTransientRetries)` attempts.
-/// - `Stripe-Should-Retry: false` vetoes any retry (Stripe knows the request cannot succeed);
-///   `true` does not make a 4xx retryable (only the rules above do).
-/// - `Retry-After: <seconds>` lengthens the wait to at least that; above `maxRetryAfter` stpd gives
-///   up instead of stalling the caller. The HTTP-date form is ignored.
+/// In order (`k` is this retry's number; it counts every retry of the call, whatever caused it):
+/// 1. `Stripe-Should-Retry: false` never retries; `true` retries whatever the status (stripe-python's
+///    `_should_retry`: the API knows, e.g. a lock timeout, or a request that would be a no-op).
+/// 2. 429: up to `maxRateLimitRetries` (3) retries, before retry k wait k² s + [0, 0.5) s (stripe-ios
+///    after 21.3.1, `URLSession+Retry`; 21.3.1 itself retries nothing).
+/// 3. 409: retried (stripe-python): a retried POST meets `idempotency_key_in_use` while Stripe is
+///    still processing the first attempt under the same key.
+/// 4. 5xx and no response at all (refused, reset, timeout): retried (stripe-python).
+/// 5. Anything else: never.
+/// Rules 1, 3 and 4 allow `maxTransientRetries` (2, stripe-python's default `max_network_retries`)
+/// retries, waiting stripe-python's `_sleep_time_seconds`: min(0.5 s · 2^(k-1), 2 s) scaled by a
+/// jitter in [0.5, 1), and at least 0.5 s. `Retry-After: <seconds>` from 0 to `maxRetryAfter` (60,
+/// stripe-python's `MAX_RETRY_AFTER`) lengthens any wait to at least that; a larger value or the
+/// HTTP-date form is ignored, as stripe-python does.
 public struct RetryPolicy: Sendable, Hashable {
     public enum Outcome: Sendable, Hashable {
         case response(status: Int, headers: HTTPHeaders)
@@ -28,37 +32,43 @@ public struct RetryPolicy: Sendable, Hashable {
     public var maxRateLimitRetries = 3
     public var maxTransientRetries = 2
     public var transientBaseDelay = 0.5
+    public var maxTransientDelay = 2.0
     public var maxJitter = 0.5
-    public var maxRetryAfter = 20.0
+    public var maxRetryAfter = 60.0
 
     public init() {}
 
     /// `retriesSoFar`: how many retries this call has already made; `unitRandom` in [0, 1).
     public func decide(retriesSoFar: Int, outcome: Outcome, unitRandom: Double) -> Decision {
         let k = retriesSoFar + 1
-        let jitter = min(max(unitRandom, 0), 0.999_999) * maxJitter
+        let unit = min(max(unitRandom, 0), 0.999_999)
+        guard case .response(let status, let headers) = outcome else {
+            return k <= maxTransientRetries ? .retry(after: .seconds(transientDelay(k, unit))) : .giveUp
+        }
+        let shouldRetry = headers["Stripe-Should-Retry"]?.trimmingCharacters(in: .whitespaces).lowercased()
         var delay: Double
-        switch outcome {
-        case .connectionFault:
-            guard k <= maxTransientRetries else { return .giveUp }
-            return .retry(after: .seconds(transientBaseDelay * Double(1 << (k - 1)) + jitter))
-        case .response(let status, _) where status == 429:
+        if shouldRetry == "false" {
+            return .giveUp
+        } else if status == 429 && shouldRetry != "true" {
             guard k <= maxRateLimitRetries else { return .giveUp }
-            delay = Double(k * k) + jitter
-        case .response(let status, _) where (500..<600).contains(status):
+            delay = Double(k * k) + unit * maxJitter
+        } else if shouldRetry == "true" || status == 409 || (500..<600).contains(status) {
             guard k <= maxTransientRetries else { return .giveUp }
-            delay = transientBaseDelay * Double(1 << (k - 1)) + jitter
-        case .response:
+            delay = transientDelay(k, unit)
+        } else {
             return .giveUp
         }
-        guard case .response(_, let headers) = outcome else { return .giveUp }
-        if headers["Stripe-Should-Retry"]?.lowercased() == "false" { return .giveUp }
-        if let text = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces),
-            let seconds = Double(text), seconds >= 0
+        if let text = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces), let seconds = Double(text),
+            (0...maxRetryAfter).contains(seconds)
         {
-            guard seconds <= maxRetryAfter else { return .giveUp }
             delay = max(delay, seconds)
         }
         return .retry(after: .seconds(delay))
+    }
+
+    /// stripe-python's `_sleep_time_seconds` without Retry-After.
+    private func transientDelay(_ k: Int, _ unit: Double) -> Double {
+        let base = min(transientBaseDelay * Double(1 << min(k - 1, 30)), maxTransientDelay)
+        return max(transientBaseDelay, base * 0.5 * (1 + unit))
     }
 }

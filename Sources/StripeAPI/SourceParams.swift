@@ -65,7 +65,7 @@ public struct SourceParams: Sendable, Hashable {
 
     /// `url` with the query item added; nil when it does not parse or already names a merchant.
     static func appendingMerchantName(_ name: String, to url: String) -> String? {
-        guard let parsed = URL(string: url),
+        guard let parsed = URL.strict(url),
             var components = URLComponents(url: parsed, resolvingAgainstBaseURL: false),
             !(components.queryItems ?? []).contains(where: { $0.name == "redirect_merchant_name" })
         else { return nil }

@@ -85,7 +85,8 @@ public struct StripeClient: Sendable {
                     StripeError(
                         kind: .connection,
                         message: "Could not connect to Stripe after \(retries + 1) attempt(s): "
-                            + Redaction.redact(String(describing: error)))
+                            + Redaction.redact(String(describing: error)),
+                        fault: (error as? any TransportFaultReporting)?.fault ?? .other)
                 }.get()
             }
         }

@@ -72,11 +72,13 @@ public struct StripeError: Error, Sendable, Hashable {
     public var message: String
     public var requestID: String?
     public var httpStatus: Int?
+    /// For `.connection`: how the last attempt failed (not part of `rpcData`).
+    public var fault: TransportFault?
 
     public init(
         kind: Kind, type: String? = nil, code: String? = nil, cardErrorCode: CardErrorCode? = nil,
         declineCode: String? = nil, param: String? = nil, message: String, requestID: String? = nil,
-        httpStatus: Int? = nil
+        httpStatus: Int? = nil, fault: TransportFault? = nil
     ) {
         self.kind = kind
         self.type = type
@@ -87,6 +89,7 @@ public struct StripeError: Error, Sendable, Hashable {
         self.message = message
         self.requestID = requestID
         self.httpStatus = httpStatus
+        self.fault = fault
     }
 
     /// The SDK's rule for `{"error": {...}}` (nil when `body` has no `error` object), with the newest

@@ -1,12 +1,14 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOPosix
 import StripeAPI
 import Synchronization
 
 /// Why an attempt got no usable response. `StripeClient` treats every error a transport throws as a
 /// connection fault (retryable by its `RetryPolicy`), so the kind is for logs and tests only.
 /// `description` may quote the URL; `StripeClient` redacts it before it reaches a caller.
-public struct StripeHTTPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct StripeHTTPTransportError: TransportFaultReporting, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         /// The per-attempt timeout passed before the whole response (head and body) arrived.
         case timeout
@@ -20,10 +22,13 @@ public struct StripeHTTPTransportError: Error, Sendable, Hashable, CustomStringC
 
     public var kind: Kind
     public var detail: String
+    /// What the SDK's poller would make of it (`.connection` faults only; others are `.other`).
+    public var fault: TransportFault
 
-    public init(_ kind: Kind, _ detail: String) {
+    public init(_ kind: Kind, _ detail: String, fault: TransportFault = .other) {
         self.kind = kind
         self.detail = detail
+        self.fault = kind == .connection ? fault : .other
     }
 
     public var description: String { "\(kind.rawValue): \(detail)" }
@@ -137,9 +142,31 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
                 // Without its query: GETs carry client secrets there.
                 return StripeHTTPTransportError(.invalidRequest, "\(error) (\(url.prefix { $0 != "?" }))")
             }
-            return StripeHTTPTransportError(.connection, "\(error)")
+            return StripeHTTPTransportError(.connection, "\(error)", fault: fault(of: error))
         }
-        return StripeHTTPTransportError(.connection, String(describing: error))
+        return StripeHTTPTransportError(.connection, String(describing: error), fault: fault(of: error))
+    }
+
+    /// URLSession's -1005 is a connection that broke before the response was whole (reset, closed,
+    /// broken pipe); -1009 a network that is not there (unreachable or down when connecting).
+    static func fault(of error: any Error) -> TransportFault {
+        if let error = error as? HTTPClientError {
+            return error == .remoteConnectionClosed ? .connectionLost : .other
+        }
+        if let error = error as? IOError {
+            switch error.errnoCode {
+            case ECONNRESET, EPIPE, ECONNABORTED: return .connectionLost
+            case ENETUNREACH, ENETDOWN: return .offline
+            default: return .other
+            }
+        }
+        if error is ChannelError { return (error as? ChannelError) == .eof ? .connectionLost : .other }
+        if let error = error as? NIOConnectionError {
+            // Offline only when every address failed for want of a network, not when one was refused.
+            let faults = error.connectionErrors.map { fault(of: $0.error) }
+            return !faults.isEmpty && faults.allSatisfy { $0 == .offline } ? .offline : .other
+        }
+        return .other
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -12,8 +12,9 @@ struct RedirectCommand: AsyncParsableCommand {
         discussion: """
             A session is created for a Source or a PaymentIntent, started (which gives the URL to \
             open), and completed by its return URL arriving (stpctl handle-url, run by the desktop) \
-            or, in the automatic and browser modes, by app.foreground. stpd then follows it up (polls \
-            the Source, re-fetches the PaymentIntent) and records the outcome.
+            or, in browser mode and automatic mode on a native app, by app.foreground; the app reports \
+            what its browser did (closed, loadFailed, nativeOpenFailed) with redirect report. stpd then \
+            follows it up (polls the Source, re-fetches the PaymentIntent) and records the outcome.
 
             Examples:
               stpctl redirect create --source src_123
@@ -21,8 +22,8 @@ struct RedirectCommand: AsyncParsableCommand {
               stpctl redirect wait rdr_123 --timeout 600
             """,
         subcommands: [
-            RedirectCreateCommand.self, RedirectStartCommand.self, RedirectShowCommand.self, RedirectListCommand.self,
-            RedirectCancelCommand.self, RedirectWaitCommand.self,
+            RedirectCreateCommand.self, RedirectStartCommand.self, RedirectReportCommand.self,
+            RedirectShowCommand.self, RedirectListCommand.self, RedirectCancelCommand.self, RedirectWaitCommand.self,
         ])
 }
 
@@ -127,7 +128,7 @@ struct RedirectStartCommand: AsyncParsableCommand, ClientCommand {
     @OptionGroup var target: RedirectIDArgument
     @Option(
         help:
-            "automatic (default): the native app URL if any, else the page; in-app: completes only on the return URL; browser: the page."
+            "automatic (default): the native app URL if any, else the page in-app; in-app: completes only on the return URL; browser: the page."
     )
     var mode: ModeArgument?
     @Option(help: "Who opens the URL: app (default: you) or daemon (STPD_URL_OPENER, off unless configured).")
@@ -143,6 +144,48 @@ struct RedirectStartCommand: AsyncParsableCommand, ClientCommand {
             throw StpctlFailure.ended("redirect session \(session.id) has no URL to open (status \(session.status))")
         }
         Output.write(open, to: .standardOutput)
+    }
+}
+
+/// `--outcome` spelled for a shell (`load-failed`), mapped to the contract's values.
+enum ReportOutcomeArgument: String, ExpressibleByArgument, CaseIterable {
+    case closed
+    case loadFailed = "load-failed"
+    case nativeOpenFailed = "native-open-failed"
+
+    var outcome: RedirectReportOutcome {
+        switch self {
+        case .closed: .closed
+        case .loadFailed: .loadFailed
+        case .nativeOpenFailed: .nativeOpenFailed
+        }
+    }
+}
+
+struct RedirectReportCommand: AsyncParsableCommand, ClientCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Tells stpd what the browser or web view did: closed, load-failed or native-open-failed.",
+        discussion: """
+            Examples:
+              stpctl redirect report rdr_123 closed
+              stpctl redirect report rdr_123 native-open-failed     # then open the new openURL
+
+            \(RedirectReport.description ?? "")
+            """)
+    @OptionGroup(title: "Global Options") var global: GlobalOptions
+    @OptionGroup var target: RedirectIDArgument
+    @Argument(help: "closed, load-failed or native-open-failed.") var outcome: ReportOutcomeArgument
+    @Option(
+        help: ArgumentHelp("load-failed: the URL whose load failed (default: the session's openURL).", valueName: "url")
+    )
+    var url: String?
+    @Option(help: ArgumentHelp("What the app saw, carried in the error's data.message.", valueName: "text"))
+    var message: String?
+
+    func run() async throws {
+        let params = RedirectReport.Params(session: target.id, outcome: outcome.outcome, url: url, message: message)
+        try await global.printRedirect(RedirectReport.self, params)
     }
 }
 

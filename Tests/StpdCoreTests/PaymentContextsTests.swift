@@ -426,7 +426,7 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         let added = try await world.contexts.addCard(
             id: view.id, for: Caller(uid: 1000),
-            card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031))
+            card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031, zip: "10115"))
         let id = try #require(added.selectedPaymentMethod)
         #expect(id != "pm_mc")
         #expect(added.paymentOptions.map(\.label) == ["Mastercard 4444", "Visa 3155", "Visa 4242"])
@@ -437,6 +437,50 @@ struct PaymentContextsTests {
         #expect(customer.lastSelectedMemory() == id)
     }
 
+    /// STPAddCardViewController submits only when the billing address holds the configuration's
+    /// requiredBillingAddressFields (default postalCode; a postal code is required when the country is unknown).
+    @Test(
+        arguments: [
+            ("postalCode", CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030), "card.zip"),
+            (
+                "postalCode",
+                CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, zip: "123", country: "US"), "card.zip"
+            ),
+            ("name", CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, zip: "10115"), "card.name"),
+            (
+                "full", CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, name: "Ada", zip: "10115"),
+                "card.addressLine1"
+            ),
+            (
+                "full",
+                CardInput(
+                    number: "4242424242424242", expMonth: 1, expYear: 2030, addressLine1: "1 Main St", city: "Austin",
+                    zip: "78701", country: "US"), "card.state"
+            ),
+        ] as [(String?, CardInput, String)])
+    func addCardRequiresTheBillingFieldsTheSDKsFormDemands(level: String?, card: CardInput, parameter: String)
+        async throws
+    {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let view = try await world.create(
+            .init(session: "cs_1", configuration: .init(requiredBillingAddressFields: level)))
+        let refused = await wireError {
+            try await world.contexts.addCard(id: view.id, for: Caller(uid: 1000), card: card)
+        }
+        #expect(refused?.code == RPCError.invalidParamsCode)
+        #expect(refused?.data?["parameter"] == .string(parameter))
+        #expect(customer.calls(.attach).isEmpty)
+        // Without requirements, or in a country without postal codes, the same card goes through.
+        let none = try await world.create(
+            .init(session: "cs_1", configuration: .init(requiredBillingAddressFields: "none")))
+        _ = try await world.contexts.addCard(id: none.id, for: Caller(uid: 1000), card: card)
+        var irish = CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, country: "IE")
+        irish.name = "Ada"
+        _ = try await world.contexts.addCard(
+            id: (try await world.create(.init(session: "cs_1"))).id, for: Caller(uid: 1000), card: irish)
+    }
+
     @Test func aFailedAttachLeavesTheSelectionAlone() async throws {
         let customer = Self.cards()
         customer.fail(.attach, with: StpdErrors.backendError("attach refused"))
@@ -445,7 +489,7 @@ struct PaymentContextsTests {
         let refused = await wireError {
             try await world.contexts.addCard(
                 id: view.id, for: Caller(uid: 1000),
-                card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030))
+                card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, zip: "10115"))
         }
         #expect(refused?.code == StpdErrors.backendError.code)
         let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
@@ -657,6 +701,42 @@ struct PaymentContextsTests {
             ])
     }
 
+    /// STPPaymentContext's settable paymentSummaryItems: the last is the total; a selected shipping
+    /// method goes before it and adds to it; setting paymentAmount replaces the items.
+    @Test func theAppsOwnPaymentSummaryItemsWithTheShippingMethodBeforeTheTotal() async throws {
+        let world = try await World(companyName: "Shop")
+        let view = try await world.create(
+            .init(session: "cs_1", amount: 1000, currency: "usd", validatesShipping: true))
+        let own = try await world.contexts.setAmount(
+            id: view.id, for: Caller(uid: 1000), amount: nil, currency: nil, country: nil,
+            summaryItems: [
+                .init(label: "Book", amount: 1800), .init(label: "Tax", amount: 200),
+                .init(label: "Acme Books", amount: 2000),
+            ])
+        #expect(own.paymentAmount == 2000)
+        #expect(
+            own.paymentSummaryItems == [
+                .init(label: "Book", amount: 1800, decimal: "18.00"), .init(label: "Tax", amount: 200, decimal: "2.00"),
+                .init(label: "Acme Books", amount: 2000, decimal: "20.00"),
+            ])
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+        let shipped = try await world.answer(asked.pendingAction?.id, .valid, methods: Self.methods, selected: "std")
+        #expect(shipped.paymentAmount == 2500)
+        #expect(
+            shipped.paymentSummaryItems.map(\.label) == ["Book", "Tax", "Standard", "Acme Books"])
+        #expect(shipped.paymentSummaryItems.last?.amount == 2500)
+        let reset = try await world.contexts.setAmount(
+            id: view.id, for: Caller(uid: 1000), amount: 700, currency: nil, country: nil)
+        #expect(reset.paymentSummaryItems.map(\.label) == ["Standard", "Shop"])
+        #expect(reset.paymentAmount == 1200)
+        let both = await wireError {
+            try await world.contexts.setAmount(
+                id: view.id, for: Caller(uid: 1000), amount: 1, currency: nil, country: nil,
+                summaryItems: [.init(label: "x", amount: 1)])
+        }
+        #expect(both?.code == RPCError.invalidParamsCode)
+    }
+
     @Test func zeroDecimalCurrenciesAreNotDividedByAHundred() async throws {
         let world = try await World()
         let view = try await world.create()
@@ -694,6 +774,33 @@ struct PaymentContextsTests {
         await Self.within("updateShipping") { [c = customer] in await c.called(.updateShipping) }
     }
 
+    /// STPShippingAddressViewController: a delivery address, or an address the app does not validate,
+    /// is `finish(address, shippingMethod: nil)`, which sets `selectedShippingMethod` to nil.
+    @Test func anAddressTheAppIsNotAskedAboutFinishesWithNoShippingMethod() async throws {
+        let world = try await World()
+        let view = try await world.create(.init(session: "cs_1", amount: 1000, validatesShipping: true))
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+        let chosen = try await world.answer(asked.pendingAction?.id, .valid, methods: Self.methods, selected: "exp")
+        #expect(chosen.selectedShippingMethod == "exp")
+        // The path setShippingAddress takes for delivery or a context whose app does not validate.
+        let cleared = try await world.contexts.acceptShipping(
+            view.id, for: Caller(uid: 1000), address: Self.berlin, methods: nil, selected: nil)
+        #expect(cleared.shippingAddress == Self.berlin)
+        #expect(cleared.selectedShippingMethod == nil)
+        #expect(cleared.shippingMethods == Self.methods)
+        #expect(cleared.paymentAmount == 1000)
+        #expect(cleared.paymentSummaryItems.count == 1)
+
+        for (type, validates) in [("delivery", true), ("shipping", false)] {
+            let other = try await world.create(
+                .init(session: "cs_1", configuration: .init(shippingType: type), validatesShipping: validates))
+            let accepted = try await world.contexts.setShippingAddress(
+                id: other.id, for: Caller(uid: 1000), address: Self.home)
+            #expect(accepted.pendingAction == nil)
+            #expect(accepted.selectedShippingMethod == nil)
+        }
+    }
+
     // MARK: requestPayment (§4.4, §4.5)
 
     @Test func withNothingSelectedItNeedsAPaymentOptionAndSelectingGoesOnToTheApp() async throws {
@@ -727,7 +834,8 @@ struct PaymentContextsTests {
         let view = try await world.create()
         #expect(try await world.requestPayment(view.id).needs == .paymentOption)
         let asked = try await world.contexts.addCard(
-            id: view.id, for: Caller(uid: 1000), card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032)
+            id: view.id, for: Caller(uid: 1000),
+            card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032, zip: "10115")
         )
         #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"]?.stringValue == asked.selectedPaymentMethod)
@@ -1261,6 +1369,25 @@ struct PaymentContextsTests {
         #expect(done.redirect == nil)
         #expect(done.needs == nil)
         #expect(done.requestState == .none)
+    }
+
+    /// STPPaymentHandler reports a closed Safari view (com.stripe.lib 80) as `canceled`, which the
+    /// payment context finishes as userCancellation; the bank page is the in-app flow, which
+    /// regaining focus does not complete.
+    @Test func closingTheBankPageOfAManagedIntentFinishesWithUserCancellation() async throws {
+        let world = try await World(customer: Self.cards())
+        let secret = world.api.addIntent(status: "requires_action")
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let since = try await world.mark()
+        _ = try await world.requestPayment(view.id, intent: secret)
+        let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
+        let session = try #require(redirecting.redirect)
+        #expect(try await world.redirects.foreground(for: Caller(uid: 1000)).isEmpty)
+        _ = try await world.redirects.report(
+            id: session, for: Caller(uid: 1000), outcome: .closed, url: nil, message: nil)
+        let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(done.lastResult == ["status": "userCancellation", "error": nil])
+        #expect(done.redirect == nil)
     }
 
     @Test func cancellingARedirectingManagedIntentCancelsTheRedirect() async throws {

@@ -95,21 +95,32 @@ struct RedirectSessionsTests {
                 == .cancelled)
     }
 
-    @Test func foregroundCompletesAutomaticAndBrowserSessionsButNotInApp() async throws {
+    /// STPRedirectContext: becoming active completes the external-browser flow and the automatic flow
+    /// while a native app is open; automatic without a native URL runs the in-app browser flow, which
+    /// (like inApp) completes on the return URL only.
+    @Test func foregroundCompletesBrowserAndNativeAutomaticSessionsButNotInAppOrWebAutomatic() async throws {
         let world = try await World()
-        var sessions: [RedirectMode: String] = [:]
-        for mode in RedirectMode.allCases {
-            let id = world.api.addSource(status: "chargeable")
+        var sessions: [String: String] = [:]
+        let native: JSONValue = ["native_url": "alipays://platformapi/startapp?x=1"]
+        for (name, mode, type, details) in [
+            ("browser", RedirectMode.browser, "sofort", JSONValue.object([:])),
+            ("inApp", .inApp, "sofort", [:]), ("webAutomatic", .automatic, "ideal", [:]),
+            ("nativeAutomatic", .automatic, "alipay", native),
+        ] {
+            let id = world.api.addSource(type: type, status: "chargeable", details: details)
             try await world.knownSource(id)
             let session = try await world.redirects.create(
                 for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
             _ = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: mode, opener: nil)
-            sessions[mode] = session.id
+            sessions[name] = session.id
         }
         let completed = try await world.redirects.foreground(for: Caller(uid: 1000))
-        #expect(Set(completed) == [sessions[.automatic]!, sessions[.browser]!])
-        #expect(try await world.redirects.get(id: sessions[.inApp]!, for: Caller(uid: 1000)).status == .inProgress)
-        #expect(try await world.outcome(sessions[.browser]!).result == "chargeable")
+        #expect(Set(completed) == [sessions["browser"]!, sessions["nativeAutomatic"]!])
+        for name in ["inApp", "webAutomatic"] {
+            let view = try await world.redirects.get(id: sessions[name]!, for: Caller(uid: 1000))
+            #expect(view.status == .inProgress)
+        }
+        #expect(try await world.outcome(sessions["browser"]!).result == "chargeable")
     }
 
     @Test func theEarliestStartedMatchingSessionWinsAndOnlyTheCallersSessionsMatch() async throws {

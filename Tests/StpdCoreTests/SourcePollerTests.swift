@@ -173,6 +173,44 @@ struct SourcePollerTests {
         #expect(h.api.times == [0])
     }
 
+    /// STPSourcePoller's restart does nothing while a request is in flight: the response schedules
+    /// the next poll as if no pause had happened.
+    @Test func resumingWithARequestInFlightSendsNothingMore() async {
+        let gate = Gate()
+        let h = PollHarness([.pending, .held(.status("pending"), gate), .status("chargeable")])
+        let run = h.start()
+        await h.clock.sleepersArrived(1)
+        h.clock.advance(by: .seconds(1.5))
+        await gate.arrivals(1)
+        h.poller.pause()
+        #expect(h.poller.resume() == false)
+        gate.open()
+        await h.clock.sleepersArrived(1)
+        h.clock.advance(by: .seconds(1.5))
+        #expect(await run.value == .finished(source: sourceJSON("chargeable"), error: nil))
+        #expect(h.api.times == [0, 1.5, 3])
+    }
+
+    @Test func resumingAfterThePausedRunReturnedRunsAgain() async {
+        let h = PollHarness([.pending, .status("chargeable")])
+        let run = h.start()
+        await h.clock.sleepersArrived(1)
+        h.poller.pause()
+        #expect(await run.value == .paused)
+        #expect(h.poller.resume() == true)
+        #expect(await h.poller.run { _ in } == .finished(source: sourceJSON("chargeable"), error: nil))
+        #expect(h.api.times == [0, 0])
+    }
+
+    @Test func aRestartedFirstRunChecksTheDeadlineBeforePolling() async {
+        var saved = PollProgress(startedAt: t0.addingTimeInterval(-1000), requestedTimeout: 60)
+        saved.requestCount = 2
+        saved.latestSource = sourceJSON("pending")
+        let h = PollHarness([], progress: saved)
+        #expect(await h.poller.run(restart: true) { _ in } == .finished(source: sourceJSON("pending"), error: nil))
+        #expect(h.api.times.isEmpty)
+    }
+
     @Test func aRestoredPollPastItsDeadlineMakesOneRequestThenFinishes() async {
         var saved = PollProgress(startedAt: t0.addingTimeInterval(-1000), requestedTimeout: 60)
         saved.requestCount = 4

@@ -9,6 +9,7 @@ private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:],
     policy.decide(retriesSoFar: retries, outcome: .response(status: status, headers: headers), unitRandom: random)
 }
 
+/// stripe-ios after 21.3.1 (`URLSession+Retry`): 429 three times, k² s + [0, 0.5) s.
 @Test func rateLimitFollowsTheSDKSchedule() {
     #expect(decide(0, 429) == .retry(after: .seconds(1)))
     #expect(decide(1, 429) == .retry(after: .seconds(4)))
@@ -25,38 +26,52 @@ private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:],
     #expect(decide(0, 429, random: -3) == .retry(after: .seconds(1)))
 }
 
-@Test func serverErrorsRetryTwiceWithBackoff() {
+/// stripe-python `_should_retry`: 5xx, twice (`max_network_retries` 2), waits from `_sleep_time_seconds`.
+@Test func serverErrorsRetryTwiceWithStripePythonsBackoff() {
     #expect(decide(0, 500) == .retry(after: .seconds(0.5)))
-    #expect(decide(1, 503, random: 0.2) == .retry(after: .seconds(1.1)))
+    #expect(decide(0, 500, random: 0.9) == .retry(after: .seconds(0.5)))  // never under 0.5 s
+    #expect(decide(1, 503, random: 0.2) == .retry(after: .seconds(0.6)))
     #expect(decide(2, 502) == .giveUp)
     #expect(decide(0, 599) == .retry(after: .seconds(0.5)))
 }
 
 @Test func connectionFaultsRetryTwice() {
-    let fault = { (n: Int) in policy.decide(retriesSoFar: n, outcome: .connectionFault, unitRandom: 0) }
+    let fault = { (n: Int) in policy.decide(retriesSoFar: n, outcome: .connectionFault, unitRandom: 0.5) }
     #expect(fault(0) == .retry(after: .seconds(0.5)))
-    #expect(fault(1) == .retry(after: .seconds(1)))
+    #expect(fault(1) == .retry(after: .seconds(0.75)))
     #expect(fault(2) == .giveUp)
 }
 
+/// stripe-python retries 409: a retried POST can meet `idempotency_key_in_use` under the same key.
+@Test func conflictIsRetriedAsStripePythonDoes() {
+    #expect(decide(0, 409) == .retry(after: .seconds(0.5)))
+    #expect(decide(1, 409, random: 0) == .retry(after: .seconds(0.5)))
+    #expect(decide(2, 409) == .giveUp)
+}
+
 @Test func otherStatusesNeverRetry() {
-    for status in [200, 201, 302, 400, 401, 402, 403, 404, 409, 600] {
+    for status in [200, 201, 302, 400, 401, 402, 403, 404, 600] {
         #expect(decide(0, status) == .giveUp, "\(status)")
     }
-    #expect(decide(0, 409, ["Stripe-Should-Retry": "true"]) == .giveUp)
 }
 
-@Test func stripeShouldRetryFalseVetoes() {
+/// stripe-python defers to the API both ways.
+@Test func stripeShouldRetryIsHonouredBothWays() {
     #expect(decide(0, 429, ["stripe-should-retry": "false"]) == .giveUp)
     #expect(decide(0, 500, ["Stripe-Should-Retry": "FALSE"]) == .giveUp)
+    #expect(decide(0, 409, ["Stripe-Should-Retry": "false"]) == .giveUp)
     #expect(decide(0, 500, ["Stripe-Should-Retry": "true"]) == .retry(after: .seconds(0.5)))
+    #expect(decide(0, 400, ["Stripe-Should-Retry": "true"]) == .retry(after: .seconds(0.5)))
+    #expect(decide(2, 400, ["Stripe-Should-Retry": "true"]) == .giveUp)
 }
 
-@Test func retryAfterLengthensCapsOrIsIgnored() {
+/// stripe-python: a Retry-After of 0 to 60 s lengthens the wait; above, or as a date, it is ignored.
+@Test func retryAfterLengthensUpTo60SecondsElseIsIgnored() {
     #expect(decide(0, 429, ["Retry-After": "3"]) == .retry(after: .seconds(3)))
     #expect(decide(1, 429, ["Retry-After": "2"]) == .retry(after: .seconds(4)))  // never shortens
     #expect(decide(0, 503, ["retry-after": " 1.5 "]) == .retry(after: .seconds(1.5)))
-    #expect(decide(0, 429, ["Retry-After": "21"]) == .giveUp)
+    #expect(decide(0, 429, ["Retry-After": "60"]) == .retry(after: .seconds(60)))
+    #expect(decide(0, 429, ["Retry-After": "61"]) == .retry(after: .seconds(1)))
     #expect(decide(0, 429, ["Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"]) == .retry(after: .seconds(1)))
     #expect(decide(0, 429, ["Retry-After": "-5"]) == .retry(after: .seconds(1)))
 }

@@ -71,7 +71,8 @@ private let createSource = StripeRequest(.post, "/v1/sources", params: ["type": 
     let sleeps = Sleeps()
     let c = client(transport, sleeps: sleeps)
     _ = try await c.send(createSource)
-    #expect(sleeps.all == [.seconds(0.5), .seconds(1)])
+    // stripe-python's backoff: min(0.5 s · 2^(k-1), 2 s) × [0.5, 1), at least 0.5 s (jitter 0 here).
+    #expect(sleeps.all == [.seconds(0.5), .seconds(0.5)])
     #expect(transport.sent.count == 3)
     #expect(Set(transport.sent.map { $0.headers["Idempotency-Key"] }) == ["idem-1"])
     #expect(Set(transport.sent.map(\.body)) == [Data("type=card".utf8)])

@@ -1,10 +1,12 @@
 import Foundation
 import JSONRPC
+import NIOCore
 import StripeAPI
-import StripeHTTP
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import StripeHTTP
 
 /// Runs `body` with a fresh transport and server, shutting both down after.
 private func withServer(
@@ -274,4 +276,54 @@ private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransp
     // not at their 60 s timeout: all three end well within one timeout. A loose bound on purpose.
     #expect(clock.now - start < .seconds(60))
     try await transport.shutdown()
+}
+
+/// The SDK's poller retries only URLSession's -1005 (connection lost) and -1009 (offline): the
+/// transport says which fault an attempt had, and `StripeClient` carries it in the error.
+@Test func aConnectionClosedBeforeTheAnswerIsTheSDKsConnectionLost() async throws {
+    try await withServer({ _, _ in .close }) { transport, server in
+        let error = await transportError { try await transport.send(request(server.baseURL + "/v1/x")) }
+        #expect(error?.fault == .connectionLost)
+    }
+}
+
+@Test func refusedAndTimedOutAreNotTheSDKsRetriedFaults() async throws {
+    try await withServer({ _, _ in .hang }) { transport, server in
+        let error = await transportError {
+            try await transport.send(request(server.baseURL + "/v1/x", timeout: .milliseconds(200)))
+        }
+        #expect(error?.kind == .timeout)
+        #expect(error?.fault == .other)
+    }
+    let server = try await TestHTTPServer.start { _, _ in .hang }
+    let url = server.baseURL + "/v1/x"
+    await server.shutdown()
+    let transport = AsyncHTTPTransport()
+    let refused = await transportError { try await transport.send(request(url)) }
+    try await transport.shutdown()
+    #expect(refused?.kind == .connection)
+    #expect(refused?.fault == .other)
+}
+
+@Test func anUnreachableNetworkIsTheSDKsOffline() {
+    let unreachable = IOError(errnoCode: ENETUNREACH, reason: "connect")
+    #expect(AsyncHTTPTransport.classify(unreachable, url: "https://api.stripe.com").fault == .offline)
+    let reset = IOError(errnoCode: ECONNRESET, reason: "read")
+    #expect(AsyncHTTPTransport.classify(reset, url: "https://api.stripe.com").fault == .connectionLost)
+    let refused = IOError(errnoCode: ECONNREFUSED, reason: "connect")
+    #expect(AsyncHTTPTransport.classify(refused, url: "https://api.stripe.com").fault == .other)
+}
+
+@Test func theClientCarriesTheFaultOfItsLastAttempt() async throws {
+    try await withServer({ _, _ in .close }) { transport, server in
+        var client = stripeClient(server, transport)
+        client.retryPolicy.maxTransientRetries = 0
+        do {
+            _ = try await client.send(StripeRequest(.get, "/v1/x"))
+            Issue.record("no error")
+        } catch let error as StripeError {
+            #expect(error.kind == .connection)
+            #expect(error.fault == .connectionLost)
+        }
+    }
 }

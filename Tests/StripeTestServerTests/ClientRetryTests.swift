@@ -77,8 +77,32 @@ private func customerPOSTs(_ state: StripeTestState) -> [LoggedRequest] {
             #expect(server.state.requestCount(idempotencyKey: key) == 3)
             #expect(customerCount(server.state) == 1)
             #expect(server.state.object(id)?["email"] == "jenny@example.com")
-            // 5xx backoff: 0.5 s · 2^(k-1) + jitter (0 here).
-            #expect(sleeps.all == [.seconds(0.5), .seconds(1)])
+            // 5xx backoff, stripe-python's: min(0.5 s · 2^(k-1), 2 s) × [0.5, 1), at least 0.5 s (jitter 0 here).
+            #expect(sleeps.all == [.seconds(0.5), .seconds(0.5)])
+        }
+    }
+
+    /// stripe-python's `_should_retry`: a 409 (`idempotency_key_in_use`, met by a retried POST while
+    /// Stripe still processes the first attempt) is retried under the same key.
+    @Test func aConflictIsRetriedUnderTheSameKey() async throws {
+        try await withStripeTestServer { server in
+            server.state.addFault(
+                Fault(
+                    method: "POST", path: "/v1/customers", status: 409,
+                    body: [
+                        "error": [
+                            "type": "idempotency_error", "code": "idempotency_key_in_use",
+                            "message": "There is currently another in-progress request using this Idempotent Key",
+                        ]
+                    ]))
+            let value = try await withClient(server, sleeps: RecordedSleeps()) { client in
+                try await client.send(StripeRequest(.post, "/v1/customers", params: ["email": "jenny@example.com"]))
+            }
+            #expect(value["email"] == "jenny@example.com")
+            let posts = customerPOSTs(server.state)
+            #expect(posts.map(\.status) == [409, 200])
+            #expect(Set(posts.map(\.idempotencyKey)).count == 1)
+            #expect(customerCount(server.state) == 1)
         }
     }
 
@@ -172,7 +196,8 @@ private func customerPOSTs(_ state: StripeTestState) -> [LoggedRequest] {
             #expect(posts.count == 3)
             #expect(Set(posts.map(\.idempotencyKey)).count == 1)
             #expect(customerCount(server.state) == 0)
-            #expect(sleeps.all == [.seconds(0.5), .seconds(1)])
+            // stripe-python's backoff: min(0.5 s · 2^(k-1), 2 s) × [0.5, 1), at least 0.5 s (jitter 0 here).
+            #expect(sleeps.all == [.seconds(0.5), .seconds(0.5)])
         }
     }
 

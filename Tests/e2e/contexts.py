@@ -42,7 +42,8 @@ def connected(start_stpd, directory: Path, server, customer: str, *args: str, ty
 
 def card_input(number: str, cvc: str = "123") -> dict:
     """paymentContext.addCard's `card`."""
-    return {"number": number, "expMonth": 12, "expYear": EXP_YEAR, "cvc": cvc}
+    # The default requiredBillingAddressFields (postalCode) needs a postal code, as the SDK's form.
+    return {"number": number, "expMonth": 12, "expYear": EXP_YEAR, "cvc": cvc, "zip": "10115"}
 
 
 def saved_card(server, customer: str, number: str, cvc: str = "123") -> dict:

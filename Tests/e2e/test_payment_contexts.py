@@ -192,6 +192,47 @@ def test_add_card_attaches_and_selects(start_stpd, tmp_path, stripe_test_server)
     assert again["selectedPaymentMethod"] == mastercard
 
 
+def test_add_card_demands_the_sdks_billing_fields(start_stpd, tmp_path, stripe_test_server):
+    """STPAddCardViewController submits only with the configuration's requiredBillingAddressFields
+    (default postalCode; a postal code is needed when the country is unknown)."""
+    server = stripe_test_server
+    cus = server.create_customer(email="new@example.com")["id"]
+    daemon, events, client, sid = connected(start_stpd, tmp_path / "stpd", server, cus)
+    ctx = create_loaded(client, events, sid, amount=2500)["id"]
+    card = card_input("4242424242424242")
+    del card["zip"]
+    error = rpc_error(client, "paymentContext.addCard", {"context": ctx, "card": card})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "card.zip", error
+    full = create_loaded(client, events, sid, amount=2500, configuration={"requiredBillingAddressFields": "full"})
+    error = rpc_error(client, "paymentContext.addCard", {"context": full["id"], "card": card_input("4242424242424242")})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "card.addressLine1", error
+    assert server.requests(path="/v1/payment_methods", method="POST") == []
+    address = {"name": "Jenny Rosen", "addressLine1": "1 Main St", "city": "Austin", "state": "TX", "country": "US"}
+    added = client.call("paymentContext.addCard", {"context": full["id"], "card": {**card_input("4242424242424242"),
+                                                                                     **address, "zip": "78701"}})
+    pm = server.api("GET", f"/v1/payment_methods/{added['selectedPaymentMethod']}")
+    assert pm["billing_details"]["address"]["postal_code"] == "78701" and pm["billing_details"]["name"] == "Jenny Rosen"
+
+
+def test_the_apps_own_payment_summary_items(start_stpd, tmp_path, stripe_test_server):
+    """STPPaymentContext.paymentSummaryItems set by the app: the last is the total; setting
+    paymentAmount replaces them."""
+    server = stripe_test_server
+    cus = server.create_customer(email="new@example.com")["id"]
+    daemon, events, client, sid = connected(start_stpd, tmp_path / "stpd", server, cus)
+    ctx = create_loaded(client, events, sid, amount=2500, configuration={"companyName": COMPANY})["id"]
+    own = client.call("paymentContext.update", {"context": ctx, "paymentSummaryItems": [
+        {"label": "Book", "amount": 1800}, {"label": "Tax", "amount": 200}, {"label": "Acme Books", "amount": 2000}]})
+    assert own["paymentSummaryItems"] == summary(("Book", 1800, "18.00"), ("Tax", 200, "2.00"),
+                                                 ("Acme Books", 2000, "20.00"))
+    assert own["paymentAmount"] == 2000
+    back = client.call("paymentContext.update", {"context": ctx, "amount": 700})
+    assert back["paymentSummaryItems"] == summary((COMPANY, 700, "7.00"))
+    error = rpc_error(client, "paymentContext.update", {"context": ctx, "amount": 1, "paymentSummaryItems": [
+        {"label": "x", "amount": 1}]})
+    assert error.code == INVALID_PARAMS, error
+
+
 # -- 3. shipping ---------------------------------------------------------------------------------
 
 def test_shipping_validated_by_the_app(start_stpd, tmp_path, stripe_test_server):
@@ -626,6 +667,22 @@ def test_managed_payment_intent_with_3ds_redirect(start_stpd, tmp_path, stripe_t
     # The client secret is not shown back.
     for event in events.read_for(ctx, "paymentContext.didFinish") + events.read_for(ctx, "paymentContext.needsInput"):
         assert secret not in json.dumps(event)
+
+
+def test_managed_payment_intent_bank_page_closed(start_stpd, tmp_path, stripe_test_server):
+    """The 3-D Secure page runs as the SDK's in-app flow: regaining focus completes nothing, and
+    the customer closing it (redirect.report closed, com.stripe.lib 80) is userCancellation."""
+    server = stripe_test_server
+    client, events, ctx, cus, card = managed_context(start_stpd, tmp_path, server, "4000002760003184")
+    intent = customer_intent(server, cus)
+    client.call("paymentContext.requestPayment", {"context": ctx, "paymentIntent": {
+        "clientSecret": intent["client_secret"], "returnURL": RETURN_URL}})
+    rid = events.context("paymentContext.needsInput", ctx)["redirect"]
+    assert client.call("app.foreground", {})["completedRedirects"] == []
+    closed = client.call("redirect.report", {"session": rid, "outcome": "closed"})
+    assert closed["completion"]["error"]["data"]["sdkCode"] == 80
+    finished = events.context("paymentContext.didFinish", ctx)
+    assert finished["lastResult"]["status"] == "userCancellation" and finished["lastResult"].get("error") is None
 
 
 def test_managed_payment_intent_without_authentication(start_stpd, tmp_path, stripe_test_server):

@@ -28,7 +28,7 @@ checker.
 
 from __future__ import annotations
 
-from codes import REDIRECT_OPEN_FAILED
+from codes import INVALID_STATE, REDIRECT_CANCELLED, STRIPE_CONNECTION, REDIRECT_LOAD_FAILED, REDIRECT_OPEN_FAILED
 import json
 import os
 import shutil
@@ -365,6 +365,29 @@ def test_poll_ends_with_a_4xx(start_stpd, tmp_path, stripe_test_server):
     assert client.call("source.get", {"id": sid})["poll"]["error"]["code"] == STRIPE_INVALID_REQUEST
 
 
+def test_poll_retries_a_lost_connection_but_ends_on_a_timeout(start_stpd, tmp_path, stripe_test_server):
+    """STPSourcePoller retries only -1005 (connection lost) and -1009 (offline); a timeout ends
+    the poll with its error."""
+    server = stripe_test_server
+    daemon = stpd_for(start_stpd, tmp_path / "stpd", server, "--stripe-timeout", "1")
+    client = daemon.client()
+    events = Events(daemon.client(), ["source.*"])
+    lost, _ = create_source(client, sofort(RETURN_URL))
+    server.add_fault(method="GET", path=f"/v1/sources/{lost['id']}", drop=True, times=1)
+    drive_source(server, lost["id"], "authorize")
+    client.call("source.poll", {"id": lost["id"], "timeout": 60})
+    finished = events.wait("source.pollFinished", lost["id"])["object"]["poll"]
+    assert finished["sourceStatus"] == "chargeable" and finished.get("error") is None, finished
+    assert len(stpd_source_gets(server, lost["id"])) == 2
+
+    slow, _ = create_source(client, sofort(RETURN_URL))
+    server.add_fault(method="GET", path=f"/v1/sources/{slow['id']}", delayMs=3000, times=1)
+    client.call("source.poll", {"id": slow["id"], "timeout": 60})
+    finished = events.wait("source.pollFinished", slow["id"])["object"]["poll"]
+    # Ended by the first request's timeout, not retried (the server logs that request only once it answers).
+    assert finished["error"]["code"] == STRIPE_CONNECTION and finished["retryCount"] == 0, finished
+
+
 def test_stopped_poll_never_reports(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
     daemon, client, events, source = with_pending_source(start_stpd, tmp_path / "stpd", server)
@@ -634,7 +657,11 @@ def test_background_pauses_and_foreground_resumes_a_poll(start_stpd, tmp_path, s
     assert types.index("source.pollPaused") < types.index("source.pollResumed") < types.index("source.pollFinished")
 
 
-def test_foreground_completes_automatic_sessions_not_in_app_ones(start_stpd, tmp_path, stripe_test_server):
+def test_foreground_completes_browser_and_native_sessions_not_web_automatic_or_in_app(
+        start_stpd, tmp_path, stripe_test_server):
+    """STPRedirectContext: becoming active completes the external-browser flow and the automatic
+    flow on a native app; automatic without one runs the in-app browser flow, which (like inApp)
+    completes on the return URL only."""
     server = stripe_test_server
     daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
     client = daemon.client()
@@ -642,33 +669,113 @@ def test_foreground_completes_automatic_sessions_not_in_app_ones(start_stpd, tmp
     auto_source, _ = create_source(client, sofort("myapp://auto"))
     in_app_source, _ = create_source(client, sofort("myapp://inapp"))
     browser_source, _ = create_source(client, sofort("myapp://browser"))
+    wechat, _ = create_source(client, {"wechatPay": {"amount": 100, "currency": "cny", "appId": "wxshop"}})
     automatic = started_session(client, auto_source["id"], followUpTimeout=5)
     in_app = started_session(client, in_app_source["id"], mode="inApp", followUpTimeout=5)
     browser = started_session(client, browser_source["id"], mode="browser", followUpTimeout=1)
+    native = started_session(client, wechat["id"], followUpTimeout=1)
     not_started = client.call("redirect.create", {"source": {"id": auto_source["id"]}})
     assert (automatic["mode"], in_app["mode"], browser["mode"]) == ("automatic", "inApp", "browser")
+    assert automatic["openURL"] == automatic["redirectURL"] and native["openURL"] == native["nativeURL"]
 
-    # The customer authorizes in the browser but the app never gets the URL: it just comes back.
-    bank_page(automatic["openURL"], "authorize")
+    # The customer is still on the bank page when the app regains focus.
     result = client.call("app.foreground", {})
-    assert sorted(result["completedRedirects"]) == sorted([automatic["id"], browser["id"]]) and result["polls"] == []
-    completed = events.wait("redirect.completed", automatic["id"])["object"]
+    assert sorted(result["completedRedirects"]) == sorted([browser["id"], native["id"]]) and result["polls"] == []
+    completed = events.wait("redirect.completed", browser["id"])["object"]
     assert completed["completion"]["trigger"] == "foreground" and completed["completion"].get("url") is None
-    outcomes = {}
-    while len(outcomes) < 2:
-        event = events.wait("redirect.outcome")
-        outcomes[event["objectId"]] = event["object"]["outcome"]["result"]
-    # The browser session's Source was never authorized: its 1 s follow-up ends pending.
-    assert outcomes == {automatic["id"]: "chargeable", browser["id"]: "pending"}
-    assert client.call("redirect.get", {"session": in_app["id"]})["status"] == "inProgress"
+    for session in (automatic, in_app):
+        assert client.call("redirect.get", {"session": session["id"]})["status"] == "inProgress"
     assert client.call("redirect.get", {"session": not_started["id"]})["status"] == "notStarted"
     assert client.call("app.foreground", {})["completedRedirects"] == []
 
-    # The in-app session completes on its return URL only.
-    location = bank_page(in_app["openURL"], "authorize")
-    assert client.call("handle-url", {"url": location}) == {"handled": True, "session": in_app["id"]}
-    assert events.wait("redirect.outcome", in_app["id"])["object"]["outcome"]["result"] == "chargeable"
-    assert events.read_for(in_app["id"], "redirect.completed")[0]["object"]["completion"]["trigger"] == "url"
+    # Those two complete on their return URLs only.
+    for session in (automatic, in_app):
+        location = bank_page(session["openURL"], "authorize")
+        assert client.call("handle-url", {"url": location}) == {"handled": True, "session": session["id"]}
+        assert events.wait("redirect.outcome", session["id"])["object"]["outcome"]["result"] == "chargeable"
+        assert events.read_for(session["id"], "redirect.completed")[0]["object"]["completion"]["trigger"] == "url"
+
+
+def test_redirect_report_closed_load_failed_and_native_open_failed(start_stpd, tmp_path, stripe_test_server):
+    """The SDK's UI outcomes, reported by the app: the in-app browser closed (com.stripe.lib 80),
+    its first load failed on a stripe.com host (40), the native app not opened (fall back; WeChat:
+    STPRedirectContextErrorDomain 0)."""
+    server = stripe_test_server
+    daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
+    client = daemon.client()
+    events = Events(daemon.client(), ["redirect.*"])
+
+    # A PaymentIntent's bank page, closed by the customer.
+    intent = create_ideal_intent(server)
+    confirmed = client.call("paymentIntent.confirm", {
+        "clientSecret": intent["client_secret"], "paymentMethod": {"ideal": {"bank": "ing"}},
+        "returnURL": "myshop://closed", "start": {"mode": "automatic"}})
+    rid = confirmed["redirect"]["id"]
+    assert client.call("app.foreground", {})["completedRedirects"] == []
+    closed = client.call("redirect.report", {"session": rid, "outcome": "closed", "message": "window closed"})
+    assert closed["status"] == "completed" and closed["completion"]["trigger"] == "closed"
+    error = closed["completion"]["error"]
+    assert error["code"] == REDIRECT_CANCELLED, error
+    assert (error["data"]["sdkDomain"], error["data"]["sdkCode"], error["data"]["message"]) == \
+        ("com.stripe.lib", 80, "window closed")
+    assert closed["outcome"]["result"] == "error" and closed["outcome"]["error"] == error
+    assert events.wait("redirect.completed", rid)["object"]["completion"]["error"]["code"] == REDIRECT_CANCELLED
+    # The return URL arriving afterwards completes nothing; a second report changes nothing.
+    assert client.call("handle-url", {"url": "myshop://closed?payment_intent=x"})["handled"] is False
+    assert client.call("redirect.report", {"session": rid, "outcome": "closed"}) == \
+        client.call("redirect.get", {"session": rid})
+
+    # A first load that failed: ignored unless the page is Stripe's.
+    source, _ = create_source(client, sofort("myapp://load"))
+    session = started_session(client, source["id"], mode="inApp")
+    still = client.call("redirect.report", {"session": session["id"], "outcome": "loadFailed",
+                                            "url": "https://bank.example/login"})
+    assert still["status"] == "inProgress"
+    failed = client.call("redirect.report", {"session": session["id"], "outcome": "loadFailed",
+                                             "url": "https://hooks.stripe.com/redirect/authenticate/src_x"})
+    assert failed["completion"]["error"]["code"] == REDIRECT_LOAD_FAILED
+    assert failed["completion"]["error"]["data"]["sdkCode"] == 40
+
+    # Closing is not an event of the external browser.
+    browser_source, _ = create_source(client, sofort("myapp://browser"))
+    browser = started_session(client, browser_source["id"], mode="browser")
+    error = rpc_error(client, "redirect.report", {"session": browser["id"], "outcome": "closed"})
+    assert error.code == INVALID_STATE, error
+
+    # WeChat Pay whose app cannot be opened.
+    wechat, _ = create_source(client, {"wechatPay": {"amount": 100, "currency": "cny", "appId": "wxshop"}})
+    native = started_session(client, wechat["id"])
+    done = client.call("redirect.report", {"session": native["id"], "outcome": "nativeOpenFailed"})
+    assert done["status"] == "completed" and done["completion"]["error"]["code"] == REDIRECT_OPEN_FAILED
+    assert done["completion"]["error"]["data"]["sdkDomain"] == "STPRedirectContextErrorDomain"
+
+
+def test_urls_that_do_not_parse_open_no_session(start_stpd, tmp_path, stripe_test_server):
+    """The SDK makes no redirect context when a URL does not parse; Swift 6's URL(string:) would
+    percent-encode `not a url` into one."""
+    server = stripe_test_server
+    daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
+    client = daemon.client()
+    intent = create_ideal_intent(server)
+    confirmed = client.call("paymentIntent.confirm", {
+        "clientSecret": intent["client_secret"], "paymentMethod": {"ideal": {"bank": "ing"}},
+        "returnURL": "not a url"})
+    assert confirmed["paymentIntent"]["status"] == "requires_action" and confirmed.get("redirect") is None
+    error = rpc_error(client, "redirect.create", {"paymentIntent": {"clientSecret": intent["client_secret"]}})
+    assert error.code == REDIRECT_UNAVAILABLE, error
+    source, _ = create_source(client, sofort("not a url"))
+    error = rpc_error(client, "redirect.create", {"source": {"id": source["id"]}})
+    assert error.code == REDIRECT_UNAVAILABLE, error
+
+
+def test_merchant_name_defaults_to_the_calling_process_name(start_stpd, tmp_path, stripe_test_server):
+    """The SDK always appends companyName (default: the app's bundle name); stpd's default is the
+    name of the process on the other end of the socket."""
+    server = stripe_test_server
+    daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
+    source, _ = create_source(daemon.client(), sofort("myapp://named"))
+    comm = Path("/proc/self/comm").read_text().strip()
+    assert [v for k, v in query_items(source["redirect"]["returnURL"]) if k == "redirect_merchant_name"] == [comm]
 
 
 # -- 7. errors and another uid --------------------------------------------------------------------

@@ -117,6 +117,17 @@ def test_cancelled_redirect_wait_exits_1(stpctl):
     assert stpctl("redirect", "create", "--source", sid, "--payment-intent", "pi_1_secret_2").returncode == 2
 
 
+def test_redirect_report_closed(stpctl):
+    sid = ok(stpctl(*SOFORT))["source"]["id"]
+    rid = ok(stpctl("redirect", "create", "--source", sid))["id"]
+    assert ok(stpctl("redirect", "start", rid))["status"] == "inProgress"
+    closed = ok(stpctl("redirect", "report", rid, "closed", "--message", "window closed"))
+    assert closed["completion"]["trigger"] == "closed"
+    assert closed["completion"]["error"]["data"] == {"sdkDomain": "com.stripe.lib", "sdkCode": 80,
+                                                     "message": "window closed"}
+    assert stpctl("redirect", "report", rid, "gone").returncode == 2
+
+
 def test_progress_line_on_a_terminal(stpctl):
     sid = ok(stpctl(*SOFORT))["source"]["id"]
     status, output = run_on_terminal([*stpctl.argv, "source", "poll", sid, "--poll-timeout", "2", "--wait"])

@@ -91,6 +91,12 @@ const (
 	// CodeRedirectOpenFailed is 4002: The URL could not be opened.
 	CodeRedirectOpenFailed = 4002
 
+	// CodeRedirectCancelled is 4003: The customer closed the redirect page before it completed.
+	CodeRedirectCancelled = 4003
+
+	// CodeRedirectLoadFailed is 4004: The redirect page failed to load.
+	CodeRedirectLoadFailed = 4004
+
 	// CodePendingActionGone is 5001: No such pending action is waiting.
 	CodePendingActionGone = 5001
 
@@ -272,9 +278,24 @@ var ErrRedirectUnavailable = &Error{Code: CodeRedirectUnavailable, Message: "No 
 
 // ErrRedirectOpenFailed matches every error with code 4002 (errors.Is): The URL could not be
 // opened. STPD_URL_OPENER failed (`data.exitStatus`, `data.url` redacted of secrets), or a WeChat
-// Pay source has no app URL to open (the SDK's STPRedirectContextErrorDomain error 0: offer WeChat
-// Pay only where WeChat is installed).
+// Pay source's app could not be opened (no app URL, or the app reported `nativeOpenFailed`): the
+// SDK's STPRedirectContextErrorDomain error 0, carried in the session's completion and outcome with
+// `data.reason` `appRedirectError` and `data.sdkDomain`/`data.sdkCode`. Offer WeChat Pay only where
+// WeChat is installed.
 var ErrRedirectOpenFailed = &Error{Code: CodeRedirectOpenFailed, Message: "The URL could not be opened"}
+
+// ErrRedirectCancelled matches every error with code 4003 (errors.Is): The customer closed the
+// redirect page before it completed. Carried in a redirect session's completion and outcome when
+// the app reported `closed` (redirect.report): the SDK's cancellation error (`com.stripe.lib` code
+// 80 in `data.sdkDomain`, `data.sdkCode`), with the app's `data.message` if it gave one.
+var ErrRedirectCancelled = &Error{Code: CodeRedirectCancelled, Message: "The customer closed the redirect page before it completed"}
+
+// ErrRedirectLoadFailed matches every error with code 4004 (errors.Is): The redirect page failed to
+// load. Carried in a redirect session's completion and outcome when the app reported `loadFailed`
+// for a page on a stripe.com host (redirect.report): the SDK's generic connection error
+// (`com.stripe.lib` code 40 in `data.sdkDomain`, `data.sdkCode`), with `data.url` (redacted) and
+// the app's `data.message`.
+var ErrRedirectLoadFailed = &Error{Code: CodeRedirectLoadFailed, Message: "The redirect page failed to load"}
 
 // ErrPendingActionGone matches every error with code 5001 (errors.Is): No such pending action is
 // waiting. The pending action was answered already, timed out, was dropped with its context, or
@@ -354,6 +375,10 @@ func codeName(code int) string {
 		return "RedirectUnavailable"
 	case CodeRedirectOpenFailed:
 		return "RedirectOpenFailed"
+	case CodeRedirectCancelled:
+		return "RedirectCancelled"
+	case CodeRedirectLoadFailed:
+		return "RedirectLoadFailed"
 	case CodePendingActionGone:
 		return "PendingActionGone"
 	case CodePendingActionTimedOut:

@@ -61,6 +61,9 @@ extension PaymentContexts: RedirectOutcomeFollower {
         guard let id = waiting?.first?.id else { return }
         if ["succeeded", "processing", "requires_capture"].contains(outcome.result) {
             await finishManaged(id, status: .success, error: nil)
+        } else if outcome.error?["code"] == .int(Int64(StpdErrors.redirectCancelled.code)) {
+            // The customer closed the bank page: STPPaymentHandler's canceled, the context's userCancellation.
+            await finishManaged(id, status: .userCancellation, error: nil)
         } else {
             await finishManaged(
                 id, status: .error,

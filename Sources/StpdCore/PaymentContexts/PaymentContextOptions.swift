@@ -23,6 +23,7 @@ extension PaymentContexts {
     /// The options screen's "add card": create, attach through the adapter, select, remember.
     public func addCard(id: String, for caller: Caller, card: CardInput) async throws -> PaymentContextView {
         let record = try await record(id, caller, open: true)
+        try Self.requireBillingFields(record.configuration.requiredBillingAddressFields ?? "postalCode", of: card)
         let method = try await api.createCardPaymentMethod(card)
         try await customers.attach(session: record.session, paymentMethod: method.id, owner: record.owner)
         try await customers.select(session: record.session, paymentMethod: method.id, owner: record.owner)
@@ -87,14 +88,20 @@ extension PaymentContexts {
     }
 
     /// The SDK's finish(address, method): set, no longer needing verification, saved to the customer
-    /// afterwards (fire and forget: a failure is an event, not the caller's error).
+    /// afterwards (fire and forget: a failure is an event, not the caller's error). `methods` nil: the
+    /// app was not asked (delivery, or it does not validate), and the SDK finishes with no method,
+    /// which clears the selected one (the list it had stays).
     func acceptShipping(
         _ id: String, for caller: Caller, address: ShippingAddressParams, methods: [ShippingMethod]?, selected: String?
     ) async throws -> PaymentContextView {
         let view = try await update(id, for: caller) { record in
             record.shippingAddress = address
             record.shippingNeedsVerification = false
-            record.setShippingMethods(methods, preferred: selected)
+            if let methods {
+                record.setShippingMethods(methods, preferred: selected)
+            } else {
+                record.selectedShippingMethod = nil
+            }
             return .didChange
         }
         if let record = try await table.find(id) {
@@ -120,6 +127,36 @@ extension PaymentContexts {
             record.status = .closed
             record.pending = nil
             return .closed
+        }
+    }
+
+    /// The SDK's add-card form does not submit until `STPAddress.containsRequiredFields` holds for
+    /// the configuration's `requiredBillingAddressFields`: `postalCode` a postal code valid for the
+    /// country (required when the country is unknown), `name` the cardholder's name, `full` a postal
+    /// address (line1, city, country, a US state, a valid postal code).
+    static func requireBillingFields(_ level: String, of card: CardInput) throws {
+        func missing(_ field: String, _ detail: String) -> DomainError {
+            .invalidInput(input: "card.\(field)", detail: "\(detail) (requiredBillingAddressFields \(level))")
+        }
+        let country = (card.country ?? "").uppercased()
+        let postalCodeValid =
+            country.isEmpty
+            ? !(card.zip ?? "").trimmingCharacters(in: .whitespaces).isEmpty
+            : ShippingAddressParams.isPostalCode(card.zip ?? "", country: country)
+        switch level {
+        case "postalCode", "zip":
+            guard postalCodeValid else { throw missing("zip", "a valid postal code is required") }
+        case "name":
+            guard !(card.name ?? "").isEmpty else { throw missing("name", "the cardholder's name is required") }
+        case "full":
+            for (field, value) in [("addressLine1", card.addressLine1), ("city", card.city), ("country", card.country)]
+            where (value ?? "").isEmpty {
+                throw missing(field, "a full billing address is required")
+            }
+            if country == "US", (card.state ?? "").isEmpty { throw missing("state", "a US address needs a state") }
+            guard postalCodeValid else { throw missing("zip", "a valid postal code is required") }
+        default:
+            break
         }
     }
 

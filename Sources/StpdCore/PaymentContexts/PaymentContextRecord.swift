@@ -39,6 +39,8 @@ struct PaymentContextRecord: DurableRecord {
     var shippingNeedsVerification = false
     var shippingMethods: [ShippingMethod]?
     var selectedShippingMethod: String?
+    /// The app's own paymentSummaryItems (the last is the total); nil: stpd builds them.
+    var customSummaryItems: [PaymentSummaryItemInput]?
     var requestState = RequestState.none
     var needs: PaymentContextNeed?
     /// requestPayment arrived while loading: it runs when loading ends (the SDK waits on its promise).
@@ -85,18 +87,25 @@ struct PaymentContextRecord: DurableRecord {
         }
     }
 
-    var view: PaymentContextView {
-        let shipping = shippingMethods?.first { $0.identifier == selectedShippingMethod }
-        var items: [PaymentContextView.SummaryItem] = []
-        if let shipping {
-            items.append(
-                .init(
-                    label: shipping.label, amount: shipping.amount,
-                    decimal: CurrencyAmounts.decimal(shipping.amount, currency: currency)))
+    /// The SDK's `paymentSummaryItems`: [shipping, total labelled companyName]; or the app's items
+    /// with, when a method is selected, the shipping item before the total and the total grown by it.
+    var summaryItems: (items: [PaymentContextView.SummaryItem], total: Int) {
+        let item = { (label: String, amount: Int) in
+            PaymentContextView.SummaryItem(
+                label: label, amount: amount, decimal: CurrencyAmounts.decimal(amount, currency: currency))
         }
-        let total = amount + shippingAmount
-        items.append(
-            .init(label: companyName, amount: total, decimal: CurrencyAmounts.decimal(total, currency: currency)))
+        let shipping = shippingMethods?.first { $0.identifier == selectedShippingMethod }
+        let own = customSummaryItems ?? []
+        let base = own.last?.amount ?? amount
+        let total = base + shippingAmount
+        let items =
+            own.dropLast().map { item($0.label, $0.amount) } + (shipping.map { [item($0.label, $0.amount)] } ?? [])
+            + [item(own.last?.label ?? companyName, total)]
+        return (items, total)
+    }
+
+    var view: PaymentContextView {
+        let (items, total) = summaryItems
         return PaymentContextView(
             id: id, customerSession: session, status: status, amount: amount, currency: currency, country: country,
             configuration: configuration, validatesShipping: validatesShipping, loading: loading, loadError: loadError,

@@ -126,12 +126,30 @@ public final class PaymentContexts: Sendable {
         return view
     }
 
-    public func setAmount(id: String, for caller: Caller, amount: Int?, currency: String?, country: String?)
-        async throws -> PaymentContextView
-    {
+    /// The SDK's setters. Setting the amount replaces summary items the app set; setting items makes
+    /// their last one's amount the payment amount.
+    public func setAmount(
+        id: String, for caller: Caller, amount: Int?, currency: String?, country: String?,
+        summaryItems: [PaymentSummaryItemInput]? = nil
+    ) async throws -> PaymentContextView {
+        if let summaryItems {
+            guard !summaryItems.isEmpty else {
+                throw DomainError.invalidInput(input: "paymentSummaryItems", detail: "give at least the total")
+            }
+            guard amount == nil else {
+                throw DomainError.invalidInput(input: "amount", detail: "give amount or paymentSummaryItems, not both")
+            }
+        }
         _ = try await record(id, caller, open: true)
         return try await update(id, for: caller) { record in
-            if let amount { record.amount = amount }
+            if let amount {
+                record.amount = amount
+                record.customSummaryItems = nil
+            }
+            if let summaryItems, let total = summaryItems.last {
+                record.customSummaryItems = summaryItems
+                record.amount = total.amount
+            }
             if let currency { record.currency = currency.uppercased() }
             if let country { record.country = country.uppercased() }
             return .didChange

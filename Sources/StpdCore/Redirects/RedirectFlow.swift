@@ -5,7 +5,9 @@ import StripeAPI
 
 /// Starting, completing and cancelling sessions.
 extension RedirectSessions {
-    /// The SDK's three start variants; a no-op unless the session is notStarted.
+    /// The SDK's three start variants; a no-op unless the session is notStarted. Automatic opens the
+    /// native URL when there is one; without one it runs the in-app flow on the web page (WeChat Pay,
+    /// which has no web page to fall back to, completes with the SDK's app-redirect error).
     public func start(id: String, for caller: Caller, mode: RedirectMode?, opener: RedirectOpener?) async throws
         -> RedirectSessionView
     {
@@ -15,6 +17,9 @@ extension RedirectSessions {
         let opener = opener ?? .app
         if opener == .daemon, self.opener == nil {
             throw DomainError.disabled(setting: "STPD_URL_OPENER", detail: "set STPD_URL_OPENER to let stpd open URLs")
+        }
+        if mode == .automatic, record.nativeURL == nil, record.isWeChat {
+            return try await completeWithOpenFailure(id, caller, from: .notStarted, "WeChat Pay has no app URL to open")
         }
         var url = mode == .automatic ? record.nativeURL ?? record.redirectURL : record.redirectURL
         guard let first = url else {
@@ -28,7 +33,8 @@ extension RedirectSessions {
                 // As the SDK: a native URL that fails to open falls back to the web page (WeChat has none).
                 guard mode == .automatic, first == record.nativeURL else { throw Self.openFailed(first, error) }
                 if record.isWeChat {
-                    return try await completeWithOpenFailure(id, caller, "opening the WeChat app failed: \(error)")
+                    return try await completeWithOpenFailure(
+                        id, caller, from: .notStarted, "opening the WeChat app failed: \(error)")
                 }
                 guard let web = record.redirectURL else { throw Self.openFailed(first, error) }
                 do { try await urlOpener.open(web) } catch { throw Self.openFailed(web, error) }
@@ -63,16 +69,93 @@ extension RedirectSessions {
         .redirectOpenFailed(detail: String(describing: error), data: ["url": .string(Redaction.redact(url))])
     }
 
-    private func completeWithOpenFailure(_ id: String, _ caller: Caller, _ detail: String) async throws
-        -> RedirectSessionView
+    /// The SDK's `STPRedirectContextErrorDomain` error 0 (WeChat could not be opened).
+    private func completeWithOpenFailure(_ id: String, _ caller: Caller, from state: RedirectStatus, _ detail: String)
+        async throws -> RedirectSessionView
     {
-        let error = RPCError.json(DomainError.redirectOpenFailed(detail: detail, data: ["reason": "appRedirectError"]))
-        return try await table.update(id, for: caller) { record in
-            guard record.status == .notStarted else { return nil }
+        let error = DomainError.redirectOpenFailed(
+            detail: detail,
+            data: ["reason": "appRedirectError", "sdkDomain": "STPRedirectContextErrorDomain", "sdkCode": 0])
+        return try await completeWithError(id, caller, from: state, trigger: "error", error)
+    }
+
+    /// Completes with an error the SDK's completion would carry: no follow-up, the outcome is the error.
+    private func completeWithError(
+        _ id: String, _ caller: Caller, from state: RedirectStatus, trigger: String, _ error: DomainError
+    ) async throws -> RedirectSessionView {
+        let json = RPCError.json(error)
+        let change = try await table.update(id, for: caller) { record in
+            guard record.status == state else { return nil }
+            let at = now().formatted(.iso8601)
             record.status = .completed
-            record.completion = .init(trigger: "error", url: nil, error: error, at: now().formatted(.iso8601))
+            record.completion = .init(trigger: trigger, url: nil, error: json, at: at)
+            record.outcome = .init(result: "error", error: json, object: nil, at: at)
             return .completed
-        }.record.view
+        }
+        if change.event != nil, let outcome = change.record.outcome { await tellFollowers(id, outcome) }
+        return change.record.view
+    }
+
+    /// redirect.report: what the app's browser or web view did (spec §3.4's UI events).
+    public func report(
+        id: String, for caller: Caller, outcome: RedirectReportOutcome, url: String?, message: String?
+    ) async throws -> RedirectSessionView {
+        let record = try await table.get(id, for: caller)
+        guard record.status == .inProgress else { return record.view }
+        var data: [String: JSONValue] = message.map { ["message": .string($0)] } ?? [:]
+        switch outcome {
+        case .closed, .loadFailed:
+            guard record.showsWebPage else {
+                throw DomainError.invalidState(
+                    .redirect, id: id, state: record.mode?.rawValue ?? "none",
+                    detail: "the app shows no web page in this session (mode \(record.mode?.rawValue ?? "none"))")
+            }
+            if outcome == .closed {
+                // v20+: an error only when a return URL was awaited; without one, closing is the end.
+                guard record.returnURL != nil else { return try await completeClosedWithoutReturnURL(id, caller) }
+                data["sdkDomain"] = "com.stripe.lib"
+                data["sdkCode"] = 80
+                return try await completeWithError(
+                    id, caller, from: .inProgress, trigger: "closed", .redirectCancelled(detail: message, data: data))
+            }
+            let failed = url ?? record.openURL ?? ""
+            // The SDK completes only when the page that failed is Stripe's; other hosts' failures are ignored.
+            guard let host = URL.strict(failed)?.host?.lowercased(), host.contains("stripe.com") else {
+                return record.view
+            }
+            data["sdkDomain"] = "com.stripe.lib"
+            data["sdkCode"] = 40
+            data["url"] = .string(Redaction.redact(failed))
+            return try await completeWithError(
+                id, caller, from: .inProgress, trigger: "loadFailed", .redirectLoadFailed(detail: message, data: data))
+        case .nativeOpenFailed:
+            guard record.mode == .automatic, record.opensNativeApp else {
+                throw DomainError.invalidState(
+                    .redirect, id: id, state: record.mode?.rawValue ?? "none",
+                    detail: "the session is not opening a native app URL")
+            }
+            if record.isWeChat {
+                return try await completeWithOpenFailure(
+                    id, caller, from: .inProgress, message ?? "the app could not open WeChat")
+            }
+            guard let web = record.redirectURL else {
+                return try await completeWithOpenFailure(
+                    id, caller, from: .inProgress, message ?? "the native app could not be opened")
+            }
+            return try await table.update(id, for: caller) { record in
+                guard record.status == .inProgress, record.opensNativeApp else { return nil }
+                record.openURL = web
+                return .fallback
+            }.record.view
+        }
+    }
+
+    private func completeClosedWithoutReturnURL(_ id: String, _ caller: Caller) async throws -> RedirectSessionView {
+        let change = try await table.update(id, for: caller) { record in
+            self.complete(&record, trigger: "closed", url: nil)
+        }
+        if change.event != nil { startFollowUp(change.record) }
+        return change.record.view
     }
 
     /// handle-url: completes the earliest-started matching session the caller may see; nil when

@@ -67,6 +67,10 @@ extension RedirectSessions: PollFollower {
             return .outcome
         }
         guard settled?.event != nil, let outcome = settled?.record.outcome else { return }
+        await tellFollowers(id, outcome)
+    }
+
+    func tellFollowers(_ id: String, _ outcome: RedirectSessionView.Outcome) async {
         for follower in outcomeFollowers.withLock({ $0 }) {
             await follower.redirectSettled(session: id, outcome: outcome)
         }

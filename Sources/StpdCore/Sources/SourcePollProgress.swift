@@ -8,7 +8,7 @@ public enum PollFetchResult: Sendable {
     case source(Source?)
     /// Any non-200 HTTP status.
     case httpError(status: Int, StripeError)
-    /// No response, of the kind the SDK retries without backoff (offline, connection lost/refused/reset, timeout).
+    /// No response, of the kind the SDK retries without backoff: offline (-1009), connection lost (-1005).
     case connectivity(StripeError)
     /// No response, any other failure: ends the poll with that error.
     case transportFailure(StripeError)

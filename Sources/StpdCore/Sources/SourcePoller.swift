@@ -74,21 +74,26 @@ public final class SourcePoller: Sendable {
     /// one restored from saved progress it is the poll that was due (its timeout check ran when it was
     /// scheduled), so a poll restored past its deadline makes one request, then finishes. Running again
     /// after `.paused` is the SDK's restart, `Schedule(0)`: the timeout check first, then a poll at once.
-    public func run(record: @escaping @Sendable (PollProgress) async -> Void) async -> PollEnd {
+    ///
+    /// `restart`: this first run resumes a paused poll (from stored progress after a daemon restart),
+    /// so it is the SDK's restart too, with its timeout check first.
+    public func run(restart: Bool = false, record: @escaping @Sendable (PollProgress) async -> Void) async -> PollEnd {
         let startedAt = progress.startedAt
         let date = now()
+        var run = 0
         var next: Next = state.withLock { s in
             if s.over || s.stopRequested { return .quit(.stopped) }
             if s.running { return .quit(.paused) }
             s.running = true
             s.paused = false
             s.runs += 1
-            let restart = s.runs > 1
-            return restart && Self.shouldTimeout(s.progress, elapsed: date.timeIntervalSince(startedAt))
+            run = s.runs
+            return (restart || s.runs > 1) && Self.shouldTimeout(s.progress, elapsed: date.timeIntervalSince(startedAt))
                 ? .finish(finish(&s, error: nil)) : .poll
         }
         if case .quit(let end) = next { return end }
-        defer { state.withLock { $0.running = false } }
+        // A run that returned .paused already cleared `running` (see `interruption`): a later run may own it.
+        defer { state.withLock { if $0.runs == run { $0.running = false } } }
 
         while true {
             switch next {
@@ -124,6 +129,16 @@ public final class SourcePoller: Sendable {
             s.waiter = nil
             return waiter.continuation
         }?.resume()
+    }
+
+    /// The SDK's restart: clears the pause. True when no `run()` is under way, so the caller must
+    /// run it again (a restart: timeout check, then a poll at once); false when a run still has its
+    /// request in flight and simply carries on, or the poll is over: then nothing more is sent.
+    public func resume() -> Bool {
+        state.withLock { s in
+            s.paused = false
+            return !s.running && !s.over && !s.stopRequested
+        }
     }
 
     /// `run()` returns `.stopped` as soon as it can (the request in flight is cancelled, its response
@@ -197,7 +212,10 @@ public final class SourcePoller: Sendable {
                 return .stopped
             }
             if Task.isCancelled { return .paused }
-            return !afterFetch && s.paused ? .paused : nil
+            guard !afterFetch && s.paused else { return nil }
+            // Decided under the lock with `resume()`: a resume from now on must run the poller again.
+            s.running = false
+            return .paused
         }
     }
 

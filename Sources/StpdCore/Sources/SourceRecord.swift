@@ -15,6 +15,9 @@ struct SourceRecord: DurableRecord {
         /// Set when it finished: the source status it ended on and the error, as RPC error JSON.
         var sourceStatus: String?
         var error: JSONValue?
+
+        /// Its poller may still report: running, or paused with a request in flight (whose response counts).
+        var isRunningOrPaused: Bool { status == .polling || status == .paused }
     }
 
     var id: String

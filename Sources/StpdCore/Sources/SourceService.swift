@@ -135,14 +135,17 @@ public final class SourceService: Sendable {
                 return .pollPaused
             }
             if change.event != nil {
-                stopPoller(record.id)
+                // The SDK's pause: a request in flight is not cancelled, and its response still counts.
+                pollers.withLock { $0[record.id] }?.pause()
                 paused.append(record.id)
             }
         }
         return paused
     }
 
-    /// app.foreground: resumes the caller's paused polls, each polling at once.
+    /// app.foreground: resumes the caller's paused polls as the SDK restarts a poller: nothing is
+    /// sent while a request is in flight (its response schedules the next poll); otherwise the
+    /// timeout check runs first, then a poll goes out at once.
     public func resumeAll(for caller: Caller) async throws -> [String] {
         var resumed: [String] = []
         for record in try await table.filed(under: SourceRecord.pausedKey, for: caller) {
@@ -152,7 +155,7 @@ public final class SourceService: Sendable {
                 return .pollResumed
             }
             if change.event != nil {
-                launch(change.record)
+                resume(change.record)
                 resumed.append(record.id)
             }
         }
@@ -160,22 +163,37 @@ public final class SourceService: Sendable {
     }
 
     /// Runs a poller for the record's running poll as background work (which keeps the daemon up).
-    private func launch(_ record: SourceRecord) {
+    private func launch(_ record: SourceRecord, restart: Bool = false) {
         guard let poll = record.poll, poll.status == .polling, let secret = record.clientSecret else { return }
         let (id, api) = (record.id, api)
         let poller = SourcePoller(
             sourceID: id, clientSecret: secret, progress: poll.progress, clock: clock, now: now,
             fetch: { id, secret in await api.pollSource(id: id, clientSecret: secret) })
         pollers.withLock { $0.updateValue(poller, forKey: id) }?.stop()
-        let seen = SeenProgress(poll.progress)
+        run(poller, id: id, pollID: poll.id, restart: restart)
+    }
+
+    /// The paused poller, if this process still has it; else a new one from the stored progress.
+    private func resume(_ record: SourceRecord) {
+        guard let poll = record.poll else { return }
+        if let poller = pollers.withLock({ $0[record.id] }) {
+            if poller.resume() { run(poller, id: record.id, pollID: poll.id, restart: true) }
+        } else {
+            launch(record, restart: true)
+        }
+    }
+
+    private func run(_ poller: SourcePoller, id: String, pollID: String?, restart: Bool) {
+        let seen = SeenProgress(poller.progress)
         background.start { [self] in
-            let end = await poller.run { progress in
+            let end = await poller.run(restart: restart) { progress in
                 // Most responses change nothing a client sees: those cost no store round trip.
-                if seen.changes(to: progress) { await self.progressed(id, poll.id, progress) }
+                if seen.changes(to: progress) { await self.progressed(id, pollID, progress) }
             }
-            pollers.withLock { if $0[id] === poller { $0[id] = nil } }
+            // A paused poller is kept: app.foreground resumes it.
+            if end != .paused { pollers.withLock { if $0[id] === poller { $0[id] = nil } } }
             if case .finished(let source, let error) = end {
-                await finished(id, poll.id, source, error, poller.progress)
+                await finished(id, pollID, source, error, poller.progress)
             }
         }
     }
@@ -189,7 +207,7 @@ public final class SourceService: Sendable {
     /// poll's start and deadline, which are stored.
     private func progressed(_ id: String, _ pollID: String?, _ progress: PollProgress) async {
         _ = try? await table.update(id, for: .daemon) { record in
-            guard var poll = record.poll, poll.id == pollID, poll.status == .polling else { return nil }
+            guard var poll = record.poll, poll.id == pollID, poll.isRunningOrPaused else { return nil }
             let visible = SeenProgress.differ(poll.progress, progress)
             poll.progress = progress
             record.poll = poll
@@ -203,7 +221,7 @@ public final class SourceService: Sendable {
     ) async {
         let errorJSON = error.map { RPCError.json($0.stripeError) }
         let change = try? await table.update(id, for: .daemon) { record in
-            guard var poll = record.poll, poll.id == pollID, poll.status == .polling else { return nil }
+            guard var poll = record.poll, poll.id == pollID, poll.isRunningOrPaused else { return nil }
             if let source { record.source = SourceRecord.public(source) }
             poll.status = .finished
             poll.progress = progress

@@ -155,7 +155,7 @@ struct ModelFields {
     /// `stp_url`: a non-empty string that parses as a URL.
     func url(_ key: String) -> URL? {
         guard let s = string(key), !s.isEmpty else { return nil }
-        return URL(string: s)
+        return URL.strict(s)
     }
 
     func object(_ key: String) -> JSONValue? {

@@ -203,7 +203,7 @@ public struct Source: StripeModel, Hashable {
         }
         func detailURL(_ key: String) -> URL? {
             guard let text = details?[key]?.stringValue, !text.isEmpty else { return nil }
-            return URL(string: text)
+            return URL.strict(text)
         }
         var targets = RedirectTargets(redirectURL: redirect?.url, returnURL: redirect?.returnURL)
         switch type {

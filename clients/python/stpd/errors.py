@@ -325,11 +325,36 @@ class RedirectOpenFailed(RpcError):
     """4002: The URL could not be opened.
 
     STPD_URL_OPENER failed (`data.exitStatus`, `data.url` redacted of secrets), or a WeChat Pay
-    source has no app URL to open (the SDK's STPRedirectContextErrorDomain error 0: offer WeChat Pay
-    only where WeChat is installed).
+    source's app could not be opened (no app URL, or the app reported `nativeOpenFailed`): the SDK's
+    STPRedirectContextErrorDomain error 0, carried in the session's completion and outcome with
+    `data.reason` `appRedirectError` and `data.sdkDomain`/`data.sdkCode`. Offer WeChat Pay only
+    where WeChat is installed.
     """
 
     code = 4002
+
+
+class RedirectCancelled(RpcError):
+    """4003: The customer closed the redirect page before it completed.
+
+    Carried in a redirect session's completion and outcome when the app reported `closed`
+    (redirect.report): the SDK's cancellation error (`com.stripe.lib` code 80 in `data.sdkDomain`,
+    `data.sdkCode`), with the app's `data.message` if it gave one.
+    """
+
+    code = 4003
+
+
+class RedirectLoadFailed(RpcError):
+    """4004: The redirect page failed to load.
+
+    Carried in a redirect session's completion and outcome when the app reported `loadFailed` for a
+    page on a stripe.com host (redirect.report): the SDK's generic connection error
+    (`com.stripe.lib` code 40 in `data.sdkDomain`, `data.sdkCode`), with `data.url` (redacted) and
+    the app's `data.message`.
+    """
+
+    code = 4004
 
 
 class PendingActionGone(RpcError):
@@ -394,6 +419,8 @@ ERRORS: dict[int, type[RpcError]] = {
     3009: StripeNotConfigured,
     4001: RedirectUnavailable,
     4002: RedirectOpenFailed,
+    4003: RedirectCancelled,
+    4004: RedirectLoadFailed,
     5001: PendingActionGone,
     5002: PendingActionTimedOut,
     5003: PaymentFailed,

@@ -37,6 +37,7 @@ from .schemas import (
     PaymentContextListResult,
     PaymentContextRequestPaymentParamsPaymentIntent,
     PaymentContextSetShippingAddressParamsAddress,
+    PaymentContextUpdateParamsPaymentSummaryItemsItem,
     PaymentIntentConfirmParamsPaymentMethod,
     PaymentIntentConfirmParamsStart,
     PaymentIntentConfirmResult,
@@ -478,8 +479,11 @@ class PaymentContextMethods:
         amount: int = OMITTED,
         country: str = OMITTED,
         currency: str = OMITTED,
+        paymentSummaryItems: list[PaymentContextUpdateParamsPaymentSummaryItemsItem] = OMITTED,
     ) -> PaymentContext:
-        """`paymentContext.update`: Sets paymentAmount, paymentCurrency or paymentCountry."""
+        """`paymentContext.update`: Sets paymentAmount, paymentSummaryItems, paymentCurrency or
+        paymentCountry.
+        """
         return self._client.call(
             "paymentContext.update",
             _params({
@@ -487,6 +491,7 @@ class PaymentContextMethods:
                 "amount": amount,
                 "country": country,
                 "currency": currency,
+                "paymentSummaryItems": paymentSummaryItems,
             }),
         )
 
@@ -572,6 +577,27 @@ class RedirectMethods:
                 "limit": limit,
                 "startingAfter": startingAfter,
                 "status": status,
+            }),
+        )
+
+    def report(
+        self,
+        *,
+        outcome: Literal["closed", "loadFailed", "nativeOpenFailed"],
+        session: str,
+        message: str = OMITTED,
+        url: str = OMITTED,
+    ) -> RedirectSession:
+        """`redirect.report`: Tells stpd what the app's browser or web view did: closed, loadFailed or
+        nativeOpenFailed (the SDK's UI outcomes).
+        """
+        return self._client.call(
+            "redirect.report",
+            _params({
+                "outcome": outcome,
+                "session": session,
+                "message": message,
+                "url": url,
             }),
         )
 

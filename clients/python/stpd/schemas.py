@@ -41,6 +41,7 @@ EventType: TypeAlias = Literal[
     "redirect.cancelled",
     "redirect.completed",
     "redirect.created",
+    "redirect.fallback",
     "redirect.outcome",
     "redirect.removed",
     "redirect.started",
@@ -1000,6 +1001,17 @@ class PaymentContextUpdateParams(TypedDict):
     country: NotRequired[str]
     #: ISO currency
     currency: NotRequired[str]
+    #: The items, at least one; the last is the total
+    paymentSummaryItems: NotRequired[list[PaymentContextUpdateParamsPaymentSummaryItemsItem]]
+
+
+class PaymentContextUpdateParamsPaymentSummaryItemsItem(TypedDict):
+    """The `paymentSummaryItems` member of `PaymentContextUpdateParams`."""
+
+    #: Minor units
+    amount: int
+    #: Label
+    label: str
 
 
 class PaymentIntentConfirmParams(TypedDict):
@@ -1201,6 +1213,19 @@ class RedirectListResult(TypedDict):
     sessions: list[RedirectSession]
 
 
+class RedirectReportParams(TypedDict):
+    """The params of `redirect.report`."""
+
+    #: The app's description, carried in the error's data.message
+    message: NotRequired[str]
+    #: What the app's browser or web view did
+    outcome: Literal["closed", "loadFailed", "nativeOpenFailed"]
+    #: The redirect session id
+    session: str
+    #: loadFailed: the URL whose load failed (default openURL)
+    url: NotRequired[str]
+
+
 class RedirectSession(TypedDict):
     """Component `RedirectSession`."""
 
@@ -1236,7 +1261,7 @@ class RedirectSessionCompletion(TypedDict):
     at: str
     error: NotRequired[ErrorObject | None]
     #: What completed it
-    trigger: Literal["url", "foreground", "error"]
+    trigger: Literal["url", "foreground", "closed", "loadFailed", "error"]
     url: NotRequired[str | None]
 
 

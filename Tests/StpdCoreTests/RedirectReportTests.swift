@@ -1,0 +1,148 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+import Testing
+
+@testable import StpdCore
+
+/// redirect.report: the events of the SDK's in-app Safari view and of its native-app open, which
+/// only the app can see (spec §3.3, §3.4), and the URLs that make no context (§3.2).
+struct RedirectReportTests {
+    typealias World = RedirectSessionsTests.World
+    let app = Caller(uid: 1000)
+
+    private func started(
+        _ world: World, type: String = "ideal", details: JSONValue = [:], mode: RedirectMode
+    ) async throws -> RedirectSessionView {
+        let id = world.api.addSource(type: type, details: details)
+        try await world.knownSource(id)
+        let session = try await world.redirects.create(for: app, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        return try await world.redirects.start(id: session.id, for: app, mode: mode, opener: nil)
+    }
+
+    private func events(_ world: World, _ session: String) async throws -> [String] {
+        let page = try await world.log.wait(
+            since: 0, filter: EventFilter(objectIds: [session]), limit: 100, timeout: .zero)
+        return page.events.map(\.type)
+    }
+
+    @Test func closingTheInAppBrowserCompletesWithTheSDKsCancellationErrorCode80() async throws {
+        let world = try await World()
+        for mode in [RedirectMode.inApp, .automatic] {
+            let session = try await started(world, mode: mode)
+            let done = try await world.redirects.report(
+                id: session.id, for: app, outcome: .closed, url: nil, message: "Done tapped")
+            #expect(done.status == .completed)
+            #expect(done.completion?.trigger == "closed")
+            let error = try #require(done.completion?.error)
+            #expect(error["code"] == .int(Int64(StpdErrors.redirectCancelled.code)))
+            #expect(error["data"]?["sdkDomain"] == "com.stripe.lib")
+            #expect(error["data"]?["sdkCode"] == 80)
+            #expect(error["data"]?["message"] == "Done tapped")
+            #expect(done.outcome?.result == "error")
+            #expect(done.outcome?.error == error)
+            // Completion happens once: the return URL arriving afterwards matches nothing.
+            #expect(try await world.redirects.handleURL(try #require(done.returnURL), for: app) == nil)
+            #expect(try await events(world, session.id).filter { $0 == "redirect.completed" }.count == 1)
+        }
+    }
+
+    @Test func closingIsNotAnEventOfTheExternalBrowserOrNativeFlows() async throws {
+        let world = try await World()
+        let browser = try await started(world, mode: .browser)
+        let native = try await started(
+            world, type: "alipay", details: ["native_url": "alipays://platformapi/startapp?x=1"], mode: .automatic)
+        for session in [browser, native] {
+            let error = await wireError {
+                try await world.redirects.report(id: session.id, for: app, outcome: .closed, url: nil, message: nil)
+            }
+            #expect(error?.code == StpdErrors.invalidState.code)
+        }
+    }
+
+    @Test func aFailedFirstLoadCompletesWithCode40OnlyOnAStripeHost() async throws {
+        let world = try await World()
+        let session = try await started(world, mode: .inApp)
+        // The fake's pages are on hooks.stripe.test: not stripe.com, so the SDK ignores the failure.
+        let ignored = try await world.redirects.report(
+            id: session.id, for: app, outcome: .loadFailed, url: nil, message: nil)
+        #expect(ignored.status == .inProgress)
+        let failed = try await world.redirects.report(
+            id: session.id, for: app, outcome: .loadFailed, url: "https://hooks.stripe.com/redirect/authenticate/x",
+            message: "offline")
+        #expect(failed.status == .completed)
+        #expect(failed.completion?.trigger == "loadFailed")
+        #expect(failed.completion?.error?["code"] == .int(Int64(StpdErrors.redirectLoadFailed.code)))
+        #expect(failed.completion?.error?["data"]?["sdkCode"] == 40)
+    }
+
+    @Test func aNativeURLThatCannotBeOpenedFallsBackToTheInAppWebFlow() async throws {
+        let world = try await World()
+        let session = try await started(
+            world, type: "alipay", details: ["native_url": "alipays://platformapi/startapp?x=1"], mode: .automatic)
+        #expect(session.openURL == "alipays://platformapi/startapp?x=1")
+        let fallen = try await world.redirects.report(
+            id: session.id, for: app, outcome: .nativeOpenFailed, url: nil, message: nil)
+        #expect(fallen.status == .inProgress)
+        #expect(fallen.openURL == fallen.redirectURL)
+        #expect(try await events(world, session.id).contains("redirect.fallback"))
+        // The in-app flow does not complete on becoming active, only on the return URL.
+        #expect(try await world.redirects.foreground(for: app).isEmpty)
+        #expect(try await world.redirects.handleURL(try #require(session.returnURL), for: app) == session.id)
+    }
+
+    @Test func weChatPayWhoseAppCannotBeOpenedCompletesWithAppRedirectErrorCode0() async throws {
+        let world = try await World()
+        let session = try await started(
+            world, type: "wechat", details: ["ios_native_url": "weixin://app/wx123/pay/?prepay=1"], mode: .automatic)
+        let done = try await world.redirects.report(
+            id: session.id, for: app, outcome: .nativeOpenFailed, url: nil, message: nil)
+        #expect(done.status == .completed)
+        #expect(done.completion?.error?["code"] == .int(Int64(StpdErrors.redirectOpenFailed.code)))
+        #expect(done.completion?.error?["data"]?["sdkDomain"] == "STPRedirectContextErrorDomain")
+        #expect(done.completion?.error?["data"]?["sdkCode"] == 0)
+        #expect(done.outcome?.result == "error")
+    }
+
+    @Test func aReportAfterTheSessionEndedChangesNothing() async throws {
+        let world = try await World()
+        let session = try await started(world, mode: .inApp)
+        #expect(try await world.redirects.handleURL(try #require(session.returnURL), for: app) == session.id)
+        let after = try await world.redirects.report(
+            id: session.id, for: app, outcome: .closed, url: nil, message: nil)
+        #expect(after.completion?.trigger == "url")
+        #expect(after.completion?.error == nil)
+    }
+
+    /// The SDK makes no context when `redirect_to_url.url` or `return_url` does not parse; Swift 6's
+    /// `URL(string:)` would percent-encode the spaces and accept them.
+    @Test func aPaymentIntentWhoseRedirectURLsDoNotParseOpensNoSession() async throws {
+        let world = try await World()
+        for (url, returnURL) in [("not a valid URL", "myshop://done"), ("https://hooks.stripe.test/pi", "not a url")] {
+            let secret = world.api.addIntent(returnURL: returnURL)
+            let id = secret.components(separatedBy: "_secret_")[0]
+            world.api.state.withLock { s in
+                guard case .object(var intent)? = s.intents[id] else { return }
+                intent["next_action"] = [
+                    "type": "redirect_to_url",
+                    "redirect_to_url": ["url": .string(url), "return_url": .string(returnURL)],
+                ]
+                s.intents[id] = .object(intent)
+            }
+            let error = await wireError {
+                try await world.redirects.create(for: app, paymentIntentSecret: secret, followUpTimeout: nil)
+            }
+            #expect(error?.code == StpdErrors.redirectUnavailable.code)
+        }
+    }
+
+    @Test func aSourceWhoseRedirectURLDoesNotParseOpensNoSession() async throws {
+        let world = try await World()
+        let id = world.api.addSource(returnURL: "not a url")
+        try await world.knownSource(id)
+        let error = await wireError {
+            try await world.redirects.create(for: app, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+        }
+        #expect(error?.code == StpdErrors.redirectUnavailable.code)
+    }
+}
