@@ -14,7 +14,7 @@ from conftest import REPO_ROOT, clean_environment, unit_text
 
 SYSTEM_UNITS = REPO_ROOT / "systemd"
 USER_UNITS = REPO_ROOT / "systemd" / "user"
-# systemd-analyze security on systemd 252 rates systemd/stpd.service 1.4 ("OK"); keep it there.
+# systemd-analyze security on systemd 252 rates systemd/stpd.service.in 1.4 ("OK"); keep it there.
 MAX_SYSTEM_EXPOSURE = 2.0
 
 pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is missing")

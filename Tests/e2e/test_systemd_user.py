@@ -1,6 +1,6 @@
 """Socket activation with the real user units from systemd/user/, under a private systemd user
 manager (its own XDG_RUNTIME_DIR and XDG_CONFIG_HOME under tmp_path; nothing of the caller's
-session is touched). A second test runs the system unit's sandbox (systemd/stpd.service) around
+session is touched). A second test runs the system unit's sandbox (systemd/stpd.service.in) around
 the real binary in the same kind of manager.
 
 The manager is started with `systemd --user --unit=<an empty target>` so that only the units
