@@ -114,7 +114,9 @@ extension ConfigurationKeys {
     private static func roff(where setting: ConfigurationKey) -> String {
         var places: [String] = []
         if let flag = setting.flag {
-            places.append(setting.isSwitch ? "flag \\fB\(roff(flag))\\fR" : "flag \\fB\(roff(flag))\\fR \\fI\(setting.valueName)\\fR")
+            places.append(
+                setting.isSwitch
+                    ? "flag \\fB\(roff(flag))\\fR" : "flag \\fB\(roff(flag))\\fR \\fI\(setting.valueName)\\fR")
         }
         if setting.sources.contains(.environment) { places.append("the environment") }
         if setting.sources.contains(.file) { places.append("this file") }

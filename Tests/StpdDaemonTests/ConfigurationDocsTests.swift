@@ -32,7 +32,8 @@ import Testing
         let path = directory.appendingPathComponent("stpd.conf").path
         try uncommented.write(toFile: path, atomically: true, encoding: .utf8)
         let home = ["XDG_CONFIG_HOME": directory.appendingPathComponent("none").path, "HOME": directory.path]
-        let fromFile = try DaemonConfiguration.resolve(flags: ["STPD_STRICT_CONFIG": "1"], environment: home, configFile: path)
+        let fromFile = try DaemonConfiguration.resolve(
+            flags: ["STPD_STRICT_CONFIG": "1"], environment: home, configFile: path)
         let defaults = try DaemonConfiguration.resolve(flags: ["STPD_STRICT_CONFIG": "1"], environment: home)
         #expect(fromFile.warnings.isEmpty)
         for setting in ConfigurationKeys.all where setting.key != "STPD_CONFIG" {
