@@ -111,4 +111,4 @@ deb:
 	scripts/build-deb
 
 install: deb-build
-	scripts/install --prefix "$(PREFIX)" --sysconfdir "$(SYSCONFDIR)" --destdir "$(DESTDIR)"
+	scripts/install --strip --prefix "$(PREFIX)" --sysconfdir "$(SYSCONFDIR)" --destdir "$(DESTDIR)"
