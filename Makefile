@@ -5,7 +5,11 @@
 #   make bench        release build, then the whole suite: one table, JSON in bench/results/latest.json
 #   make bench-smoke  every case for a few seconds at tiny scales on make test's debug build (CI)
 #   make bench-micro  the hot paths' micro-benchmarks (package-benchmark, Benchmarks/)
-.PHONY: run test build swift-test py-test contract clients readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro
+# the first minute and installing (README, Quick start and Installing):
+#   make demo         stpd against the bundled stripe-test-server: a Sofort redirect, a payment context
+#   make deb          dist/stpd_<version>_amd64.deb (debhelper); scripts/check-deb checks it (CI)
+#   make install      PREFIX=/usr/local DESTDIR= : the same files without a package
+.PHONY: run test build swift-test py-test contract clients readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build install
 
 run:
 	scripts/bootstrap
@@ -80,3 +84,31 @@ bench-smoke:
 bench-micro:
 	scripts/bootstrap
 	cd Benchmarks && swift package --disable-sandbox benchmark $(BENCH_MICRO_ARGS)
+
+# Builds what it needs in debug (make test's build), then walks through scripts/demo.
+demo:
+	scripts/bootstrap
+	swift build --product stpd
+	swift build --product stpctl
+	swift build --product stripe-test-server
+	STPD_BIN_DIR=$$(swift build --show-bin-path) scripts/demo
+
+# stpd and stpctl for installing: release, with the Swift runtime linked in so that they need only
+# Debian's libraries, in their own scratch path; then their manual pages (ArgumentParser's
+# generate-manual) in .build-deb/man. scripts/install lays them out with the rest.
+DEB_BUILD = swift build -c release --static-swift-stdlib --scratch-path .build-deb
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+
+deb-build:
+	scripts/bootstrap
+	$(DEB_BUILD) --product stpd
+	$(DEB_BUILD) --product stpctl
+	scripts/generate-manuals
+
+deb:
+	scripts/bootstrap deb
+	scripts/build-deb
+
+install: deb-build
+	scripts/install --strip --prefix "$(PREFIX)" --sysconfdir "$(SYSCONFDIR)" --destdir "$(DESTDIR)"

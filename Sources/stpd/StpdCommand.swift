@@ -34,6 +34,11 @@ struct StpdCommand: AsyncParsableCommand {
     var printContract = false
     @Flag(help: .private)
     var printSettingsTable = false
+    /// The packages' /etc/stpd/stpd.conf and stpd.conf(5) (`make deb`, `make install`).
+    @Flag(help: .private)
+    var printExampleConfig = false
+    @Flag(help: .private)
+    var printConfigManual = false
     /// The settings' flags, parsed by `ConfigurationKeys.parseArguments`.
     @Argument(parsing: .allUnrecognized, help: .private)
     var settings: [String] = []
@@ -45,6 +50,14 @@ struct StpdCommand: AsyncParsableCommand {
         }
         if printSettingsTable {
             print(ConfigurationKeys.markdownTable)
+            return
+        }
+        if printExampleConfig {
+            print(ConfigurationKeys.exampleConfigFile, terminator: "")
+            return
+        }
+        if printConfigManual {
+            print(ConfigurationKeys.configManualPage(version: StpdAPI.version), terminator: "")
             return
         }
         do {

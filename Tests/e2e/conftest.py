@@ -36,6 +36,15 @@ _SCRUBBED_PREFIXES = ("STPD_", "LISTEN_", "WATCHDOG_")
 _SCRUBBED = {"NOTIFY_SOCKET", "STATE_DIRECTORY", "CREDENTIALS_DIRECTORY", "RUNTIME_DIRECTORY"}
 
 
+def unit_text(directory: Path, name: str) -> str:
+    """A unit file of systemd/ as `make install` (PREFIX=/usr/local) writes it: the services are
+    templates (stpd.service.in) with @BINDIR@ and @SYSCONFDIR@ in them."""
+    template = directory / f"{name}.in"
+    if not template.exists():
+        return (directory / name).read_text()
+    return template.read_text().replace("@BINDIR@", "/usr/local/bin").replace("@SYSCONFDIR@", "/etc")
+
+
 def clean_environment(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in _SCRUBBED and not k.startswith(_SCRUBBED_PREFIXES)}

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, clean_environment
+from conftest import REPO_ROOT, clean_environment, unit_text
 
 SYSTEM_UNITS = REPO_ROOT / "systemd"
 USER_UNITS = REPO_ROOT / "systemd" / "user"
-# systemd-analyze security on systemd 252 rates systemd/stpd.service 1.4 ("OK"); keep it there.
+# systemd-analyze security on systemd 252 rates systemd/stpd.service.in 1.4 ("OK"); keep it there.
 MAX_SYSTEM_EXPOSURE = 2.0
 
 pytestmark = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is missing")
@@ -25,7 +25,7 @@ def copy_units(source: Path, target: Path, stpd_bin: Path) -> list[Path]:
     target.mkdir(parents=True, exist_ok=True)
     copies = []
     for name in ("stpd.socket", "stpd.service"):
-        text = (source / name).read_text()
+        text = unit_text(source, name)
         if name == "stpd.service":
             text, count = re.subn(r"(?m)^ExecStart=(\S+)", f"ExecStart={stpd_bin}", text)
             assert count == 1
@@ -66,13 +66,14 @@ def test_system_service_exposure(tmp_path, stpd_bin):
 
 
 def test_system_units_keep_their_contract():
-    socket_unit = (SYSTEM_UNITS / "stpd.socket").read_text()
-    service = (SYSTEM_UNITS / "stpd.service").read_text()
+    socket_unit = unit_text(SYSTEM_UNITS, "stpd.socket")
+    service = unit_text(SYSTEM_UNITS, "stpd.service")
     for line in ("ListenStream=/run/stpd/stpd.sock", "FileDescriptorName=stpd", "Accept=no",
                  "SocketMode=0660", "SocketGroup=stpd"):
         assert re.search(rf"(?m)^{re.escape(line)}$", socket_unit), line
     for line in ("Type=notify", "ExecStart=/usr/local/bin/stpd", "StateDirectory=stpd", "WatchdogSec=30s",
-                 "DynamicUser=yes", "ProtectSystem=strict", "CapabilityBoundingSet="):
+                 "DynamicUser=yes", "ProtectSystem=strict", "CapabilityBoundingSet=",
+                 "EnvironmentFile=-/etc/stpd/stpd.conf"):
         assert re.search(rf"(?m)^{re.escape(line)}$", service), line
     # A RuntimeDirectory= of the service would delete /run/stpd, socket included, on every stop.
     assert not re.search(r"(?m)^RuntimeDirectory=", service)
@@ -93,7 +94,7 @@ def test_sysusers_creates_the_socket_group(tmp_path):
     groups = {line.split(":")[0] for line in (tmp_path / "etc" / "group").read_text().splitlines()}
     assert "stpd" in groups
     # The service's DynamicUser= name must not collide with a static group (systemd refuses).
-    service = (SYSTEM_UNITS / "stpd.service").read_text()
+    service = unit_text(SYSTEM_UNITS, "stpd.service")
     user = re.search(r"(?m)^User=(\S+)$", service).group(1)
     assert user not in groups
 

@@ -1,6 +1,6 @@
 """Socket activation with the real user units from systemd/user/, under a private systemd user
 manager (its own XDG_RUNTIME_DIR and XDG_CONFIG_HOME under tmp_path; nothing of the caller's
-session is touched). A second test runs the system unit's sandbox (systemd/stpd.service) around
+session is touched). A second test runs the system unit's sandbox (systemd/stpd.service.in) around
 the real binary in the same kind of manager.
 
 The manager is started with `systemd --user --unit=<an empty target>` so that only the units
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, clean_environment
+from conftest import REPO_ROOT, clean_environment, unit_text
 from rpc import Client
 
 SYSTEMD = Path("/lib/systemd/systemd")
@@ -197,11 +197,11 @@ def user_manager(tmp_path):
 
 def install_user_units(manager: UserManager, stpd_bin: Path, *extra_args: str) -> None:
     for name in ("stpd.socket", "stpd.service"):
-        text = (UNITS / name).read_text()
+        text = unit_text(UNITS, name)
         if name == "stpd.service":
             command = " ".join([str(stpd_bin), "--log-level", "debug", *extra_args])
             text, count = re.subn(r"(?m)^ExecStart=.*$", f"ExecStart={command}", text)
-            assert count == 1, "systemd/user/stpd.service should have exactly one ExecStart="
+            assert count == 1, "systemd/user/stpd.service.in should have exactly one ExecStart="
         (manager.unit_dir / name).write_text(text)
     # Keep stpd's output for failure reports (there is no journald here).
     dropin = manager.unit_dir / "stpd.service.d"
@@ -350,7 +350,7 @@ def test_system_unit_sandbox_runs_stpd(sandbox_manager, stpd_bin, checker):
     manager = sandbox_manager
     if str(stpd_bin).startswith(("/home/", "/root/", "/tmp/", "/var/tmp/", "/run/")):
         pytest.skip(f"{stpd_bin} would be hidden by the sandbox (ProtectHome=/PrivateTmp=)")
-    service = (SYSTEM_UNITS / "stpd.service").read_text()
+    service = unit_text(SYSTEM_UNITS, "stpd.service")
     sandbox = [s for s in service_settings(service)
                if s.startswith(("Protect", "Private", "Proc", "Restrict", "Memory", "Lock", "SystemCall",
                                 "Capability", "Keyring", "Device", "NoNew", "RemoveIPC", "UMask",
@@ -368,7 +368,7 @@ def test_system_unit_sandbox_runs_stpd(sandbox_manager, stpd_bin, checker):
             line = f"ExecStart={stpd_bin} --log-level debug"
         lines.append(line)
     (manager.unit_dir / "stpd.service").write_text("\n".join(lines) + "\n")
-    socket_unit = (SYSTEM_UNITS / "stpd.socket").read_text()
+    socket_unit = unit_text(SYSTEM_UNITS, "stpd.socket")
     socket_path = manager.runtime / "stpd.sock"
     socket_unit = re.sub(r"(?m)^ListenStream=.*$", f"ListenStream={socket_path}", socket_unit)
     socket_unit = "\n".join(l for l in socket_unit.splitlines() if not l.startswith(NOT_IN_A_USER_MANAGER))

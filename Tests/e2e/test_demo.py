@@ -1,0 +1,37 @@
+"""`make demo`'s walk-through (scripts/demo) runs to the end on the built binaries: the Sofort
+Source reaches chargeable through handle-url, the payment context finishes with success, and
+everything it started is stopped and its directory removed."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from conftest import REPO_ROOT, clean_environment
+
+DEMO_TIMEOUT = 300
+
+
+def test_demo_runs_to_the_end(bin_dir: Path, tmp_path: Path):
+    # A setting of the caller's must not reach the demo's daemon (it unsets STPD_*).
+    env = clean_environment(STPD_BIN_DIR=str(bin_dir), TMPDIR=str(tmp_path), STPD_SOCKET="/nonexistent/stpd.sock")
+    done = subprocess.run([str(REPO_ROOT / "scripts" / "demo")], env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=DEMO_TIMEOUT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert re.search(r"(?m)^source src_\w+: chargeable$", out), out
+    assert re.search(r"(?m)^context pctx_\w+: didFinish with success$", out), out
+    for command in ("source create sofort", "redirect start", "handle-url", "redirect wait", "context select",
+                    "context request-payment", "context answer", "events wait"):
+        assert f"$ stpctl {command}" in out or f"$ stpctl --timeout 60 {command}" in out, command
+    # Stopped what it started: its directory (socket, state, logs) is gone, and no process runs from it.
+    assert not list(tmp_path.glob("stpd-demo.*")), list(tmp_path.iterdir())
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            assert str(tmp_path).encode() not in cmdline, cmdline
