@@ -125,11 +125,14 @@ def check_daemon(client, ack: Acknowledged) -> None:
 
 def test_kill_9_at_random_moments_loses_nothing(start_stpd, stripe_test_server, tmp_path):
     rng = random.Random(SEED)
+    # Kills are drawn from their own stream: how far a cut-short flow consumed `rng` must not
+    # change when and how often the daemon is killed.
+    kill_rng = random.Random(SEED + 1)
     ack = Acknowledged()
     directory = tmp_path / "stpd"
     started = time.monotonic()
     kills = 0
-    next_kill = rng.randint(*KILL_EVERY)
+    next_kill = kill_rng.randint(*KILL_EVERY)
     daemon = stpd_for(start_stpd, directory, stripe_test_server, "--debug-methods")
     client = daemon.client()
     try:
@@ -138,7 +141,7 @@ def test_kill_9_at_random_moments_loses_nothing(start_stpd, stripe_test_server, 
                 f"over the time budget after {number} flows and {kills} kills (seed {SEED})"
             timer = None
             if number == next_kill:
-                timer = threading.Timer(rng.uniform(0.0, 0.05), os.kill, (daemon.pid, signal.SIGKILL))
+                timer = threading.Timer(kill_rng.uniform(0.0, 0.05), os.kill, (daemon.pid, signal.SIGKILL))
                 timer.start()
             try:
                 run_flow(client, stripe_test_server, rng, ack, number)
@@ -151,7 +154,7 @@ def test_kill_9_at_random_moments_loses_nothing(start_stpd, stripe_test_server, 
             daemon.proc.wait(30)
             client.close()
             kills += 1
-            next_kill = number + rng.randint(*KILL_EVERY)
+            next_kill = number + kill_rng.randint(*KILL_EVERY)
             check_database(daemon.state_dir)
             daemon = stpd_for(start_stpd, directory, stripe_test_server, "--debug-methods")
             client = daemon.client()
