@@ -116,3 +116,17 @@ extension Duration {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
+
+/// The store could not be reached, or failed a transaction for a reason of its own (a shared
+/// database that is down). Nothing of the transaction was committed; the call can be retried.
+public struct StoreUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+    /// The daemon that answered (its `STPD_INSTANCE`), so a client of a fleet can tell which.
+    public var instance: String?
+    public init(reason: String, instance: String? = nil) {
+        self.reason = reason
+        self.instance = instance
+    }
+
+    public var description: String { "store unavailable: \(reason)" }
+}

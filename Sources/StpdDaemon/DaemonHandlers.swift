@@ -35,7 +35,6 @@ enum DaemonHandlers {
         try! router.registerConstant(Ping.self, result: Ping.Result(version: StpdAPI.version))
         router.register(DaemonStatusMethod.self) { _, _ in
             let uptime = ContinuousClock.now - facts.startedClock
-            let bounds = try await parts.store.eventBounds()
             return DaemonStatus(
                 version: StpdAPI.version,
                 pid: getpid(),
@@ -46,9 +45,7 @@ enum DaemonHandlers {
                 stateDirectory: facts.stateDirectory,
                 connections: parts.activity.connections,
                 subscriptions: parts.subscriptions.count,
-                store: .init(
-                    path: parts.store.path, sizeBytes: parts.store.sizeOnDisk, latestSeq: bounds.latestSeq,
-                    oldestSeq: bounds.oldestKept, setAside: try await parts.store.setAsideCount()))
+                store: try await parts.store.status(), fleet: parts.store.fleet?.status)
         }
     }
 }
