@@ -36,7 +36,12 @@ struct OpenedStore: Sendable {
                 "dropped the events through seq \(foreign.eventsDroppedThrough): sealed with another state key",
                 metadata: ["state_key_id": "\(stateKey.sealer.keyID ?? "")"])
         }
-        return OpenedStore(
+        return .sqlite(store)
+    }
+
+    /// The embedded default.
+    static func sqlite(_ store: SQLiteStateStore) -> OpenedStore {
+        OpenedStore(
             store: store,
             status: {
                 let bounds = try await store.eventBounds()

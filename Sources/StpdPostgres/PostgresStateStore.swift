@@ -39,7 +39,9 @@ public final class PostgresStateStore: StateStore {
         self.client = client
         running = Task { await client.run() }
         do {
-            try await Self.unavailableOnFailure(instance) { try await PostgresMigrations.migrate(client, logger: logger) }
+            _ = try await Self.unavailableOnFailure(instance) {
+                try await PostgresMigrations.migrate(client, logger: logger)
+            }
         } catch {
             running.cancel()
             throw error
@@ -332,7 +334,7 @@ public final class PostgresStateStore: StateStore {
     /// Runs `body` in a transaction on a pooled connection. A lost serialisation race (deadlock,
     /// serialization failure) is a `StoreConflict`, which the record core retries from the latest
     /// state; a database that cannot be reached is `StoreUnavailable`.
-    func write<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         try await Self.unavailableOnFailure(instance) {
             try await client.withConnection { connection in
                 try await Self.transaction(connection, logger) { try await body($0, logger) }
@@ -341,19 +343,20 @@ public final class PostgresStateStore: StateStore {
     }
 
     /// A read-only transaction with one snapshot for all of `body`'s queries.
-    func read<T: Sendable>(_ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         try await write { connection, logger in
             try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
             return try await body(connection, logger)
         }
     }
 
+    @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await Self.unavailableOnFailure(instance) { try await client.query(query, logger: logger).collect() }
     }
 
     static func transaction<T: Sendable>(
-        _ connection: PostgresConnection, _ logger: Logger, _ body: (PostgresConnection) async throws -> T
+        _ connection: PostgresConnection, _ logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         try await connection.query("BEGIN", logger: logger)
         do {
@@ -437,6 +440,10 @@ extension PostgresRowSequence {
 
 extension [PostgresRow] {
     func rows() -> [PostgresRow] { self }
+    func single<T: PostgresDecodable>(_ type: T.Type) throws -> T {
+        guard let row = first else { throw StoreUnavailable(reason: "no row") }
+        return try row.decode(T.self)
+    }
 
     func objects() throws -> [StoredObject] {
         try map { row in
