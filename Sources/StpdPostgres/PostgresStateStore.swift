@@ -35,7 +35,11 @@ public final class PostgresStateStore: StateStore {
         self.location = location
         self.instance = instance
         self.logger = logger
-        let client = PostgresClient(configuration: try location.configuration, backgroundLogger: logger)
+        // The pool's own chatter (a lease requested a moment before `run()` began) is noise;
+        // failures reach the caller as StoreUnavailable.
+        var background = logger
+        background.logLevel = .error
+        let client = PostgresClient(configuration: try location.configuration, backgroundLogger: background)
         self.client = client
         running = Task { await client.run() }
         do {
