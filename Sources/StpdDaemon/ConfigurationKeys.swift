@@ -41,8 +41,10 @@ public enum ConfigurationKeys {
             // Empty keeps the default, computed from the environment before any setting applies.
             apply: { c, raw in if !raw.isEmpty { c.stateDirectory = raw } }, current: { $0.stateDirectory }),
         ConfigurationKey(
-            "STPD_DATABASE_URL", flag: "--database-url", valueName: "URL", defaultValue: "none: SQLite in the state directory",
-            accepts: "`postgresql://USER@/DB?host=/socket/dir` or `postgresql://USER@HOST[:PORT]/DB` (TLS), no password",
+            "STPD_DATABASE_URL", flag: "--database-url", valueName: "URL",
+            defaultValue: "none: SQLite in the state directory",
+            accepts:
+                "`postgresql://USER@/DB?host=/socket/dir` or `postgresql://USER@HOST[:PORT]/DB` (TLS), no password",
             summary:
                 "a PostgreSQL database shared by a fleet of stpd instances instead of the embedded SQLite (README, Fleet)",
             apply: { c, raw in
@@ -57,7 +59,9 @@ public enum ConfigurationKeys {
                 }
                 c.databaseURL = raw
             },
-            current: { c in c.databaseURL.flatMap { try? PostgresLocation(url: $0, password: nil).description } ?? "(SQLite)" }),
+            current: { c in
+                c.databaseURL.flatMap { try? PostgresLocation(url: $0, password: nil).description } ?? "(SQLite)"
+            }),
         .text(
             "STPD_DATABASE_PASSWORD_FILE", flag: "--database-password-file", \.databasePasswordFile, valueName: "PATH",
             accepts: "a path",
@@ -70,7 +74,11 @@ public enum ConfigurationKeys {
             summary: "this daemon's name in a fleet: in `daemon.status`, its leases and the log",
             apply: { c, raw in
                 guard (1...64).contains(raw.utf8.count),
-                    raw.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || ".-_".unicodeScalars.contains($0)) })
+                    raw.unicodeScalars.allSatisfy({
+                        $0.isASCII
+                            && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+                                || ".-_".unicodeScalars.contains($0))
+                    })
                 else { throw ConfigurationKey.Refusal(expected: "1 to 64 letters, digits, '.', '-' or '_'") }
                 c.instance = raw
             },

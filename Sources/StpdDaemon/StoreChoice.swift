@@ -119,7 +119,8 @@ extension DaemonConfiguration {
         }
         guard let path else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError.invalid("STPD_DATABASE_PASSWORD_FILE", path, "a readable file holding the database password")
+            throw ConfigurationError.invalid(
+                "STPD_DATABASE_PASSWORD_FILE", path, "a readable file holding the database password")
         }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
     }

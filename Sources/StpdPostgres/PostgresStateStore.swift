@@ -85,7 +85,8 @@ public final class PostgresStateStore: StateStore {
                 if change.removesObject {
                     try await connection.query("DELETE FROM object_key WHERE object_id = \(object.id)", logger: logger)
                 } else if let keys = change.keys {
-                    try await Self.file(object.id, owner: object.ownerUID, under: keys, ordinal: seq, connection, logger)
+                    try await Self.file(
+                        object.id, owner: object.ownerUID, under: keys, ordinal: seq, connection, logger)
                 }
                 events.append(
                     Event(
@@ -93,7 +94,8 @@ public final class PostgresStateStore: StateStore {
                         objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject))
             }
             // A hint for the other daemons: sent only if this commits; they read the rows themselves.
-            try await connection.query("SELECT pg_notify(\(PostgresEventFollower.channel), \(String(latest)))", logger: logger)
+            try await connection.query(
+                "SELECT pg_notify(\(PostgresEventFollower.channel), \(String(latest)))", logger: logger)
             return events
         }
     }

@@ -1,8 +1,8 @@
 import Foundation
 import JSONRPC
 import StpdCore
-@_spi(Testing) import StpdProtocol
 @_spi(Testing) import StpdPostgres
+@_spi(Testing) import StpdProtocol
 import StpdStore
 import Testing
 
