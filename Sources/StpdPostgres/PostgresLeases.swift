@@ -17,7 +17,9 @@ public final class PostgresLeases: WorkLeases {
     private let logger: Logger
     private let leases = Mutex<[String: @Sendable () -> Void]>([:])
 
-    public init(store: PostgresStateStore, instance: String, duration: Duration, logger: Logger) {
+    public init(
+        store: PostgresStateStore, instance: String, duration: Duration, logger: Logger = Logger(label: "stpd.leases")
+    ) {
         self.store = store
         holder = "\(instance)/\(UUID().uuidString.prefix(8).lowercased())"
         self.duration = duration

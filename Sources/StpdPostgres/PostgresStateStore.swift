@@ -29,9 +29,11 @@ public final class PostgresStateStore: StateStore {
     private let running: Task<Void, Never>
 
     /// Connects (the pool runs until `close`) and migrates the schema.
-    public init(location: PostgresLocation, instance: String? = nil, logger: Logger = Logger(label: "stpd.postgres"))
-        async throws
-    {
+    /// `connectTimeout` bounds the first connection and the migrations.
+    public init(
+        location: PostgresLocation, instance: String? = nil, connectTimeout: Duration = .seconds(30),
+        logger: Logger = Logger(label: "stpd.postgres")
+    ) async throws {
         self.location = location
         self.instance = instance
         self.logger = logger
@@ -43,7 +45,7 @@ public final class PostgresStateStore: StateStore {
         self.client = client
         running = Task { await client.run() }
         do {
-            _ = try await Self.unavailableOnFailure(instance) {
+            _ = try await Self.unavailableOnFailure(instance, timeout: connectTimeout) {
                 try await PostgresMigrations.migrate(client, logger: logger)
             }
         } catch {
@@ -340,8 +342,10 @@ public final class PostgresStateStore: StateStore {
     /// Runs `body` in a transaction on a pooled connection. A lost serialisation race (deadlock,
     /// serialization failure) is a `StoreConflict`, which the record core retries from the latest
     /// state; a database that cannot be reached is `StoreUnavailable`.
-    func write<T: Sendable>(_ body: @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
-        try await Self.unavailableOnFailure(instance) {
+    func write<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws
+        -> T
+    {
+        try await Self.unavailableOnFailure(instance) { [client, logger] in
             try await client.withConnection { connection in
                 try await Self.transaction(connection, logger) { try await body($0, logger) }
             }
@@ -349,7 +353,9 @@ public final class PostgresStateStore: StateStore {
     }
 
     /// A read-only transaction with one snapshot for all of `body`'s queries.
-    func read<T: Sendable>(_ body: @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws
+        -> T
+    {
         try await write { connection, logger in
             try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
             return try await body(connection, logger)
@@ -358,7 +364,9 @@ public final class PostgresStateStore: StateStore {
 
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await Self.unavailableOnFailure(instance) { try await client.query(query, logger: logger).collect() }
+        try await Self.unavailableOnFailure(instance) { [client, logger] in
+            try await client.query(query, logger: logger).collect()
+        }
     }
 
     static func transaction<T: Sendable>(
@@ -377,13 +385,40 @@ public final class PostgresStateStore: StateStore {
         }
     }
 
-    static func unavailableOnFailure<T>(_ instance: String?, _ body: () async throws -> T) async throws -> T {
+    /// How long one store operation may take, the wait for a connection included, before it
+    /// fails as StoreUnavailable (the pool would otherwise retry an unreachable server for a
+    /// minute while the caller waits).
+    static let operationTimeout: Duration = .seconds(10)
+
+    static func unavailableOnFailure<T: Sendable>(
+        _ instance: String?, timeout: Duration = operationTimeout, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         do {
-            return try await body()
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let value = try await group.next() ?? nil else {
+                    throw StoreUnavailable(reason: "no answer from the database within \(timeout)", instance: instance)
+                }
+                return value
+            }
         } catch let error as PSQLError {
             let state = error.serverInfo?[.sqlState]
             if state == "40001" || state == "40P01" { throw StoreConflict(objectId: "") }
             throw StoreUnavailable(reason: Self.describe(error), instance: instance)
+        } catch let error as StoreConflict {
+            throw error
+        } catch let error as StoreUnavailable {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // The pool's own errors (no connection could be made) and anything else of the driver.
+            throw StoreUnavailable(reason: "\(error)", instance: instance)
         }
     }
 
