@@ -78,7 +78,8 @@ public enum Daemon {
             .init(service: BackgroundService(work: background)),
         ]
         if let fleet = opened.fleet {
-            services += fleet.services(log: log, sources: parts.sources, logger: logger).map { .init(service: $0) }
+            services += fleet.services(log: log, sources: parts.sources, contexts: parts.contexts, logger: logger)
+                .map { .init(service: $0) }
         }
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
             services.append(
@@ -146,7 +147,7 @@ public enum Daemon {
             contexts = PaymentContexts(
                 customers: customers, api: payments, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName,
-                reportSetAside: setAside)
+                leases: store.fleet?.leases ?? LocalLeases(), reportSetAside: setAside)
             redirects.follow(with: contexts)
         }
     }

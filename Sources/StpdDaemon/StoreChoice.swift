@@ -84,16 +84,19 @@ struct Fleet: Sendable {
     }
 
     /// The fleet's services: following the shared event log, renewing leases, and taking over
-    /// the polls of instances that died.
-    func services(log: EventLog, sources: SourceService, logger: Logger) -> [any Service] {
+    /// the polls and pending-action deadlines of instances that died.
+    func services(log: EventLog, sources: SourceService, contexts: PaymentContexts, logger: Logger) -> [any Service] {
         [
             FleetTask { await PostgresEventFollower(store: store, log: log, logger: logger).run() },
             FleetTask { await leases.run() },
             FleetTask { [leases] in
                 while !Task.isCancelled {
                     do { try await Task.sleep(for: leases.duration / 2) } catch { return }
-                    do { try await sources.adoptPolls() } catch {
-                        logger.warning("looking for polls to take over failed", metadata: ["error": "\(error)"])
+                    do {
+                        try await sources.adoptPolls()
+                        try await contexts.adoptDeadlines()
+                    } catch {
+                        logger.warning("looking for work to take over failed", metadata: ["error": "\(error)"])
                     }
                 }
             },
