@@ -78,6 +78,34 @@ def test_handle_url_on_b_completes_a_session_started_on_a(start_stpd, tmp_path, 
                                              "redirect.outcome"]
 
 
+def test_handle_url_on_b_and_c_at_once_completes_the_session_once(start_stpd, tmp_path, stripe_test_server,
+                                                                   database_url):
+    server = stripe_test_server
+    a, b, c = (instance(start_stpd, tmp_path / name, server, database_url, name) for name in "abc")
+    on_a = Events(a.client(), ["redirect.*"])
+    source, _ = create_source(a.client(), sofort(RETURN_URL))
+    session = a.client().call("redirect.create", {"source": {"id": source["id"]}, "followUpTimeout": 5})
+    started = a.client().call("redirect.start", {"session": session["id"]})
+    location = bank_page(started["openURL"], "authorize")
+    replies: list[dict] = []
+    lock = threading.Lock()
+
+    def deliver(daemon) -> None:
+        reply = daemon.client(checker=None).call("handle-url", {"url": location})
+        with lock:
+            replies.append(reply)
+
+    threads = [threading.Thread(target=deliver, args=(d,)) for d in (b, c)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(r["handled"] for r in replies) == [False, True], replies
+    on_a.wait("redirect.outcome", session["id"])
+    assert on_a.types_for(session["id"]) == ["redirect.created", "redirect.started", "redirect.completed",
+                                             "redirect.outcome"]
+
+
 def test_a_subscriber_on_b_sees_every_event_in_seq_order(start_stpd, tmp_path, stripe_test_server, database_url):
     a = instance(start_stpd, tmp_path / "a", stripe_test_server, database_url, "a", "--debug-methods")
     b = instance(start_stpd, tmp_path / "b", stripe_test_server, database_url, "b", "--debug-methods")
@@ -96,6 +124,17 @@ def test_a_subscriber_on_b_sees_every_event_in_seq_order(start_stpd, tmp_path, s
     for _ in emitted:
         replay.next()
     assert [e["seq"] for e in replay.seen] == [e["seq"] for e in on_b.seen]
+
+    # B restarts; its subscriber resumes after the last seq it saw, and A's events made meanwhile arrive.
+    last = on_b.seen[-1]["seq"]
+    assert b.terminate() == 0
+    later = a.client().call("debug.emit", {"count": 4})
+    b = instance(start_stpd, tmp_path / "b", stripe_test_server, database_url, "b", "--debug-methods")
+    resumed = Events(b.client(), ["debug.*"], since=last)
+    for _ in range(4):
+        resumed.next()
+    assert [e["seq"] for e in resumed.seen] == list(range(later["firstSeq"], later["lastSeq"] + 1)) \
+        == list(range(last + 1, last + 5))
 
 
 def test_kill_9_of_the_poll_holder_and_the_other_instance_finishes_the_poll(
