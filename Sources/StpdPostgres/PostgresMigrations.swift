@@ -72,9 +72,12 @@ enum PostgresMigrations {
 
     /// Brings the database to the latest version; returns the versions it applied.
     @discardableResult
-    static func migrate(_ client: PostgresClient, logger: Logger) async throws -> [Int] {
+    static func migrate(_ client: PostgresClient, logger: Logger, connected: @Sendable () -> Void = {}) async throws
+        -> [Int]
+    {
         try await client.withConnection { connection in
-            try await PostgresStateStore.transaction(connection, logger) { connection in
+            connected()
+            return try await PostgresStateStore.transaction(connection, logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
                 try await connection.query(
                     """

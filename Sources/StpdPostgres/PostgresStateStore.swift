@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import PostgresNIO
 import StpdCore
+import Synchronization
 
 /// The `StateStore` of a fleet: several daemons on one PostgreSQL database, with the semantics
 /// of `SQLiteStateStore`.
@@ -45,8 +46,8 @@ public final class PostgresStateStore: StateStore {
         self.client = client
         running = Task { await client.run() }
         do {
-            _ = try await Self.unavailableOnFailure(instance, timeout: connectTimeout) {
-                try await PostgresMigrations.migrate(client, logger: logger)
+            _ = try await Self.unavailableOnFailure(instance, timeout: connectTimeout) { connected in
+                try await PostgresMigrations.migrate(client, logger: logger, connected: connected)
             }
         } catch {
             running.cancel()
@@ -72,28 +73,32 @@ public final class PostgresStateStore: StateStore {
                 "UPDATE event_counter SET latest_seq = latest_seq + \(changes.count) WHERE id = 1 RETURNING latest_seq",
                 logger: logger
             ).single(Int64.self)
-            var events: [Event] = []
-            for (offset, change) in changes.enumerated() {
-                let seq = latest - Int64(changes.count) + 1 + Int64(offset)
+            let first = latest - Int64(changes.count) + 1
+            let events = changes.enumerated().map { offset, change in
                 let object = change.object
-                let eventObject = try Self.text(change.eventObject)
-                let stamp = time.timeIntervalSinceReferenceDate
-                try await connection.query(
-                    """
-                    INSERT INTO event (seq, time, type, object_id, object_kind, owner_uid, object)
-                    VALUES (\(seq), \(stamp), \(change.eventType.name), \(object.id), \(object.kind),
-                    \(Int64(object.ownerUID)), \(eventObject))
-                    """, logger: logger)
+                return Event(
+                    seq: first + Int64(offset), time: time, type: change.eventType.name, objectId: object.id,
+                    objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject)
+            }
+            // All the events in one statement: a sweep's batch is hundreds of changes.
+            let stamp = time.timeIntervalSinceReferenceDate
+            try await connection.query(
+                """
+                INSERT INTO event (seq, time, type, object_id, object_kind, owner_uid, object)
+                SELECT seq, \(stamp), type, object_id, object_kind, owner_uid, object FROM unnest(
+                \(events.map(\.seq))::bigint[], \(events.map(\.type))::text[], \(events.map(\.objectId))::text[],
+                \(events.map(\.objectKind))::text[], \(events.map { Int64($0.ownerUID) })::bigint[],
+                \(try events.map { try Self.text($0.object) })::text[]
+                ) AS e(seq, type, object_id, object_kind, owner_uid, object)
+                """, logger: logger)
+            for (change, event) in zip(changes, events) {
                 if change.removesObject {
-                    try await connection.query("DELETE FROM object_key WHERE object_id = \(object.id)", logger: logger)
+                    try await connection.query(
+                        "DELETE FROM object_key WHERE object_id = \(event.objectId)", logger: logger)
                 } else if let keys = change.keys {
                     try await Self.file(
-                        object.id, owner: object.ownerUID, under: keys, ordinal: seq, connection, logger)
+                        event.objectId, owner: event.ownerUID, under: keys, ordinal: event.seq, connection, logger)
                 }
-                events.append(
-                    Event(
-                        seq: seq, time: time, type: change.eventType.name, objectId: object.id,
-                        objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject))
             }
             // A hint for the other daemons: sent only if this commits; they read the rows themselves.
             try await connection.query(
@@ -345,9 +350,10 @@ public final class PostgresStateStore: StateStore {
     func write<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws
         -> T
     {
-        try await Self.unavailableOnFailure(instance) { [client, logger] in
+        try await Self.unavailableOnFailure(instance) { [client, logger] connected in
             try await client.withConnection { connection in
-                try await Self.transaction(connection, logger) { try await body($0, logger) }
+                connected()
+                return try await Self.transaction(connection, logger) { try await body($0, logger) }
             }
         }
     }
@@ -364,8 +370,11 @@ public final class PostgresStateStore: StateStore {
 
     @discardableResult
     func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await Self.unavailableOnFailure(instance) { [client, logger] in
-            try await client.query(query, logger: logger).collect()
+        try await Self.unavailableOnFailure(instance) { [client, logger] connected in
+            try await client.withConnection { connection in
+                connected()
+                return try await connection.query(query, logger: logger).collect()
+            }
         }
     }
 
@@ -385,24 +394,29 @@ public final class PostgresStateStore: StateStore {
         }
     }
 
-    /// How long one store operation may take, the wait for a connection included, before it
-    /// fails as StoreUnavailable (the pool would otherwise retry an unreachable server for a
-    /// minute while the caller waits).
-    static let operationTimeout: Duration = .seconds(10)
+    /// How long an operation may wait to get a connection before it fails as StoreUnavailable
+    /// (the pool would otherwise retry an unreachable server for a minute while the caller
+    /// waits). Once connected, a transaction takes as long as it takes.
+    static let connectionTimeout: Duration = .seconds(10)
 
     static func unavailableOnFailure<T: Sendable>(
-        _ instance: String?, timeout: Duration = operationTimeout, _ body: @escaping @Sendable () async throws -> T
+        _ instance: String?, timeout: Duration = connectionTimeout,
+        _ body: @escaping @Sendable (_ connected: @escaping @Sendable () -> Void) async throws -> T
     ) async throws -> T {
+        let connected = ConnectedFlag()
         do {
             return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { try await body() }
+                group.addTask { try await body { connected.value.store(true, ordering: .relaxed) } }
                 group.addTask {
                     try await Task.sleep(for: timeout)
+                    // Connected in time: the operation's own outcome decides.
+                    while connected.value.load(ordering: .relaxed) { try await Task.sleep(for: .seconds(3600)) }
                     return nil
                 }
                 defer { group.cancelAll() }
                 guard let value = try await group.next() ?? nil else {
-                    throw StoreUnavailable(reason: "no answer from the database within \(timeout)", instance: instance)
+                    throw StoreUnavailable(
+                        reason: "no connection to the database within \(timeout)", instance: instance)
                 }
                 return value
             }
@@ -441,6 +455,11 @@ public final class PostgresStateStore: StateStore {
         for value in values { binds.append(value) }
         return binds
     }
+}
+
+/// Set once an operation has its connection (Atomic itself cannot be captured).
+final class ConnectedFlag: Sendable {
+    let value = Atomic(false)
 }
 
 /// SQL text with its parameters, built clause by clause.
