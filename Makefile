@@ -20,10 +20,11 @@ build:
 	scripts/bootstrap
 	swift build --build-tests
 
+# Both beside a throwaway PostgreSQL cluster (scripts/test-postgres), so the fleet's tests run too.
 test: build
 	scripts/bootstrap test
-	swift test --skip-build
-	STPD_BIN_DIR=$$(swift build --show-bin-path) .venv/bin/python -m pytest -q Tests/e2e
+	scripts/test-postgres swift test --skip-build
+	STPD_BIN_DIR=$$(swift build --show-bin-path) scripts/test-postgres .venv/bin/python -m pytest -q Tests/e2e
 
 # Regenerates proto/stpd.openrpc.json from the method declarations (a test fails when it is stale),
 # then the clients' files generated from it.

@@ -6,6 +6,7 @@ import PackageDescription
 //   JSONRPC, StripeAPI <- StpdProtocol (the method declarations = the contract)
 //   RPCTransport (NIO framing, server, client) <- StpdDaemon <- stpd
 //   StpdProtocol, StripeAPI <- StpdCore (pure domain, no I/O) <- StpdStore (SQLite) <- StpdDaemon
+//   StpdCore <- StpdPostgres (a fleet's shared PostgreSQL store and leases) <- StpdDaemon
 //   StpdCore, StripeHTTP <- StpdBackends (the merchant's backend over HTTP) <- StpdDaemon
 //   stpctl (with StpctlKit, its testable logic) uses StpdProtocol + RPCTransport (+ StripeAPI's
 //   types in StpdProtocol's params) only.
@@ -34,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -66,11 +69,24 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The fleet's store: several daemons on one PostgreSQL database (STPD_DATABASE_URL), with
+        // leases for the background work. The daemon picks it only when that URL is set.
+        .target(
+            name: "StpdPostgres",
+            dependencies: [
+                "StpdCore", "JSONRPC",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .target(
             name: "StpdDaemon",
             dependencies: [
                 "StpdBackends",
-                "CSystemd", "JSONRPC", "StpdProtocol", "RPCTransport", "StpdCore", "StpdStore",
+                "CSystemd", "JSONRPC", "StpdProtocol", "RPCTransport", "StpdCore", "StpdStore", "StpdPostgres",
                 "StripeAPI", "StripeHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -154,9 +170,10 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "RPCTransport", "JSONRPC", "StpdProtocol"]
         ),
-        // The StateStore contract runs against both stores, hence StpdStore.
+        // The StateStore contract runs against every store, hence StpdStore and StpdPostgres.
         .testTarget(
-            name: "StpdCoreTests", dependencies: ["StpdCore", "StpdStore", "StpdProtocol", "StripeAPI", "JSONRPC"]),
+            name: "StpdCoreTests",
+            dependencies: ["StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC"]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
         .testTarget(
             name: "StpdStoreTests",

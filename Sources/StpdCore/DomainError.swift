@@ -79,3 +79,9 @@ extension RPCError {
         return (try? JSONCoding.value(of: rpc)) ?? .null
     }
 }
+
+extension StoreUnavailable: RPCErrorConvertible {
+    public var rpcError: RPCError {
+        StpdErrors.storeUnavailable(reason, data: instance.map { ["instance": .string($0)] })
+    }
+}

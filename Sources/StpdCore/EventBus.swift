@@ -76,6 +76,18 @@ public final class EventBus: Sendable {
         }
     }
 
+    /// Treats every seq through `seq` as published without delivering it: for events pruned before
+    /// this process could publish them (a fleet member that was far behind). Subscribers replay
+    /// from the store, where the pruned events are gone anyway (their cursors expire).
+    public func skip(through seq: Int64) {
+        state.withLock { s in
+            guard seq > s.lastPublished else { return }
+            s.held = s.held.filter { $0.key > seq }
+            s.lastPublished = seq
+            if !s.delivering, s.queue.isEmpty { s.handedOut = max(s.handedOut, seq) }
+        }
+    }
+
     /// Delivers batches until the queue is empty; only the publisher that set `delivering` runs it.
     private func deliverQueue() {
         while true {

@@ -14,18 +14,22 @@ public final class EventLog: Sendable {
     public let store: any StateStore
     public let bus: EventBus
     public let retention: EventRetention
+    /// Other processes append to the store too (a fleet on one database): the seqs before this
+    /// process's own events may be theirs, so they are read from the store to be published.
+    public let shared: Bool
     private let now: @Sendable () -> Date
     /// Told how many events each commit appended (the daemon counts them for `daemon.metrics`).
     private let appended: @Sendable (Int) -> Void
 
     public init(
-        store: any StateStore, retention: EventRetention = EventRetention(),
+        store: any StateStore, retention: EventRetention = EventRetention(), shared: Bool = false,
         now: @escaping @Sendable () -> Date = Date.init, appended: @escaping @Sendable (Int) -> Void = { _ in }
     )
         async throws
     {
         self.store = store
         self.retention = retention
+        self.shared = shared
         self.now = now
         self.appended = appended
         bus = EventBus(lastPublished: try await store.eventBounds().latestSeq)
@@ -35,8 +39,27 @@ public final class EventLog: Sendable {
     public func apply(_ changes: [StateChange]) async throws -> [Event] {
         let events = try await store.apply(changes, at: now())
         if !events.isEmpty { appended(events.count) }
+        // The bus holds an event back until every earlier seq is out; in a fleet those may be
+        // another daemon's, committed before ours (the store hands out seqs in commit order).
+        if shared, let first = events.first, first.seq > bus.lastPublished + 1 { try? await catchUp() }
         await bus.publish(events)
         return events
+    }
+
+    /// Publishes, in seq order, the committed events this process has not published: those other
+    /// daemons on a shared store appended. A fleet's follower calls it when the database says
+    /// there is something new, and after a lost connection; a notification is only a hint, the
+    /// rows are the truth, so nothing is missed or published twice.
+    public func catchUp() async throws {
+        while true {
+            let last = bus.lastPublished
+            let events = try await store.events(after: last, limit: 500)
+            guard let first = events.first else { return }
+            // Pruned before it was published here (a daemon far behind): nothing can fill the gap.
+            if first.seq > last + 1 { bus.skip(through: first.seq - 1) }
+            await bus.publish(events)
+            if events.count < 500 { return }
+        }
     }
 
     /// Registers a subscription; it receives nothing until `start`. `since` nil: live events only.

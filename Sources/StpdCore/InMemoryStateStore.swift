@@ -104,6 +104,15 @@ public actor InMemoryStateStore: StateStore {
 
     public func setAsideCount() -> Int { setAsideIDs.count }
 
+    public func statusCounts(kind: ObjectKind) -> [String: Int] {
+        objectsByID.values.reduce(into: [:]) { counts, object in
+            guard object.kind == kind.rawValue, !setAsideIDs.contains(object.id), let status = object.status else {
+                return
+            }
+            counts[status, default: 0] += 1
+        }
+    }
+
     public func events(after: Int64, limit: Int) -> [Event] {
         Array(log.lazy.filter { $0.seq > after }.prefix(limit))
     }

@@ -31,6 +31,8 @@ public protocol StateStore: Sendable {
     func setAside(id: String, reason: String) async throws
     /// How many objects were set aside.
     func setAsideCount() async throws -> Int
+    /// How many objects of `kind` there are by derived status (objects without one are not counted).
+    func statusCounts(kind: ObjectKind) async throws -> [String: Int]
     /// Events with `seq > after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [Event]
     /// Events with `seq > after` that `filter` matches, oldest first, at most `limit`, with the
@@ -115,4 +117,18 @@ extension Duration {
     public var seconds: TimeInterval {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
+}
+
+/// The store could not be reached, or failed a transaction for a reason of its own (a shared
+/// database that is down). Nothing of the transaction was committed; the call can be retried.
+public struct StoreUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+    /// The daemon that answered (its `STPD_INSTANCE`), so a client of a fleet can tell which.
+    public var instance: String?
+    public init(reason: String, instance: String? = nil) {
+        self.reason = reason
+        self.instance = instance
+    }
+
+    public var description: String { "store unavailable: \(reason)" }
 }

@@ -60,6 +60,14 @@ public struct DaemonConfiguration: Sendable {
     public var pendingActionTimeout: Double = 600
     /// Who may open customer sessions on the daemon's own key (`keyProvider.kind: server`).
     public var serverKeyAccess = ServerKeyAccess()
+    /// A PostgreSQL database shared with other instances (a fleet); nil: SQLite in the state directory.
+    public var databaseURL: String?
+    /// `STPD_DATABASE_PASSWORD_FILE` (the systemd credential `stpd-database-password` comes first).
+    public var databasePasswordFile: String?
+    /// This daemon's name in a fleet.
+    public var instance = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "stpd"
+    /// How long a fleet lease lasts unrenewed.
+    public var leaseDuration: Duration = .seconds(10)
     /// Unknown keys stop the daemon instead of a warning.
     public var strictConfig = false
     /// The config file that was read, if any.

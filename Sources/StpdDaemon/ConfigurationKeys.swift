@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StpdPostgres
 
 /// Every setting stpd reads, each declared once. To add one: give `DaemonConfiguration` a field
 /// with its default, and add its declaration here (`.number`, `.seconds`, `.onOff`, `.text`, or
@@ -39,6 +40,54 @@ public enum ConfigurationKeys {
             accepts: "a path", summary: "directory for the database and the state key (made 0700)",
             // Empty keeps the default, computed from the environment before any setting applies.
             apply: { c, raw in if !raw.isEmpty { c.stateDirectory = raw } }, current: { $0.stateDirectory }),
+        ConfigurationKey(
+            "STPD_DATABASE_URL", flag: "--database-url", valueName: "URL",
+            defaultValue: "none: SQLite in the state directory",
+            accepts:
+                "`postgresql://USER@/DB?host=/socket/dir` or `postgresql://USER@HOST[:PORT]/DB` (TLS), no password",
+            summary:
+                "a PostgreSQL database shared by a fleet of stpd instances instead of the embedded SQLite (README, Fleet)",
+            apply: { c, raw in
+                guard !raw.isEmpty else {
+                    c.databaseURL = nil
+                    return
+                }
+                do {
+                    _ = try PostgresLocation(url: raw, password: nil)
+                } catch {
+                    throw ConfigurationKey.Refusal(expected: "a postgresql:// URL without a password (\(error))")
+                }
+                c.databaseURL = raw
+            },
+            current: { c in
+                c.databaseURL.flatMap { try? PostgresLocation(url: $0, password: nil).description } ?? "(SQLite)"
+            }),
+        .text(
+            "STPD_DATABASE_PASSWORD_FILE", flag: "--database-password-file", \.databasePasswordFile, valueName: "PATH",
+            accepts: "a path",
+            summary:
+                "a file holding the database's password; `$CREDENTIALS_DIRECTORY/stpd-database-password` comes first. Never a flag or in the URL"
+        ),
+        ConfigurationKey(
+            "STPD_INSTANCE", flag: "--instance", valueName: "NAME", defaultValue: "the host name",
+            accepts: "1 to 64 letters, digits, `.`, `-` or `_`",
+            summary: "this daemon's name in a fleet: in `daemon.status`, its leases and the log",
+            apply: { c, raw in
+                guard (1...64).contains(raw.utf8.count),
+                    raw.unicodeScalars.allSatisfy({
+                        $0.isASCII
+                            && ($0.properties.isAlphabetic || ("0"..."9").contains($0)
+                                || ".-_".unicodeScalars.contains($0))
+                    })
+                else { throw ConfigurationKey.Refusal(expected: "1 to 64 letters, digits, '.', '-' or '_'") }
+                c.instance = raw
+            },
+            current: { $0.instance }),
+        .seconds(
+            "STPD_LEASE_SECONDS", flag: "--lease-seconds", \.leaseDuration, range: 2...60,
+            summary:
+                "in a fleet, how long a lease on background work (a poll) lasts unrenewed: a dead instance's work moves within twice this"
+        ),
         ConfigurationKey(
             "STPD_LOG_LEVEL", flag: "--log-level", valueName: "LEVEL",
             accepts: "trace, debug, info, notice, warning, error or critical", summary: "the least severe level logged",

@@ -6,7 +6,6 @@ import RPCTransport
 import ServiceLifecycle
 import StpdCore
 import StpdProtocol
-import StpdStore
 
 /// Starts stpd: opens the store, takes or binds the socket, serves until SIGTERM/SIGINT (or
 /// idle exit), then drains and exits.
@@ -17,29 +16,11 @@ public enum Daemon {
         ProcessLimits.limitMallocArenas()
         let logger = makeLogger(level: configuration.logLevel)
         try prepareStateDirectory(configuration.stateDirectory)
-        let stateKey = try StateKey.load(
-            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
-            databaseExists: FileManager.default.fileExists(atPath: configuration.databasePath))
-        for warning in stateKey.warnings { logger.warning("\(warning)") }
-        logger.info(
-            "secrets at rest are sealed",
-            metadata: ["state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")"])
-        let store = try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
-        // Rows another key sealed cannot be read: set aside (objects) or dropped (events), never fatal.
-        let foreign = try await store.setAsideRowsSealedElsewhere()
-        for error in foreign.objects {
-            logger.error(
-                "set aside an object sealed with another state key",
-                metadata: ["object": "\(error.id)", "error": "\(error)"])
-        }
-        if foreign.eventsDroppedThrough > 0 {
-            logger.error(
-                "dropped the events through seq \(foreign.eventsDroppedThrough): sealed with another state key",
-                metadata: ["state_key_id": "\(stateKey.sealer.keyID ?? "")"])
-        }
+        let opened = try await OpenedStore.open(configuration, logger: logger)
+        let store = opened.store
         let metrics = StpdMetrics()
         let log = try await EventLog(
-            store: store, retention: configuration.eventRetention,
+            store: store, retention: configuration.eventRetention, shared: opened.fleet != nil,
             appended: { metrics.eventsAppended.increment(by: Int64($0)) })
         // Before serving: a client must never see events that are about to be pruned.
         try await log.prune()
@@ -53,11 +34,13 @@ public enum Daemon {
         let activity = Activity()
         let background = BackgroundWork(began: activity.hold, ended: activity.release)
         let parts = Parts(
-            configuration: configuration, log: log, store: store, stripe: stripe, activity: activity,
+            configuration: configuration, log: log, store: opened, stripe: stripe, activity: activity,
             background: background, logger: logger, metrics: metrics)
-        // Requests the app never answered before a restart have nobody waiting for them now.
-        try await parts.broker.abandonLeftovers()
-        // Polls resume (holding off idle exit) and started redirect sessions take URLs again.
+        // Requests the app never answered before a restart have nobody waiting for them now. In a
+        // fleet they may be another instance's, still waiting: an instance leaves them alone.
+        if opened.fleet == nil { try await parts.broker.abandonLeftovers() }
+        // Polls resume (holding off idle exit) and started redirect sessions take URLs again; in a
+        // fleet, each poll only where its lease is taken.
         try await parts.sources.restore()
         try await parts.redirects.restore()
         try await parts.contexts.restore()
@@ -97,6 +80,10 @@ public enum Daemon {
             .init(service: EventLogMaintenance(log: log, sweepable: parts.sweepable, logger: logger)),
             .init(service: BackgroundService(work: background)),
         ]
+        if let fleet = opened.fleet {
+            services += fleet.services(log: log, sources: parts.sources, contexts: parts.contexts, logger: logger)
+                .map { .init(service: $0) }
+        }
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
             services.append(
                 .init(
@@ -116,7 +103,7 @@ public enum Daemon {
     struct Parts: Sendable {
         var activity: Activity
         var log: EventLog
-        var store: SQLiteStateStore
+        var store: OpenedStore
         var subscriptions: SubscriptionRegistry
         var waits: EventWaits
         /// The Stripe API client (nil inside when no key is configured).
@@ -132,7 +119,7 @@ public enum Daemon {
         var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] }
 
         init(
-            configuration: DaemonConfiguration, log: EventLog, store: SQLiteStateStore, stripe: StripeSetup,
+            configuration: DaemonConfiguration, log: EventLog, store: OpenedStore, stripe: StripeSetup,
             activity: Activity, background: BackgroundWork, logger: Logger, metrics: StpdMetrics = StpdMetrics()
         ) {
             self.activity = activity
@@ -154,7 +141,9 @@ public enum Daemon {
                     stripe: stripe, broker: broker, serverKeyAccess: configuration.serverKeyAccess),
                 background: background, reportSetAside: setAside)
             payments = StripePaymentsAPI(stripe: stripe)
-            sources = SourceService(api: payments, log: log, background: background, reportSetAside: setAside)
+            sources = SourceService(
+                api: payments, log: log, background: background, leases: store.fleet?.leases ?? LocalLeases(),
+                reportSetAside: setAside)
             redirects = RedirectSessions(
                 api: payments, sources: sources, opener: configuration.urlOpener.map(CommandURLOpener.init),
                 log: log, background: background, followUpTimeout: configuration.redirectPollTimeout,
@@ -163,7 +152,7 @@ public enum Daemon {
             contexts = PaymentContexts(
                 customers: customers, api: payments, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName,
-                reportSetAside: setAside)
+                leases: store.fleet?.leases ?? LocalLeases(), reportSetAside: setAside)
             redirects.follow(with: contexts)
         }
     }

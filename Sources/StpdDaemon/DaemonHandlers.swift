@@ -34,17 +34,16 @@ enum DaemonHandlers {
         try! router.registerConstant(Discover.self, result: contract, immediate: false)
         try! router.registerConstant(Ping.self, result: Ping.Result(version: StpdAPI.version))
         router.register(DaemonMetrics.self) { _, _ in
-            let redirects = try await parts.store.statusCounts(kind: .redirect)
+            let redirects = try await parts.store.store.statusCounts(kind: .redirect)
             let snapshot = StpdMetrics.Snapshot(
                 connections: parts.activity.connections, subscribers: parts.subscriptions.count,
-                pollsRunning: parts.sources.pollsRunning, storeSizeBytes: parts.store.sizeOnDisk,
+                pollsRunning: parts.sources.pollsRunning, storeSizeBytes: parts.store.sizeOnDisk(),
                 redirectSessions: Dictionary(
                     uniqueKeysWithValues: RedirectStatus.allCases.map { ($0, redirects[$0.rawValue] ?? 0) }))
             return DaemonMetrics.Result(text: parts.metrics.text(snapshot), contentType: StpdMetrics.contentType)
         }
         router.register(DaemonStatusMethod.self) { _, _ in
             let uptime = ContinuousClock.now - facts.startedClock
-            let bounds = try await parts.store.eventBounds()
             return DaemonStatus(
                 version: StpdAPI.version,
                 pid: getpid(),
@@ -55,9 +54,7 @@ enum DaemonHandlers {
                 stateDirectory: facts.stateDirectory,
                 connections: parts.activity.connections,
                 subscriptions: parts.subscriptions.count,
-                store: .init(
-                    path: parts.store.path, sizeBytes: parts.store.sizeOnDisk, latestSeq: bounds.latestSeq,
-                    oldestSeq: bounds.oldestKept, setAside: try await parts.store.setAsideCount()))
+                store: try await parts.store.status(), fleet: parts.store.fleet?.status)
         }
     }
 }

@@ -89,6 +89,22 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var connections: Int
     public var subscriptions: Int
     public var store: StoreStatus
+    /// Present when the daemon is one of a fleet on a shared PostgreSQL database.
+    public var fleet: FleetStatus?
+
+    public struct FleetStatus: Codable, Sendable, Hashable {
+        /// This daemon's name in the fleet (`STPD_INSTANCE`).
+        public var instance: String
+        /// The database, without credentials.
+        public var database: String
+        /// The background work leased to this daemon (`poll:…`).
+        public var leases: [String]
+        public init(instance: String, database: String, leases: [String]) {
+            self.instance = instance
+            self.database = database
+            self.leases = leases
+        }
+    }
 
     public struct StoreStatus: Codable, Sendable, Hashable {
         public var path: String
@@ -108,8 +124,10 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
 
     public init(
         version: String, pid: Int32, startedAt: String, uptimeSeconds: Double, activation: Activation,
-        socketPath: String, stateDirectory: String, connections: Int, subscriptions: Int, store: StoreStatus
+        socketPath: String, stateDirectory: String, connections: Int, subscriptions: Int, store: StoreStatus,
+        fleet: FleetStatus? = nil
     ) {
+        self.fleet = fleet
         self.version = version
         self.pid = pid
         self.startedAt = startedAt
@@ -136,13 +154,20 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
             "subscriptions": .integer("Live event subscriptions", minimum: 0),
             "store": .object(
                 [
-                    "path": .string("The SQLite database file"),
+                    "path": .string("The SQLite database file; in a fleet, the database's URL without credentials"),
                     "sizeBytes": .integer("Bytes on disk, write-ahead log included", minimum: 0),
                     "latestSeq": .integer("Seq of the last event appended (0: none yet)", minimum: 0),
                     "oldestSeq": .integer("Oldest seq still kept (retention drops older ones)", minimum: 1),
                     "setAside": .integer(
                         "Objects set aside because they no longer decode (each logged when it happened)", minimum: 0),
                 ], required: ["path", "sizeBytes", "latestSeq", "oldestSeq", "setAside"]),
+            "fleet": .object(
+                [
+                    "instance": .string("This daemon's name in the fleet (STPD_INSTANCE)"),
+                    "database": .string("The shared PostgreSQL database, as a URL without credentials"),
+                    "leases": .array(of: .string("A lease name"), "The background work this daemon holds the lease of"),
+                ], required: ["instance", "database", "leases"],
+                description: "Only when the daemon shares a PostgreSQL database with others (STPD_DATABASE_URL)"),
         ],
         required: [
             "version", "pid", "startedAt", "uptimeSeconds", "activation", "socketPath", "stateDirectory",

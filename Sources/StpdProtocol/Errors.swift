@@ -54,6 +54,11 @@ public enum StpdErrors {
         description:
             "The app's result is not what the operation needs (e.g. not a customer for retrieveCustomer); `data.operation` names it and the message says what is wrong."
     )
+    public static let storeUnavailable = ErrorDeclaration(
+        name: "StoreUnavailable", code: 1010, message: "The daemon's database is unavailable",
+        description:
+            "The shared database of a fleet (STPD_DATABASE_URL) could not be reached or failed the transaction; nothing of the request was committed. Retry once it is back; `data.instance` names the daemon that answered."
+    )
     public static let cursorExpired = ErrorDeclaration(
         name: "CursorExpired", code: 2001, message: "Events after `since` are no longer kept",
         description:
@@ -114,7 +119,7 @@ public enum StpdErrors {
     public static let all: [ErrorDeclaration] =
         [
             notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
-            appRequestTimedOut, appAnswerInvalid,
+            appRequestTimedOut, appAnswerInvalid, storeUnavailable,
             cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits,
         ] + stripe
         + [

@@ -20,6 +20,7 @@ public enum Redaction {
         out = replace(formCardField, in: out) { "\($0[1])=\(mask)" }
         out = replace(jsonCardField, in: out) { "\($0[1]):\"\(mask)\"" }
         out = replace(panLike, in: out) { luhnValid($0[0]) ? "••••" + $0[0].suffix(4) : $0[0] }
+        out = replace(urlPassword, in: out) { "\($0[1]):\(mask)@" }
         return out
     }
 
@@ -45,6 +46,8 @@ public enum Redaction {
     // `(?<![A-Za-z0-9])` rather than `\b`: `_` is a word character, so `\b` would miss `x_sk_live_…`.
     private static let apiKey = regex(#"(?<![A-Za-z0-9])(?:sk|rk|pk|ek|uk)_[A-Za-z0-9_]{4,}"#)
     private static let clientSecret = regex(#"(?<![A-Za-z0-9])((?:pi|seti|src|pm)_[A-Za-z0-9]+)_secret_[A-Za-z0-9]+"#)
+    /// The password of a URL's userinfo (`postgresql://user:secret@host`), which a setting may carry by mistake.
+    private static let urlPassword = regex(#"(?<=://)([^:/@\s]+):[^@/\s]+@"#)
     private static let sourceClientSecret = regex(#"src_client_secret_[A-Za-z0-9]+"#)
     /// `card[number]=4242…` in form bodies and queries, brackets literal or %-escaped.
     private static let formCardField = regex(#"((?:\[|%5B)(?:number|cvc)(?:\]|%5D))=[^&\s"]*"#)

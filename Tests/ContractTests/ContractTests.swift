@@ -184,7 +184,7 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         configuration.debugMethods = debugMethods
         let stripe = StripeSetup(configuration: configuration, logger: Logger(label: "test"))  // no key: no HTTP client
         let parts = Daemon.Parts(
-            configuration: configuration, log: log, store: store, stripe: stripe, activity: Activity(),
+            configuration: configuration, log: log, store: .sqlite(store), stripe: stripe, activity: Activity(),
             background: BackgroundWork(), logger: Logger(label: "test"))
         let facts = ProcessFacts(
             activation: .bound, socketPath: directory.appending("s.sock"), stateDirectory: directory.path)

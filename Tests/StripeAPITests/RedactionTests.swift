@@ -46,3 +46,11 @@ import Testing
             "items": [["note": "key sk_test_…rstu"]],
         ])
 }
+
+@Test func aPasswordInAURLIsMasked() {
+    let masked = Redaction.redact("STPD_DATABASE_URL=postgresql://stpd:hunter2@db.example/fleet")
+    #expect(!masked.contains("hunter2"))
+    #expect(masked.hasPrefix("STPD_DATABASE_URL=postgresql://stpd:"))
+    #expect(masked.hasSuffix("@db.example/fleet"))
+    #expect(Redaction.redact("postgresql://stpd@/fleet?host=/run") == "postgresql://stpd@/fleet?host=/run")
+}

@@ -46,6 +46,9 @@ const (
 	// CodeAppAnswerInvalid is 1009: The app's answer could not be used.
 	CodeAppAnswerInvalid = 1009
 
+	// CodeStoreUnavailable is 1010: The daemon's database is unavailable.
+	CodeStoreUnavailable = 1010
+
 	// CodeCursorExpired is 2001: Events after `since` are no longer kept.
 	CodeCursorExpired = 2001
 
@@ -169,6 +172,12 @@ var ErrAppRequestTimedOut = &Error{Code: CodeAppRequestTimedOut, Message: "Nobod
 // used. The app's result is not what the operation needs (e.g. not a customer for
 // retrieveCustomer); `data.operation` names it and the message says what is wrong.
 var ErrAppAnswerInvalid = &Error{Code: CodeAppAnswerInvalid, Message: "The app's answer could not be used"}
+
+// ErrStoreUnavailable matches every error with code 1010 (errors.Is): The daemon's database is
+// unavailable. The shared database of a fleet (STPD_DATABASE_URL) could not be reached or failed
+// the transaction; nothing of the request was committed. Retry once it is back; `data.instance`
+// names the daemon that answered.
+var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "The daemon's database is unavailable"}
 
 // ErrCursorExpired matches every error with code 2001 (errors.Is): Events after `since` are no
 // longer kept. Retention dropped events after the given seq; `data.oldestSeq` is the oldest still
@@ -345,6 +354,8 @@ func codeName(code int) string {
 		return "AppRequestTimedOut"
 	case CodeAppAnswerInvalid:
 		return "AppAnswerInvalid"
+	case CodeStoreUnavailable:
+		return "StoreUnavailable"
 	case CodeCursorExpired:
 		return "CursorExpired"
 	case CodeSubscriptionNotFound:

@@ -115,6 +115,15 @@ export class AppAnswerInvalid extends RpcError {
 }
 
 /**
+ * 1010: The daemon's database is unavailable. The shared database of a fleet (STPD_DATABASE_URL)
+ * could not be reached or failed the transaction; nothing of the request was committed. Retry once
+ * it is back; `data.instance` names the daemon that answered.
+ */
+export class StoreUnavailable extends RpcError {
+  static code = 1010;
+}
+
+/**
  * 2001: Events after `since` are no longer kept. Retention dropped events after the given seq;
  * `data.oldestSeq` is the oldest still kept. Re-read the objects' state, then subscribe without
  * `since` (or from `oldestSeq - 1`).
@@ -342,6 +351,7 @@ export const ErrorCode = Object.freeze({
   AppRequestFailed: 1007,
   AppRequestTimedOut: 1008,
   AppAnswerInvalid: 1009,
+  StoreUnavailable: 1010,
   CursorExpired: 2001,
   SubscriptionNotFound: 2002,
   CursorAhead: 2003,
@@ -380,6 +390,7 @@ export const errorClasses = new Map([
   [1007, AppRequestFailed],
   [1008, AppRequestTimedOut],
   [1009, AppAnswerInvalid],
+  [1010, StoreUnavailable],
   [2001, CursorExpired],
   [2002, SubscriptionNotFound],
   [2003, CursorAhead],

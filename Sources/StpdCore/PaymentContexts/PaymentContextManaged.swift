@@ -86,6 +86,17 @@ extension PaymentContexts: RedirectOutcomeFollower {
         }
     }
 
+    /// In a fleet: times the pending actions of live contexts that no timer here times. Each is
+    /// timed only where its lease is taken, so this picks up the deadlines of a daemon that died
+    /// once their leases expired, each with its original deadline.
+    public func adoptDeadlines() async throws {
+        let timed = timers.withLock { Set($0.keys) }
+        for record in try await table.live(for: .daemon) {
+            guard let pending = record.pending, !timed.contains(pending.id) else { continue }
+            startTimer(context: record.id, action: pending.id, deadline: pending.deadline)
+        }
+    }
+
     /// Loads stored contexts and picks up what was under way: loading, deadlines, managed payments.
     public func restore() async throws {
         for record in try await table.restore() {

@@ -195,7 +195,17 @@ extension PaymentContexts {
     func startTimer(context: String, action: String, deadline: Date) {
         let (ended, continuation) = AsyncStream<Void>.makeStream()
         timers.withLock { $0[action] = continuation }
-        background.start { [self] in
+        let lease = "deadline:\(action)"
+        background.start { [self, leases] in
+            // Another daemon of the fleet times it; losing the lease ends the timer here.
+            let lost: @Sendable () -> Void = { [self] in
+                timers.withLock { _ = $0.removeValue(forKey: action) }
+                continuation.finish()
+            }
+            guard await leases.acquire(lease, lost: lost) else {
+                timers.withLock { if $0[action] != nil { $0[action] = nil } }
+                return
+            }
             let delay = max(0, deadline.timeIntervalSince(now()))
             let fired = await withTaskGroup(of: Bool.self) { group in
                 group.addTask { [clock] in (try? await clock.sleep(for: .seconds(delay))) != nil }
@@ -208,6 +218,7 @@ extension PaymentContexts {
                 return first
             }
             if fired { await timeOut(context: context, action: action) }
+            await leases.release(lease)
         }
     }
 

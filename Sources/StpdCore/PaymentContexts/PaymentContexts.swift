@@ -65,13 +65,16 @@ public final class PaymentContexts: Sendable {
     let defaultCompanyName: String?
     /// Ends the deadline timer of a pending action once it is answered.
     let timers = Mutex<[String: AsyncStream<Void>.Continuation]>([:])
+    /// In a fleet, a deadline is timed only where its lease is held (see WorkLeases).
+    let leases: any WorkLeases
 
     public init(
         customers: any PaymentContextCustomer, api: any PaymentsAPI, redirects: RedirectSessions, log: EventLog,
         background: BackgroundWork, pendingActionTimeout: Double = 600, companyName: String? = nil,
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
-        reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
+        leases: any WorkLeases = LocalLeases(), reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
+        self.leases = leases
         self.customers = customers
         self.api = api
         self.redirects = redirects

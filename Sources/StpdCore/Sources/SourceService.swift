@@ -22,12 +22,15 @@ public final class SourceService: Sendable {
     private let now: @Sendable () -> Date
     private let pollers = Mutex<[String: SourcePoller]>([:])
     private let follower = Mutex<(any PollFollower)?>(nil)
+    private let leases: any WorkLeases
 
     public init(
         api: any PaymentsAPI, log: EventLog, background: BackgroundWork, clock: any Clock<Duration> = ContinuousClock(),
-        now: @escaping @Sendable () -> Date = Date.init, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
+        now: @escaping @Sendable () -> Date = Date.init, leases: any WorkLeases = LocalLeases(),
+        reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         self.api = api
+        self.leases = leases
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.background = background
         self.clock = clock
@@ -42,6 +45,14 @@ public final class SourceService: Sendable {
     /// Resumes the polls that were running (paused ones stay paused until app.foreground).
     public func restore() async throws {
         for record in try await table.restore() { launch(record) }
+    }
+
+    /// In a fleet: starts the running polls that no poller runs here. Each runs only where its
+    /// lease is taken, so this picks up the polls of a daemon that died once their leases expired,
+    /// each resuming from its stored start and deadline.
+    public func adoptPolls() async throws {
+        let running = pollers.withLock { Set($0.keys) }
+        for record in try await table.live(for: .daemon) where !running.contains(record.id) { launch(record) }
     }
 
     public func create(for caller: Caller, params: [String: JSONValue]) async throws -> (SourceView, String?) {
@@ -185,7 +196,13 @@ public final class SourceService: Sendable {
 
     private func run(_ poller: SourcePoller, id: String, pollID: String?, restart: Bool) {
         let seen = SeenProgress(poller.progress)
-        background.start { [self] in
+        let lease = "poll:\(pollID ?? id)"
+        background.start { [self, leases] in
+            // Another daemon of the fleet runs it (or will, once its holder's lease expires).
+            guard await leases.acquire(lease, lost: { poller.stop() }) else {
+                pollers.withLock { if $0[id] === poller { $0[id] = nil } }
+                return
+            }
             let end = await poller.run(restart: restart) { progress in
                 // Most responses change nothing a client sees: those cost no store round trip.
                 if seen.changes(to: progress) { await self.progressed(id, pollID, progress) }
@@ -195,6 +212,7 @@ public final class SourceService: Sendable {
             if case .finished(let source, let error) = end {
                 await finished(id, pollID, source, error, poller.progress)
             }
+            await leases.release(lease)
         }
     }
 

@@ -1,15 +1,24 @@
 import Foundation
 import JSONRPC
 import StpdCore
+@_spi(Testing) import StpdPostgres
 @_spi(Testing) import StpdProtocol
 import StpdStore
 import Testing
 
 /// The stores the shared `StateStore` suite runs against: the domain must not be able to tell
-/// them apart, so every contract test runs on both.
+/// them apart, so every contract test runs on each.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case memory
     case sqlite
+    /// Only where a test cluster is up (`scripts/test-postgres` exports STPD_TEST_DATABASE_URL).
+    case postgres
+
+    static var allCases: [StoreKind] { testDatabase == nil ? [.memory, .sqlite] : [.memory, .sqlite, .postgres] }
+
+    /// The test cluster: each test gets a database of its own on it.
+    static let testDatabase: PostgresLocation? = ProcessInfo.processInfo.environment["STPD_TEST_DATABASE_URL"]
+        .flatMap { try? PostgresLocation(url: $0, password: nil) }
 
     var testDescription: String { rawValue }
 
@@ -23,6 +32,9 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
             return try await body(SQLiteStateStore(path: dir.appendingPathComponent("state.sqlite").path))
+        case .postgres:
+            guard let location = Self.testDatabase else { return }
+            try await PostgresStateStore.withScratchDatabase(at: location) { try await body($0) }
         }
     }
 }

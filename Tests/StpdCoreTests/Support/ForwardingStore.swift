@@ -19,6 +19,7 @@ extension ForwardingStore {
     func rederive(_ object: StoredObject, keys: [String]) async throws { try await inner.rederive(object, keys: keys) }
     func setAside(id: String, reason: String) async throws { try await inner.setAside(id: id, reason: reason) }
     func setAsideCount() async throws -> Int { try await inner.setAsideCount() }
+    func statusCounts(kind: ObjectKind) async throws -> [String: Int] { try await inner.statusCounts(kind: kind) }
     func events(after: Int64, limit: Int) async throws -> [Event] { try await inner.events(after: after, limit: limit) }
     func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
         try await inner.events(after: after, matching: filter, limit: limit)

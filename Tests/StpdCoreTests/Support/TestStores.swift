@@ -74,5 +74,6 @@ final class LockedStore: StateStore {
     func rederive(_ object: StoredObject, keys: [String]) async throws {}
     func setAside(id: String, reason: String) async throws {}
     func setAsideCount() async throws -> Int { 0 }
+    func statusCounts(kind: ObjectKind) async throws -> [String: Int] { [:] }
     func prune(_ retention: EventRetention, now: Date) async throws -> Int { 0 }
 }

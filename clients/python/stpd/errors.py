@@ -147,6 +147,17 @@ class AppAnswerInvalid(RpcError):
     code = 1009
 
 
+class StoreUnavailable(RpcError):
+    """1010: The daemon's database is unavailable.
+
+    The shared database of a fleet (STPD_DATABASE_URL) could not be reached or failed the
+    transaction; nothing of the request was committed. Retry once it is back; `data.instance` names
+    the daemon that answered.
+    """
+
+    code = 1010
+
+
 class CursorExpired(RpcError):
     """2001: Events after `since` are no longer kept.
 
@@ -404,6 +415,7 @@ ERRORS: dict[int, type[RpcError]] = {
     1007: AppRequestFailed,
     1008: AppRequestTimedOut,
     1009: AppAnswerInvalid,
+    1010: StoreUnavailable,
     2001: CursorExpired,
     2002: SubscriptionNotFound,
     2003: CursorAhead,

@@ -365,6 +365,8 @@ class DaemonStatus(TypedDict):
     activation: Literal["socket", "bound"]
     #: Open client connections, this one included
     connections: int
+    #: Only when the daemon shares a PostgreSQL database with others (STPD_DATABASE_URL)
+    fleet: NotRequired[DaemonStatusFleet]
     #: Process id
     pid: int
     #: Path of the listening socket
@@ -382,6 +384,17 @@ class DaemonStatus(TypedDict):
     version: str
 
 
+class DaemonStatusFleet(TypedDict):
+    """Only when the daemon shares a PostgreSQL database with others (STPD_DATABASE_URL)"""
+
+    #: The shared PostgreSQL database, as a URL without credentials
+    database: str
+    #: This daemon's name in the fleet (STPD_INSTANCE)
+    instance: str
+    #: The background work this daemon holds the lease of
+    leases: list[str]
+
+
 class DaemonStatusStore(TypedDict):
     """The `store` member of `DaemonStatus`."""
 
@@ -389,7 +402,7 @@ class DaemonStatusStore(TypedDict):
     latestSeq: int
     #: Oldest seq still kept (retention drops older ones)
     oldestSeq: int
-    #: The SQLite database file
+    #: The SQLite database file; in a fleet, the database's URL without credentials
     path: str
     #: Objects set aside because they no longer decode (each logged when it happened)
     setAside: int

@@ -1,0 +1,78 @@
+import Foundation
+import PostgresNIO
+import StpdCore
+import Synchronization
+
+// What the store's SQL is built from and its rows decode to.
+
+/// Set once an operation has its connection (Atomic itself cannot be captured).
+final class ConnectedFlag: Sendable {
+    let value = Atomic(false)
+}
+
+/// SQL text with its parameters, built clause by clause.
+struct SQL {
+    var text: String
+    var binds = PostgresBindings()
+
+    init(_ text: String) { self.text = text }
+
+    /// Adds a parameter; returns its placeholder.
+    mutating func parameter<V: PostgresDynamicTypeEncodable>(_ value: V) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    mutating func bind<V: PostgresDynamicTypeEncodable>(_ value: V) { text += parameter(value) }
+
+    mutating func append<V: PostgresDynamicTypeEncodable>(_ clause: String, _ value: V, _ close: String = "") {
+        text += clause + parameter(value) + close
+    }
+
+    var query: PostgresQuery { PostgresQuery(unsafeSQL: text, binds: binds) }
+}
+
+extension PostgresRowSequence {
+    func rows() async throws -> [PostgresRow] { try await collect() }
+    func count() async throws -> Int { try await collect().count }
+    func single<T: PostgresDecodable>(_ type: T.Type) async throws -> T {
+        guard let row = try await collect().first else { throw StoreUnavailable(reason: "no row") }
+        return try row.decode(T.self)
+    }
+    func single<A: PostgresDecodable, B: PostgresDecodable>(_ type: (A, B).Type) async throws -> (A, B) {
+        guard let row = try await collect().first else { throw StoreUnavailable(reason: "no row") }
+        return try row.decode((A, B).self)
+    }
+    func events() async throws -> [Event] { try await collect().events() }
+}
+
+extension [PostgresRow] {
+    func rows() -> [PostgresRow] { self }
+    func single<T: PostgresDecodable>(_ type: T.Type) throws -> T {
+        guard let row = first else { throw StoreUnavailable(reason: "no row") }
+        return try row.decode(T.self)
+    }
+
+    func objects() throws -> [StoredObject] {
+        try map { row in
+            let (id, kind, owner, state, created, updated, version, status, live, finished) = try row.decode(
+                (String, String, Int64, String, Double, Double, Int64, String?, Bool, Bool).self)
+            return StoredObject(
+                id: id, kind: kind, ownerUID: UInt32(truncatingIfNeeded: owner),
+                state: try PostgresStateStore.json(state), createdAt: Date(timeIntervalSinceReferenceDate: created),
+                updatedAt: Date(timeIntervalSinceReferenceDate: updated), version: version, status: status, live: live,
+                finished: finished)
+        }
+    }
+
+    func events() throws -> [Event] {
+        try map { row in
+            let (seq, time, type, objectID, objectKind, owner, object) = try row.decode(
+                (Int64, Double, String, String, String, Int64, String).self)
+            return Event(
+                seq: seq, time: Date(timeIntervalSinceReferenceDate: time), type: type, objectId: objectID,
+                objectKind: objectKind, ownerUID: UInt32(truncatingIfNeeded: owner),
+                object: try PostgresStateStore.json(object))
+        }
+    }
+}

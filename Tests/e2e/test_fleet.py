@@ -1,0 +1,187 @@
+"""Fleet mode: two stpd instances on one PostgreSQL database (README, Fleet; docs/fleet.md).
+
+Runs where scripts/test-postgres started a throwaway cluster (STPD_TEST_DATABASE_URL); each test
+gets a database of its own on it, dropped afterwards. Skipped without a cluster.
+
+- handle-url on B completes a redirect session started on A;
+- a subscriber on B sees A's events (and B's) in seq order, gap-free;
+- kill -9 of A, which holds a running poll: B takes the poll over and finishes it;
+- debug.emit on A and B at once on one object: every change is committed, none lost.
+
+Every wait is on a reply or an event; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import uuid
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from flows import Events, bank_page, create_source, drive_source, sofort, stpd_for
+
+CLUSTER = os.environ.get("STPD_TEST_DATABASE_URL")
+pytestmark = pytest.mark.skipif(not CLUSTER, reason="no PostgreSQL test cluster (scripts/test-postgres)")
+
+RETURN_URL = "myapp://stripe-redirect/fleet?order=1"
+
+
+def psql(url: str, sql: str) -> None:
+    subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], check=True, timeout=60,
+                   capture_output=True)
+
+
+@pytest.fixture
+def database_url():
+    """A fresh database on the test cluster, as a URL stpd takes; dropped at teardown."""
+    name = "fleet_" + uuid.uuid4().hex[:12]
+    psql(CLUSTER, f"CREATE DATABASE {name}")
+    parts = urllib.parse.urlsplit(CLUSTER)
+    yield urllib.parse.urlunsplit(parts._replace(path="/" + name))
+    psql(CLUSTER, f"DROP DATABASE {name} WITH (FORCE)")
+
+
+def instance(start_stpd, directory: Path, server, url: str, name: str, *args: str):
+    return stpd_for(start_stpd, directory, server, *args,
+                    env={"STPD_DATABASE_URL": url, "STPD_INSTANCE": name, "STPD_LEASE_SECONDS": "2"})
+
+
+def test_status_names_the_instance_and_the_database(start_stpd, tmp_path, stripe_test_server, database_url):
+    a = instance(start_stpd, tmp_path / "a", stripe_test_server, database_url, "host-a")
+    fleet = a.client().call("daemon.status")["fleet"]
+    assert fleet["instance"] == "host-a"
+    assert fleet["database"].startswith("postgresql://") and "/fleet_" in fleet["database"]
+    assert fleet["leases"] == []
+
+
+def test_handle_url_on_b_completes_a_session_started_on_a(start_stpd, tmp_path, stripe_test_server, database_url):
+    server = stripe_test_server
+    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
+    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    on_b = Events(b.client(), ["redirect.*"])
+    client_a = a.client()
+    source, _ = create_source(client_a, sofort(RETURN_URL))
+    session = client_a.call("redirect.create", {"source": {"id": source["id"]}, "followUpTimeout": 5})
+    started = client_a.call("redirect.start", {"session": session["id"]})
+    location = bank_page(started["openURL"], "authorize")
+
+    assert b.client().call("handle-url", {"url": location}) == {"handled": True, "session": session["id"]}
+    assert on_b.wait("redirect.completed", session["id"])["object"]["completion"]["trigger"] == "url"
+    outcome = on_b.wait("redirect.outcome", session["id"])
+    # Seen on A too, whichever instance followed it up.
+    assert client_a.call("redirect.get", {"session": session["id"]})["status"] == outcome["object"]["status"]
+    assert on_b.types_for(session["id"]) == ["redirect.created", "redirect.started", "redirect.completed",
+                                             "redirect.outcome"]
+
+
+def test_handle_url_on_b_and_c_at_once_completes_the_session_once(start_stpd, tmp_path, stripe_test_server,
+                                                                   database_url):
+    server = stripe_test_server
+    a, b, c = (instance(start_stpd, tmp_path / name, server, database_url, name) for name in "abc")
+    on_a = Events(a.client(), ["redirect.*"])
+    source, _ = create_source(a.client(), sofort(RETURN_URL))
+    session = a.client().call("redirect.create", {"source": {"id": source["id"]}, "followUpTimeout": 5})
+    started = a.client().call("redirect.start", {"session": session["id"]})
+    location = bank_page(started["openURL"], "authorize")
+    replies: list[dict] = []
+    lock = threading.Lock()
+
+    def deliver(daemon) -> None:
+        reply = daemon.client(checker=None).call("handle-url", {"url": location})
+        with lock:
+            replies.append(reply)
+
+    threads = [threading.Thread(target=deliver, args=(d,)) for d in (b, c)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(r["handled"] for r in replies) == [False, True], replies
+    on_a.wait("redirect.outcome", session["id"])
+    assert on_a.types_for(session["id"]) == ["redirect.created", "redirect.started", "redirect.completed",
+                                             "redirect.outcome"]
+
+
+def test_a_subscriber_on_b_sees_every_event_in_seq_order(start_stpd, tmp_path, stripe_test_server, database_url):
+    a = instance(start_stpd, tmp_path / "a", stripe_test_server, database_url, "a", "--debug-methods")
+    b = instance(start_stpd, tmp_path / "b", stripe_test_server, database_url, "b", "--debug-methods")
+    on_b = Events(b.client(), ["debug.*"])
+    emitted = []
+    for round in range(10):
+        for daemon in (a, b, a):
+            reply = daemon.client().call("debug.emit", {"count": 3, "payload": {"round": round}})
+            emitted += range(reply["firstSeq"], reply["lastSeq"] + 1)
+    for _ in emitted:
+        on_b.next()
+    # Every seq, from both instances, once and in order: gap-free since nothing else was committed.
+    assert [e["seq"] for e in on_b.seen] == sorted(emitted) == list(range(emitted[0], emitted[0] + 90))
+    # A late subscriber on A replays the same log from the table.
+    replay = Events(a.client(), ["debug.*"], since=emitted[0] - 1)
+    for _ in emitted:
+        replay.next()
+    assert [e["seq"] for e in replay.seen] == [e["seq"] for e in on_b.seen]
+
+    # B restarts; its subscriber resumes after the last seq it saw, and A's events made meanwhile arrive.
+    last = on_b.seen[-1]["seq"]
+    assert b.terminate() == 0
+    later = a.client().call("debug.emit", {"count": 4})
+    b = instance(start_stpd, tmp_path / "b", stripe_test_server, database_url, "b", "--debug-methods")
+    resumed = Events(b.client(), ["debug.*"], since=last)
+    for _ in range(4):
+        resumed.next()
+    assert [e["seq"] for e in resumed.seen] == list(range(later["firstSeq"], later["lastSeq"] + 1)) \
+        == list(range(last + 1, last + 5))
+
+
+def test_kill_9_of_the_poll_holder_and_the_other_instance_finishes_the_poll(
+        start_stpd, tmp_path, stripe_test_server, database_url):
+    server = stripe_test_server
+    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
+    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    on_b = Events(b.client(), ["source.*"])
+    source, _ = create_source(a.client(), sofort(RETURN_URL))
+    sid = source["id"]
+    a.client().call("source.poll", {"id": sid, "timeout": 120})
+    on_b.wait("source.pollStarted", sid)
+    leases = a.client().call("daemon.status")["fleet"]["leases"]
+    assert len(leases) == 1 and leases[0].startswith("poll:"), leases
+    assert b.client().call("daemon.status")["fleet"]["leases"] == []
+
+    a.kill()
+    drive_source(server, sid, "authorize")
+    finished = on_b.wait("source.pollFinished", sid, timeout=60)
+    assert finished["object"]["poll"]["sourceStatus"] == "chargeable", finished
+    assert len(on_b.read_for(sid, "source.pollFinished")) == 1
+    assert b.client().call("source.get", {"id": sid})["poll"]["status"] == "finished"
+
+
+def test_concurrent_changes_on_two_instances_are_all_committed(start_stpd, tmp_path, stripe_test_server,
+                                                               database_url):
+    a = instance(start_stpd, tmp_path / "a", stripe_test_server, database_url, "a", "--debug-methods")
+    b = instance(start_stpd, tmp_path / "b", stripe_test_server, database_url, "b", "--debug-methods")
+    seqs: list[int] = []
+    lock = threading.Lock()
+
+    def hammer(daemon) -> None:
+        client = daemon.client()
+        for n in range(50):
+            reply = client.call("debug.emit", {"objectId": "dbg_shared", "count": 2})
+            with lock:
+                seqs.extend(range(reply["firstSeq"], reply["lastSeq"] + 1))
+
+    threads = [threading.Thread(target=hammer, args=(d,)) for d in (a, b, a, b)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    # 4 writers x 50 calls x 2 changes: every one committed with a seq of its own, none lost.
+    assert sorted(seqs) == list(range(min(seqs), min(seqs) + 400))
+    replay = Events(b.client(), ["debug.*"], since=0)
+    for _ in range(400):
+        replay.next()
+    assert [e["seq"] for e in replay.seen] == sorted(seqs)
