@@ -176,8 +176,13 @@ struct RecordTableTests {
 
             #expect(try await setup.table.restore().map(\.id) == ["busy"])
             #expect(setup.setAside.all == ["broken"])
-            try await Task.sleep(for: .milliseconds(50))  // The set-aside write is not awaited by restore.
-            #expect(try await store.setAsideCount() == 1)
+            // restore does not await the set-aside write: wait for it (bounded), then check.
+            var setAsideCount = 0
+            for _ in 0..<400 where setAsideCount == 0 {
+                setAsideCount = try await store.setAsideCount()
+                if setAsideCount == 0 { try await Task.sleep(for: .milliseconds(25)) }
+            }
+            #expect(setAsideCount == 1)
             #expect(try await setup.table.find("broken") == nil)
         }
     }
