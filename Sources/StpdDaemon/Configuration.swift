@@ -65,7 +65,8 @@ public struct DaemonConfiguration: Sendable {
     /// `STPD_DATABASE_PASSWORD_FILE` (the systemd credential `stpd-database-password` comes first).
     public var databasePasswordFile: String?
     /// This daemon's name in a fleet.
-    public var instance = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "stpd"
+    public var instance = Self.defaultInstance
+    static let defaultInstance = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "stpd"
     /// How long a fleet lease lasts unrenewed.
     public var leaseDuration: Duration = .seconds(10)
     /// Unknown keys stop the daemon instead of a warning.

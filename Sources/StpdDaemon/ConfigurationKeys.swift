@@ -73,6 +73,11 @@ public enum ConfigurationKeys {
             accepts: "1 to 64 letters, digits, `.`, `-` or `_`",
             summary: "this daemon's name in a fleet: in `daemon.status`, its leases and the log",
             apply: { c, raw in
+                // Empty, as in the example config's `STPD_INSTANCE=`: the default, the host's name.
+                guard !raw.isEmpty else {
+                    c.instance = DaemonConfiguration.defaultInstance
+                    return
+                }
                 guard (1...64).contains(raw.utf8.count),
                     raw.unicodeScalars.allSatisfy({
                         $0.isASCII

@@ -92,6 +92,30 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         }
     }
 
+    /// `update` for each of `ids`, up to `width` at a time, so their commits share transactions
+    /// (group commit) instead of waiting for one another: what pauses or resumes thousands of
+    /// polls at once. `committed` sees each change as soon as it is in; the changes come back in
+    /// the order of `ids`.
+    public func updateEach(
+        _ ids: [String], for caller: Caller, width: Int = 32,
+        committed: @escaping @Sendable (Change) -> Void = { _ in },
+        _ mutate: @escaping @Sendable (inout R) throws -> R.Event?
+    ) async throws -> [Change] {
+        try await withThrowingTaskGroup(of: (Int, Change).self) { group in
+            var changes = [Change?](repeating: nil, count: ids.count)
+            for (index, id) in ids.enumerated() {
+                if index >= width, let (done, change) = try await group.next() { changes[done] = change }
+                group.addTask {
+                    let change = try await self.update(id, for: caller, mutate)
+                    committed(change)
+                    return (index, change)
+                }
+            }
+            for try await (done, change) in group { changes[done] = change }
+            return changes.compactMap { $0 }
+        }
+    }
+
     /// Removes every finished record last changed before `cutoff`, each announced by the kind's
     /// `removed` event carrying its last state. Returns how many were removed.
     public func sweep(before cutoff: Date) async throws -> Int {

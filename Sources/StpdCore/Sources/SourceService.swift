@@ -138,39 +138,34 @@ public final class SourceService: Sendable {
 
     /// app.background: pauses the caller's running polls; returns their source ids.
     public func pauseAll(for caller: Caller) async throws -> [String] {
-        var paused: [String] = []
-        for record in try await table.live(for: caller) {
-            let change = try await table.update(record.id, for: caller) { record in
-                guard record.poll?.status == .polling else { return nil }
-                record.poll?.status = .paused
-                return .pollPaused
-            }
-            if change.event != nil {
+        let running = try await table.live(for: caller).map(\.id)
+        let changes = try await table.updateEach(
+            running, for: caller,
+            committed: { [self] change in
                 // The SDK's pause: a request in flight is not cancelled, and its response still counts.
-                pollers.withLock { $0[record.id] }?.pause()
-                paused.append(record.id)
+                if change.event != nil { pollers.withLock { $0[change.record.id] }?.pause() }
             }
+        ) { record in
+            guard record.poll?.status == .polling else { return nil }
+            record.poll?.status = .paused
+            return .pollPaused
         }
-        return paused
+        return changes.filter { $0.event != nil }.map(\.record.id)
     }
 
     /// app.foreground: resumes the caller's paused polls as the SDK restarts a poller: nothing is
     /// sent while a request is in flight (its response schedules the next poll); otherwise the
     /// timeout check runs first, then a poll goes out at once.
     public func resumeAll(for caller: Caller) async throws -> [String] {
-        var resumed: [String] = []
-        for record in try await table.filed(under: SourceRecord.pausedKey, for: caller) {
-            let change = try await table.update(record.id, for: caller) { record in
-                guard record.poll?.status == .paused else { return nil }
-                record.poll?.status = .polling
-                return .pollResumed
-            }
-            if change.event != nil {
-                resume(change.record)
-                resumed.append(record.id)
-            }
+        let paused = try await table.filed(under: SourceRecord.pausedKey, for: caller).map(\.id)
+        let changes = try await table.updateEach(
+            paused, for: caller, committed: { [self] change in if change.event != nil { resume(change.record) } }
+        ) { record in
+            guard record.poll?.status == .paused else { return nil }
+            record.poll?.status = .polling
+            return .pollResumed
         }
-        return resumed
+        return changes.filter { $0.event != nil }.map(\.record.id)
     }
 
     /// Runs a poller for the record's running poll as background work (which keeps the daemon up).
