@@ -17,7 +17,17 @@ extension SQLiteStateStore {
     /// as retention drops them, so a cursor before them gets CursorExpired instead of an error.
     /// Events are sealed with the key current when they were appended, so those form a prefix of
     /// the log. Rows are told apart by the key id in their prefix: nothing is decrypted here.
+    ///
+    /// The scan reads every row, so it runs only when the key differs from the one the last scan
+    /// ran under (`meta.sealed_with`): every row written since was sealed by this store's own key,
+    /// and a start with 100,000 stored objects must not pay a full read of them.
     public func setAsideRowsSealedElsewhere() async throws -> SealedElsewhere {
+        // Never all digits: the column has integer affinity.
+        let marker = "key:" + (sealer.keyID ?? "plain")
+        let scannedUnder = try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'sealed_with'")
+        }
+        guard scannedUnder != marker else { return SealedElsewhere() }
         let objects = Self.sealedElsewhere("state", keyID: sealer.keyID)
         let events = Self.sealedElsewhere("object", keyID: sealer.keyID)
         var found = SealedElsewhere()
@@ -45,6 +55,14 @@ extension SQLiteStateStore {
                     """,
                 arguments: [through])
             return through
+        }
+        try await pool.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO meta (key, value) VALUES ('sealed_with', ?)
+                    ON CONFLICT(key) DO UPDATE SET value = excluded.value
+                    """,
+                arguments: [marker])
         }
         return found
     }
