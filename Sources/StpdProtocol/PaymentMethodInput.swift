@@ -49,13 +49,15 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
 
     public static let members = ["id", "card", "ideal", "sofort", "bancontact", "giropay", "eps", "p24"]
 
-    /// The confirmation for `clientSecret`. `path` is where this object sits in the method's params.
-    public func confirmParams(clientSecret: String, returnURL: String?, at path: String? = nil) throws(RPCError)
-        -> PaymentIntentConfirmParams
-    {
-        guard clientSecret.hasPrefix("pi_"), clientSecret.contains("_secret_") else {
+    /// The confirmation for `clientSecret` (a SetupIntent's with `setupIntent`). `path` is where
+    /// this object sits in the method's params.
+    public func confirmParams(
+        clientSecret: String, returnURL: String?, at path: String? = nil, setupIntent: Bool = false
+    ) throws(RPCError) -> PaymentIntentConfirmParams {
+        let (prefix, kind) = setupIntent ? ("seti_", "SetupIntent") : ("pi_", "PaymentIntent")
+        guard clientSecret.hasPrefix(prefix), clientSecret.contains("_secret_") else {
             throw RPCError.invalidParams(
-                "not a PaymentIntent client secret (pi_..._secret_...)", parameter: "clientSecret")
+                "not a \(kind) client secret (\(prefix)..._secret_...)", parameter: "clientSecret")
         }
         let data: [(String, PaymentMethodData?)] = [
             ("card", card.map(PaymentMethodData.card)),

@@ -44,7 +44,8 @@ public enum PaymentMethodData: Sendable, Hashable {
 }
 
 /// `POST /v1/payment_intents/{id}/confirm` with the client secret, as the SDK's
-/// `STPPaymentIntentParams` does for a publishable key.
+/// `STPPaymentIntentParams` does for a publishable key. `POST /v1/setup_intents/{id}/confirm` takes
+/// the same form (`STPSetupIntentConfirmParams`: client secret, payment method, return URL).
 public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public enum SetupFutureUsage: String, Codable, Sendable {
         case onSession = "on_session"
@@ -95,7 +96,10 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
     }
 
     /// `pi_XXX` from `pi_XXX_secret_YYY` (the whole secret when it has no `_secret_`).
-    public var paymentIntentID: String {
+    public var paymentIntentID: String { intentID }
+
+    /// `pi_XXX` or `seti_XXX` from the client secret (the whole secret when it has no `_secret_`).
+    public var intentID: String {
         clientSecret.range(of: "_secret_").map { String(clientSecret[..<$0.lowerBound]) } ?? clientSecret
     }
 

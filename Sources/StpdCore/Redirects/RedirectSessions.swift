@@ -97,6 +97,28 @@ public final class RedirectSessions: Sendable {
         return try await table.insert(record, .created).view
     }
 
+    /// For a SetupIntent already in hand (just confirmed); completes as a PaymentIntent's session does.
+    public func create(
+        for caller: Caller, setupIntent intent: SetupIntent, clientSecret: String, followUpTimeout: Double?
+    ) async throws -> RedirectSessionView {
+        guard let urls = intent.redirectURLs else {
+            let next = intent.nextAction?.rawType ?? "none"
+            throw DomainError.redirectUnavailable(
+                detail: "the SetupIntent's status is \(intent.status.rawValue) with next action \(next)",
+                data: [
+                    "reason": intent.status == .requiresAction ? "nextAction" : "status",
+                    "status": .string(intent.status.rawValue), "flow": .null,
+                    "type": intent.nextAction.map { .string($0.rawType) } ?? .null,
+                ])
+        }
+        var record = newRecord(
+            owner: caller.uid, kind: .setupIntent, secret: clientSecret, followUpTimeout: followUpTimeout)
+        record.setupIntentId = intent.id
+        record.redirectURL = urls.url.absoluteString
+        record.returnURL = urls.returnURL.absoluteString
+        return try await table.insert(record, .created).view
+    }
+
     private func newRecord(owner: UInt32, kind: RedirectRecord.Kind, secret: String, followUpTimeout: Double?)
         -> RedirectRecord
     {
