@@ -84,3 +84,16 @@ func setupIntentRequiredFields(field: String) throws {
             "client_secret": .string(secret), "payment_method": "pm_1", "return_url": "app://done",
         ])
 }
+
+@Test func sepaDebitConfirmationSendsTheCustomersOnlineAcceptance() {
+    let params = PaymentIntentConfirmParams(
+        clientSecret: "seti_123_secret_abc", paymentMethodData: .sepaDebit(iban: "DE89370400440532013000"),
+        billingDetails: .init(name: "Jo Doe", email: "jo@example.test"))
+    let form = params.formParams()
+    #expect(form["payment_method_data"]?["type"] == "sepa_debit")
+    #expect(form["payment_method_data"]?["sepa_debit"] == ["iban": "DE89370400440532013000"])
+    #expect(form["payment_method_data"]?["billing_details"] == ["name": "Jo Doe", "email": "jo@example.test"])
+    #expect(
+        form["mandate_data"] == ["customer_acceptance": ["type": "online", "online": ["infer_from_client": true]]])
+    #expect(PaymentMethodData.sepaDebit(iban: "x").requiredBillingDetails == ["name", "email"])
+}

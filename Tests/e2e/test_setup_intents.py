@@ -7,6 +7,7 @@ server's bank page (/_test/redirect/{id}?action=...) drives the SetupIntent and 
 the app's return URL, which the test hands to stpd with ``handle-url``.
 
 - a card: succeeded at once, and the PaymentMethod saved to the customer;
+- SEPA Debit: succeeded at once, with the customer's online acceptance of the mandate;
 - iDEAL: a redirect session, authorized at the bank page, followed up to ``succeeded``;
 - a 3-D Secure card failing at the bank page: ``requires_payment_method``;
 - a declined card, a PaymentIntent's secret, and a confirmation with an existing PaymentMethod.
@@ -57,6 +58,31 @@ def test_card_setup_succeeds_and_saves_the_payment_method(start_stpd, tmp_path, 
 
     retrieved = client.call("setupIntent.retrieve", {"clientSecret": secret})["setupIntent"]
     assert retrieved["status"] == "succeeded" and "client_secret" not in retrieved
+
+
+def test_sepa_debit_setup_sends_the_mandate(start_stpd, tmp_path, stripe_test_server):
+    server = stripe_test_server
+    client = stpd_for(start_stpd, tmp_path / "stpd", server).client()
+    intent = create_setup_intent(server, ["sepa_debit"])
+    secret = intent["client_secret"]
+    iban = {"sepaDebit": {"iban": "DE89370400440532013000"}}
+
+    # Stripe needs the account holder's name and email: refused before anything is sent.
+    error = rpc_error(client, "setupIntent.confirm", {
+        "clientSecret": secret, "paymentMethod": {**iban, "billingDetails": {"name": "Jo Doe"}}})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "paymentMethod.billingDetails.email", error
+    assert server.requests(path=f"/v1/setup_intents/{intent['id']}/confirm") == []
+
+    confirmed = client.call("setupIntent.confirm", {
+        "clientSecret": secret,
+        "paymentMethod": {**iban, "billingDetails": {"name": "Jo Doe", "email": "jo@example.test"}}})
+    assert confirmed["setupIntent"]["status"] == "succeeded" and confirmed.get("redirect") is None
+    (call,) = server.requests(path=f"/v1/setup_intents/{intent['id']}/confirm")
+    form = urllib.parse.parse_qs(call["body"])
+    assert form["payment_method_data[type]"] == ["sepa_debit"]
+    assert form["payment_method_data[sepa_debit][iban]"] == ["DE89370400440532013000"]
+    assert form["mandate_data[customer_acceptance][type]"] == ["online"]
+    assert form["mandate_data[customer_acceptance][online][infer_from_client]"] == ["true"]
 
 
 def test_ideal_setup_redirect_succeeds(start_stpd, tmp_path, stripe_test_server):

@@ -1033,7 +1033,7 @@ class PaymentIntentConfirmParams(TypedDict):
     #: The PaymentIntent's client secret (never shown back)
     clientSecret: str
     #: Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps,
-    #: p24)
+    #: p24, sepaDebit)
     paymentMethod: PaymentIntentConfirmParamsPaymentMethod
     #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)
     returnURL: NotRequired[str]
@@ -1042,11 +1042,14 @@ class PaymentIntentConfirmParams(TypedDict):
 
 
 class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
-    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24)"""
+    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24,
+    sepaDebit)
+    """
 
     #: Bancontact; needs billingDetails.name
     bancontact: NotRequired[PaymentIntentConfirmParamsPaymentMethodBancontact]
-    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email
+    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
+    #: both
     billingDetails: NotRequired[PaymentIntentConfirmParamsPaymentMethodBillingDetails]
     #: A card (its number and CVC are redacted from logs and output)
     card: NotRequired[PaymentIntentConfirmParamsPaymentMethodCard]
@@ -1060,6 +1063,9 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     ideal: NotRequired[PaymentIntentConfirmParamsPaymentMethodIdeal]
     #: Przelewy24; needs billingDetails.email
     p24: NotRequired[PaymentIntentConfirmParamsPaymentMethodP24]
+    #: SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
+    #: acceptance of the mandate
+    sepaDebit: NotRequired[PaymentIntentConfirmParamsPaymentMethodSepaDebit]
     sofort: NotRequired[PaymentIntentConfirmParamsPaymentMethodSofort]
 
 
@@ -1069,7 +1075,9 @@ class PaymentIntentConfirmParamsPaymentMethodBancontact(TypedDict):
 
 
 class PaymentIntentConfirmParamsPaymentMethodBillingDetails(TypedDict):
-    """With a new payment method: bancontact, giropay and eps need name; p24 needs email"""
+    """With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
+    both
+    """
 
     #: The payer's email
     email: NotRequired[str]
@@ -1128,6 +1136,15 @@ class PaymentIntentConfirmParamsPaymentMethodP24(TypedDict):
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
+
+
+class PaymentIntentConfirmParamsPaymentMethodSepaDebit(TypedDict):
+    """SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
+    acceptance of the mandate
+    """
+
+    #: The customer's IBAN
+    iban: str
 
 
 class PaymentIntentConfirmParamsPaymentMethodSofort(TypedDict):
@@ -1315,7 +1332,7 @@ class SetupIntentConfirmParams(TypedDict):
     #: The SetupIntent's client secret (never shown back)
     clientSecret: str
     #: Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps,
-    #: p24)
+    #: p24, sepaDebit)
     paymentMethod: SetupIntentConfirmParamsPaymentMethod
     #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)
     returnURL: NotRequired[str]
@@ -1324,11 +1341,14 @@ class SetupIntentConfirmParams(TypedDict):
 
 
 class SetupIntentConfirmParamsPaymentMethod(TypedDict):
-    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24)"""
+    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24,
+    sepaDebit)
+    """
 
     #: Bancontact; needs billingDetails.name
     bancontact: NotRequired[SetupIntentConfirmParamsPaymentMethodBancontact]
-    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email
+    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
+    #: both
     billingDetails: NotRequired[SetupIntentConfirmParamsPaymentMethodBillingDetails]
     #: A card (its number and CVC are redacted from logs and output)
     card: NotRequired[SetupIntentConfirmParamsPaymentMethodCard]
@@ -1342,6 +1362,9 @@ class SetupIntentConfirmParamsPaymentMethod(TypedDict):
     ideal: NotRequired[SetupIntentConfirmParamsPaymentMethodIdeal]
     #: Przelewy24; needs billingDetails.email
     p24: NotRequired[SetupIntentConfirmParamsPaymentMethodP24]
+    #: SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
+    #: acceptance of the mandate
+    sepaDebit: NotRequired[SetupIntentConfirmParamsPaymentMethodSepaDebit]
     sofort: NotRequired[SetupIntentConfirmParamsPaymentMethodSofort]
 
 
@@ -1351,7 +1374,9 @@ class SetupIntentConfirmParamsPaymentMethodBancontact(TypedDict):
 
 
 class SetupIntentConfirmParamsPaymentMethodBillingDetails(TypedDict):
-    """With a new payment method: bancontact, giropay and eps need name; p24 needs email"""
+    """With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
+    both
+    """
 
     #: The payer's email
     email: NotRequired[str]
@@ -1410,6 +1435,15 @@ class SetupIntentConfirmParamsPaymentMethodP24(TypedDict):
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodSepaDebit(TypedDict):
+    """SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
+    acceptance of the mandate
+    """
+
+    #: The customer's IBAN
+    iban: str
 
 
 class SetupIntentConfirmParamsPaymentMethodSofort(TypedDict):
