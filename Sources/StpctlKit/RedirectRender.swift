@@ -23,7 +23,7 @@ public enum RedirectRender {
     public static func session(_ session: JSONValue, timeZone: TimeZone = .current) -> String {
         var rows: [(String, String)] = [
             ("session", text(session["id"])), ("status", text(session["status"])),
-            (session["kind"]?.stringValue == "paymentIntent" ? "payment intent" : "source", object(session)),
+            (kindLabel(session), object(session)),
         ]
         if let mode = session["mode"]?.stringValue {
             rows.append(("mode", mode + (session["opener"]?.stringValue.map { ", opened by the \($0)" } ?? "")))
@@ -117,8 +117,20 @@ public enum RedirectRender {
         ])
     }
 
+    static func kindLabel(_ session: JSONValue) -> String {
+        switch session["kind"]?.stringValue {
+        case "paymentIntent": "payment intent"
+        case "setupIntent": "setup intent"
+        default: "source"
+        }
+    }
+
     static func object(_ session: JSONValue) -> String {
-        text(session["kind"]?.stringValue == "paymentIntent" ? session["paymentIntentId"] : session["sourceId"])
+        switch session["kind"]?.stringValue {
+        case "paymentIntent": text(session["paymentIntentId"])
+        case "setupIntent": text(session["setupIntentId"])
+        default: text(session["sourceId"])
+        }
     }
 
     static func text(_ value: JSONValue?) -> String { CustomerRender.text(value) }

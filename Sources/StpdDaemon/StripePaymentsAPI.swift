@@ -71,6 +71,19 @@ struct StripePaymentsAPI: PaymentsAPI {
             StripeRequest(.post, "/v1/payment_intents/\(params.paymentIntentID)/confirm", params: params.formParams()),
             as: PaymentIntent.self)
     }
+
+    func retrieveSetupIntent(clientSecret: String) async throws -> SetupIntent {
+        let id = clientSecret.components(separatedBy: "_secret_")[0]
+        return try await client().send(
+            StripeRequest(.get, "/v1/setup_intents/\(id)", params: ["client_secret": .string(clientSecret)]),
+            as: SetupIntent.self)
+    }
+
+    func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
+        try await client().send(
+            StripeRequest(.post, "/v1/setup_intents/\(params.intentID)/confirm", params: params.formParams()),
+            as: SetupIntent.self)
+    }
 }
 
 /// Runs STPD_URL_OPENER with the URL as its last argument (no shell), as `xdg-open URL` would be.

@@ -47,6 +47,8 @@ public enum StpdAPI {
         AppBackground.self,
         PaymentIntentRetrieve.self,
         PaymentIntentConfirm.self,
+        SetupIntentRetrieve.self,
+        SetupIntentConfirm.self,
         PaymentContextCreate.self,
         PaymentContextGet.self,
         PaymentContextList.self,

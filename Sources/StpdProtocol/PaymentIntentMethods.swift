@@ -61,19 +61,25 @@ public enum PaymentIntentConfirm: RPCMethod {
         redirect.create with the PaymentIntent); when it completes, stpd retrieves the PaymentIntent and \
         reports its status as the session's outcome (redirect.outcome).
         """
-    public static let paramsSchema = JSONSchema.object(
-        [
-            "clientSecret": paymentIntentSecret,
-            "paymentMethod": PaymentMethodInput.schema,
-            "returnURL": .string(
-                "Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)", format: "uri"),
-            "start": .object(
-                [
-                    "mode": .enumeration(
-                        RedirectMode.allCases.map(\.rawValue), "The SDK's start variant (default automatic)"),
-                    "opener": .enumeration(RedirectOpener.allCases.map(\.rawValue), "Who opens the URL (default app)"),
-                ], description: "Start the redirect session at once, if one is needed"),
-        ], required: ["clientSecret", "paymentMethod"])
+    public static let paramsSchema = confirmParamsSchema(secret: paymentIntentSecret)
+
+    /// paymentIntent.confirm's params, which setupIntent.confirm shares with its own kind of secret.
+    static func confirmParamsSchema(secret: JSONSchema) -> JSONSchema {
+        JSONSchema.object(
+            [
+                "clientSecret": secret,
+                "paymentMethod": PaymentMethodInput.schema,
+                "returnURL": .string(
+                    "Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)", format: "uri"),
+                "start": .object(
+                    [
+                        "mode": .enumeration(
+                            RedirectMode.allCases.map(\.rawValue), "The SDK's start variant (default automatic)"),
+                        "opener": .enumeration(
+                            RedirectOpener.allCases.map(\.rawValue), "Who opens the URL (default app)"),
+                    ], description: "Start the redirect session at once, if one is needed"),
+            ], required: ["clientSecret", "paymentMethod"])
+    }
     public static let resultSchema = JSONSchema.object(
         [
             "paymentIntent": JSONSchema([

@@ -14,6 +14,11 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         public init(country: String) { self.country = country }
     }
 
+    public struct SepaDebit: Codable, Sendable, Hashable {
+        public var iban: String
+        public init(iban: String) { self.iban = iban }
+    }
+
     /// Bancontact and giropay take no arguments (the name is in `billingDetails`).
     public struct NoArguments: Codable, Sendable, Hashable {
         public init() {}
@@ -29,12 +34,13 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
     public var giropay: NoArguments?
     public var eps: Bank?
     public var p24: Bank?
+    public var sepaDebit: SepaDebit?
     public var billingDetails: BillingDetails?
 
     public init(
         id: String? = nil, card: CardInput? = nil, ideal: Bank? = nil, sofort: Sofort? = nil,
         bancontact: NoArguments? = nil, giropay: NoArguments? = nil, eps: Bank? = nil, p24: Bank? = nil,
-        billingDetails: BillingDetails? = nil
+        sepaDebit: SepaDebit? = nil, billingDetails: BillingDetails? = nil
     ) {
         self.id = id
         self.card = card
@@ -44,18 +50,21 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         self.giropay = giropay
         self.eps = eps
         self.p24 = p24
+        self.sepaDebit = sepaDebit
         self.billingDetails = billingDetails
     }
 
-    public static let members = ["id", "card", "ideal", "sofort", "bancontact", "giropay", "eps", "p24"]
+    public static let members = ["id", "card", "ideal", "sofort", "bancontact", "giropay", "eps", "p24", "sepaDebit"]
 
-    /// The confirmation for `clientSecret`. `path` is where this object sits in the method's params.
-    public func confirmParams(clientSecret: String, returnURL: String?, at path: String? = nil) throws(RPCError)
-        -> PaymentIntentConfirmParams
-    {
-        guard clientSecret.hasPrefix("pi_"), clientSecret.contains("_secret_") else {
+    /// The confirmation for `clientSecret` (a SetupIntent's with `setupIntent`). `path` is where
+    /// this object sits in the method's params.
+    public func confirmParams(
+        clientSecret: String, returnURL: String?, at path: String? = nil, setupIntent: Bool = false
+    ) throws(RPCError) -> PaymentIntentConfirmParams {
+        let (prefix, kind) = setupIntent ? ("seti_", "SetupIntent") : ("pi_", "PaymentIntent")
+        guard clientSecret.hasPrefix(prefix), clientSecret.contains("_secret_") else {
             throw RPCError.invalidParams(
-                "not a PaymentIntent client secret (pi_..._secret_...)", parameter: "clientSecret")
+                "not a \(kind) client secret (\(prefix)..._secret_...)", parameter: "clientSecret")
         }
         let data: [(String, PaymentMethodData?)] = [
             ("card", card.map(PaymentMethodData.card)),
@@ -65,6 +74,7 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
             ("giropay", giropay.map { _ in .giropay }),
             ("eps", eps.map { .eps(bank: $0.bank) }),
             ("p24", p24.map { .p24(bank: $0.bank) }),
+            ("sepaDebit", sepaDebit.map { .sepaDebit(iban: $0.iban) }),
         ]
         let given = (id == nil ? [] : ["id"]) + data.filter { $0.1 != nil }.map(\.0)
         guard given.count == 1 else {
@@ -110,11 +120,19 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
                 "giropay": .object([:], description: "giropay; needs billingDetails.name"),
                 "eps": bank("EPS; needs billingDetails.name"),
                 "p24": bank("Przelewy24; needs billingDetails.email"),
+                "sepaDebit": .object(
+                    ["iban": .string("The customer's IBAN")], required: ["iban"],
+                    description:
+                        "SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online acceptance of the mandate"
+                ),
                 "billingDetails": .object(
                     ["name": .string("The payer's full name"), "email": .string("The payer's email")],
-                    description: "With a new payment method: bancontact, giropay and eps need name; p24 needs email"),
+                    description:
+                        "With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit both"
+                ),
             ],
             description:
-                "Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24)")
+                "Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24, sepaDebit)"
+        )
     }()
 }

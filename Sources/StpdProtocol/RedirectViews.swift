@@ -62,10 +62,10 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
         }
     }
 
-    /// What the follow-up after completion found: the source polled, or the PaymentIntent retrieved.
+    /// What the follow-up after completion found: the source polled, or the intent retrieved.
     public struct Outcome: Codable, Sendable, Hashable {
         /// The source's status (`chargeable`, `consumed`, `failed`, `canceled`, still `pending`), the
-        /// PaymentIntent's status (`succeeded`, `processing`, `requires_payment_method`, ...), or
+        /// PaymentIntent's or SetupIntent's status (`succeeded`, `processing`, `requires_payment_method`, ...), or
         /// `error` (also when the session completed with an error: no follow-up then).
         public var result: String
         public var error: JSONValue?
@@ -83,10 +83,11 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
     public var id: String
     public var object = "redirect_session"
     public var status: RedirectStatus
-    /// `source` or `paymentIntent`.
+    /// `source`, `paymentIntent` or `setupIntent`.
     public var kind: String
     public var sourceId: String?
     public var paymentIntentId: String?
+    public var setupIntentId: String?
     public var nativeURL: String?
     public var redirectURL: String?
     public var returnURL: String?
@@ -103,7 +104,7 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
 
     public init(
         id: String, status: RedirectStatus, kind: String, sourceId: String?, paymentIntentId: String?,
-        nativeURL: String?,
+        setupIntentId: String? = nil, nativeURL: String?,
         redirectURL: String?, returnURL: String?, mode: RedirectMode?, opener: RedirectOpener?, openURL: String?,
         followUpTimeout: Double, completion: Completion?, outcome: Outcome?, createdAt: String, updatedAt: String
     ) {
@@ -112,6 +113,7 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
         self.kind = kind
         self.sourceId = sourceId
         self.paymentIntentId = paymentIntentId
+        self.setupIntentId = setupIntentId
         self.nativeURL = nativeURL
         self.redirectURL = redirectURL
         self.returnURL = returnURL
@@ -130,9 +132,10 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
             "id": redirectSessionID,
             "object": JSONSchema(["const": "redirect_session"]),
             "status": .cases(of: RedirectStatus.self, "The SDK's redirect context states"),
-            "kind": .enumeration(["source", "paymentIntent"], "What is being redirected"),
+            "kind": .enumeration(["source", "paymentIntent", "setupIntent"], "What is being redirected"),
             "sourceId": .nullable(.string("The Source")),
             "paymentIntentId": .nullable(.string("The PaymentIntent")),
+            "setupIntentId": .nullable(.string("The SetupIntent")),
             "nativeURL": .nullable(.string("An app URL (Alipay native_url, WeChat Pay ios_native_url)")),
             "redirectURL": .nullable(.string("The page where the customer authorizes")),
             "returnURL": .nullable(.string("The URL that completes the session (see handle-url)")),
@@ -152,7 +155,7 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
             "outcome": .nullable(
                 .object(
                     [
-                        "result": .string("Source status, PaymentIntent status, or error"),
+                        "result": .string("Source status, PaymentIntent or SetupIntent status, or error"),
                         "error": .nullable(.ref("ErrorObject")),
                         "object": .nullable(
                             JSONSchema(["type": "object", "description": "The Stripe object fetched"])),

@@ -10,6 +10,8 @@ public enum PaymentMethodData: Sendable, Hashable {
     case giropay
     case eps(bank: String?)
     case p24(bank: String?)
+    /// Needs a mandate: the confirmation sends `mandate_data` (the customer accepted online).
+    case sepaDebit(iban: String)
 
     public var type: String {
         switch self {
@@ -20,6 +22,7 @@ public enum PaymentMethodData: Sendable, Hashable {
         case .giropay: "giropay"
         case .eps: "eps"
         case .p24: "p24"
+        case .sepaDebit: "sepa_debit"
         }
     }
 
@@ -28,6 +31,7 @@ public enum PaymentMethodData: Sendable, Hashable {
         switch self {
         case .bancontact, .giropay, .eps: ["name"]
         case .p24: ["email"]
+        case .sepaDebit: ["name", "email"]
         case .card, .ideal, .sofort: []
         }
     }
@@ -38,13 +42,15 @@ public enum PaymentMethodData: Sendable, Hashable {
         case .card(let card): card.cardFields
         case .ideal(let bank), .eps(let bank), .p24(let bank): bank.map { ["bank": .string($0)] }
         case .sofort(let country): ["country": .string(country)]
+        case .sepaDebit(let iban): ["iban": .string(iban)]
         case .bancontact, .giropay: nil
         }
     }
 }
 
 /// `POST /v1/payment_intents/{id}/confirm` with the client secret, as the SDK's
-/// `STPPaymentIntentParams` does for a publishable key.
+/// `STPPaymentIntentParams` does for a publishable key. `POST /v1/setup_intents/{id}/confirm` takes
+/// the same form (`STPSetupIntentConfirmParams`: client secret, payment method, return URL).
 public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public enum SetupFutureUsage: String, Codable, Sendable {
         case onSession = "on_session"
@@ -95,9 +101,18 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
     }
 
     /// `pi_XXX` from `pi_XXX_secret_YYY` (the whole secret when it has no `_secret_`).
-    public var paymentIntentID: String {
+    public var paymentIntentID: String { intentID }
+
+    /// `pi_XXX` or `seti_XXX` from the client secret (the whole secret when it has no `_secret_`).
+    public var intentID: String {
         clientSecret.range(of: "_secret_").map { String(clientSecret[..<$0.lowerBound]) } ?? clientSecret
     }
+
+    /// As the SDK's `STPMandateDataParams` default: accepted online, the IP address and user agent
+    /// inferred by Stripe from the request (which a publishable key may ask for).
+    static let onlineMandate: JSONValue = [
+        "customer_acceptance": ["type": "online", "online": ["infer_from_client": true]]
+    ]
 
     public func formParams() -> [String: JSONValue] {
         var out: [String: JSONValue] = ["client_secret": .string(clientSecret)]
@@ -105,6 +120,7 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
             out["payment_method"] = .string(paymentMethodID)
         } else if let data = paymentMethodData {
             out["payment_method_data"] = .object(data.createParams(billingDetails: billingDetails))
+            if case .sepaDebit = data { out["mandate_data"] = Self.onlineMandate }
         }
         out["return_url"] = returnURL.map(JSONValue.string)
         out["save_payment_method"] = savePaymentMethod.map(JSONValue.bool)

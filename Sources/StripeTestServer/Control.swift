@@ -43,6 +43,7 @@ extension StripeTestState {
                 sources = [:]
                 sourceCards = [:]
                 paymentIntents = [:]
+                setupIntents = [:]
                 ephemeralKeys = [:]
                 created = [:]
                 idempotency = [:]
@@ -67,6 +68,8 @@ extension StripeTestState {
                 return .json(200, try driveSource(s[2], s[3]))
             case ("POST", 4) where s[1] == "payment_intents":
                 return .json(200, try drivePaymentIntent(s[2], s[3]))
+            case ("POST", 4) where s[1] == "setup_intents":
+                return .json(200, try driveSetupIntent(s[2], s[3]))
             case ("GET", 3) where s[1] == "redirect":
                 return try redirectPage(s[2], query: FormDecoding.decode(request.query))
             default:
@@ -78,13 +81,16 @@ extension StripeTestState {
     }
 
     /// The "bank page" a redirect URL points at. Without `action` it is a small HTML page with
-    /// links; with `action=authorize|fail|cancel` (sources) or `succeed|fail` (payment intents) it
+    /// links; with `action=authorize|fail|cancel` (sources) or `succeed|fail` (payment and setup intents) it
     /// drives the object and answers 302 to the return URL as Stripe does.
     func redirectPage(_ id: String, query: Obj) throws(APIError) -> TestHTTPResponse {
         let action = query["action"]?.stringValue
         let isSource = id.hasPrefix("src_")
-        let object = isSource ? sources[id] : paymentIntents[id]
-        guard let object else { throw .notFound(isSource ? "source" : "payment_intent", id) }
+        let isSetup = id.hasPrefix("seti_")
+        let object = isSource ? sources[id] : isSetup ? setupIntents[id] : paymentIntents[id]
+        guard let object else {
+            throw .notFound(isSource ? "source" : isSetup ? "setup_intent" : "payment_intent", id)
+        }
         let secret = object["client_secret"]?.stringValue ?? ""
         guard query["client_secret"]?.stringValue == secret else {
             throw .invalid("The client_secret does not match.", param: "client_secret", status: 404)
@@ -105,14 +111,17 @@ extension StripeTestState {
             items = [("client_secret", secret), ("livemode", "false"), ("source", id)]
         } else {
             let before = object["next_action"]?["redirect_to_url"]?["return_url"]?.stringValue
-            let result = try drivePaymentIntent(id, action)
+            let result = isSetup ? try driveSetupIntent(id, action) : try drivePaymentIntent(id, action)
             returnURL = before
+            let kind = isSetup ? "setup_intent" : "payment_intent"
             items = [
-                ("payment_intent", id), ("payment_intent_client_secret", secret),
+                (kind, id), ("\(kind)_client_secret", secret),
                 ("redirect_status", result["status"]?.stringValue == "succeeded" ? "succeeded" : "failed"),
             ]
         }
-        guard let returnURL else { return .json(200, isSource ? .object(sources[id]!) : .object(paymentIntents[id]!)) }
+        guard let returnURL else {
+            return .json(200, .object((isSource ? sources[id] : isSetup ? setupIntents[id] : paymentIntents[id])!))
+        }
         let query = items.map { "\($0.0)=\(FormEncoderBridge.escape($0.1))" }.joined(separator: "&")
         let location = returnURL + (returnURL.contains("?") ? "&" : "?") + query
         return TestHTTPResponse(status: 302, headers: [("Location", location)])

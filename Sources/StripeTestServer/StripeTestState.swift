@@ -40,6 +40,7 @@ public final class StripeTestState: @unchecked Sendable {
     var sources: [String: Obj] = [:]
     var sourceCards: [String: TestCard] = [:]
     var paymentIntents: [String: Obj] = [:]
+    var setupIntents: [String: Obj] = [:]
     var ephemeralKeys: [String: Obj] = [:]  // by secret
     var created: [String: Int] = [:]  // id → creation sequence
     var sequence = 0
@@ -84,6 +85,7 @@ public final class StripeTestState: @unchecked Sendable {
             sources = [:]
             sourceCards = [:]
             paymentIntents = [:]
+            setupIntents = [:]
             ephemeralKeys = [:]
             created = [:]
             idempotency = [:]
@@ -94,7 +96,7 @@ public final class StripeTestState: @unchecked Sendable {
     }
     public func object(_ id: String) -> JSONValue? {
         withLock {
-            let o = customers[id] ?? paymentMethods[id] ?? sources[id] ?? paymentIntents[id]
+            let o = customers[id] ?? paymentMethods[id] ?? sources[id] ?? paymentIntents[id] ?? setupIntents[id]
             return o.map(JSONValue.object)
         }
     }
@@ -317,6 +319,11 @@ public final class StripeTestState: @unchecked Sendable {
             ]
             + piShared
         let piConfirm = ["client_secret", "error_on_requires_action"] + piShared + telemetry
+        let setiShared =
+            ["payment_method", "return_url", "mandate_data[**]", "payment_method_options[**]", "use_stripe_sdk"]
+            + pmData.map { "payment_method_data[\(FormDecoding.segments(of: $0).joined(separator: "]["))]" } + expand
+        let setiCreate =
+            ["customer", "confirm", "usage", "description", "metadata[*]", "payment_method_types[#]"] + setiShared
 
         return [
             Route(
@@ -380,6 +387,17 @@ public final class StripeTestState: @unchecked Sendable {
                 method: "POST", pattern: ["v1", "payment_intents", ":id", "cancel"], access: .secretOnly,
                 spec: ParamSpec(["cancellation_reason"] + expand),
                 handler: { s, c throws(APIError) in try s.cancelPaymentIntent(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "setup_intents"], access: .secretOnly, spec: ParamSpec(setiCreate),
+                handler: { s, c throws(APIError) in try s.createSetupIntent(&c) }),
+            Route(
+                method: "GET", pattern: ["v1", "setup_intents", ":id"], access: .publishable,
+                spec: ParamSpec(["client_secret"] + expand),
+                handler: { s, c throws(APIError) in try s.retrieveSetupIntent(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "setup_intents", ":id", "confirm"], access: .publishable,
+                spec: ParamSpec(["client_secret"] + setiShared + telemetry),
+                handler: { s, c throws(APIError) in try s.confirmSetupIntent(&c) }),
         ]
     }()
 

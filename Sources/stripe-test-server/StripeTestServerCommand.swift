@@ -9,7 +9,8 @@ struct StripeTestServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stripe-test-server",
         abstract:
-            "An in-memory Stripe API test server (keys, customers, payment methods, sources, payment intents, faults).")
+            "An in-memory Stripe API test server (keys, customers, payment methods, sources, payment/setup intents, faults)."
+    )
 
     @Option(help: "Port on 127.0.0.1 (0 = ephemeral).") var port: Int = 0
     @Option(help: "Address to bind.") var host: String = "127.0.0.1"

@@ -206,6 +206,34 @@ struct RedirectSessionsTests {
         #expect(error?.code == StpdErrors.redirectUnavailable.code)
     }
 
+    /// A SetupIntent's session completes as a PaymentIntent's does, then reports the retrieved
+    /// SetupIntent's status; one with nothing to redirect opens no session.
+    @Test func setupIntentSessionsReportTheRetrievedStatus() async throws {
+        let world = try await World()
+        let secret = world.api.addIntent(id: "seti_123", returnURL: "myshop://setup?order=7")
+        let intent = try await world.api.retrieveSetupIntent(clientSecret: secret)
+        let session = try await world.redirects.create(
+            for: Caller(uid: 1000), setupIntent: intent, clientSecret: secret, followUpTimeout: nil)
+        #expect(session.kind == "setupIntent")
+        #expect(session.setupIntentId == "seti_123" && session.paymentIntentId == nil)
+        _ = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: .inApp, opener: nil)
+        world.api.setIntentStatus("seti_123", "requires_payment_method")
+        #expect(
+            try await world.redirects.handleURL("myshop://setup?order=7&setup_intent=seti_123", for: Caller(uid: 1000))
+                == session.id)
+        let outcome = try await world.outcome(session.id)
+        #expect(outcome.result == "requires_payment_method")
+        #expect(outcome.object?["id"] == "seti_123" && outcome.object?["client_secret"] == nil)
+
+        let settled = world.api.addIntent(id: "seti_456", status: "succeeded")
+        let done = try await world.api.retrieveSetupIntent(clientSecret: settled)
+        let error = await wireError {
+            try await world.redirects.create(
+                for: Caller(uid: 1000), setupIntent: done, clientSecret: settled, followUpTimeout: nil)
+        }
+        #expect(error?.code == StpdErrors.redirectUnavailable.code)
+    }
+
     @Test func theDaemonOpenerFallsBackFromANativeURLToTheWebPage() async throws {
         let opener = RecordingOpener(failing: ["alipays://"])
         let world = try await World(opener: opener)

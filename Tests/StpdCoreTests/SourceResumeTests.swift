@@ -30,6 +30,12 @@ struct SourceResumeTests {
         func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
             try await fake.confirmPaymentIntent(params)
         }
+        func retrieveSetupIntent(clientSecret: String) async throws -> SetupIntent {
+            try await fake.retrieveSetupIntent(clientSecret: clientSecret)
+        }
+        func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
+            try await fake.confirmSetupIntent(params)
+        }
         func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
             try await fake.createCardPaymentMethod(card)
         }

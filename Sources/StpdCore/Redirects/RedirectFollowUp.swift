@@ -9,8 +9,8 @@ public protocol RedirectOutcomeFollower: Sendable {
 }
 
 /// What the seeds tell an app to do once a redirect completes: poll the Source for a short while
-/// and show chargeable / consumed / failed / still pending; re-fetch the PaymentIntent and show its
-/// status. The result is the session's `outcome` (`redirect.outcome`).
+/// and show chargeable / consumed / failed / still pending; re-fetch the PaymentIntent (or SetupIntent) and
+/// show its status. The result is the session's `outcome` (`redirect.outcome`).
 extension RedirectSessions: PollFollower {
     public func follow(with follower: any RedirectOutcomeFollower) { outcomeFollowers.withLock { $0.append(follower) } }
 
@@ -46,6 +46,15 @@ extension RedirectSessions: PollFollower {
         case .paymentIntent:
             do {
                 let intent = try await api.retrievePaymentIntent(clientSecret: record.clientSecret)
+                await settle(
+                    record.id, result: intent.status.rawValue, error: nil,
+                    object: SourceRecord.public(intent.allResponseFields))
+            } catch {
+                await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
+            }
+        case .setupIntent:
+            do {
+                let intent = try await api.retrieveSetupIntent(clientSecret: record.clientSecret)
                 await settle(
                     record.id, result: intent.status.rawValue, error: nil,
                     object: SourceRecord.public(intent.allResponseFields))

@@ -7,7 +7,7 @@ import StpdProtocol
 /// store orders a key's records by when they were filed: the earliest started wins a URL).
 struct RedirectRecord: DurableRecord {
     typealias Status = RedirectStatus
-    enum Kind: String, Codable, Sendable { case source, paymentIntent }
+    enum Kind: String, Codable, Sendable { case source, paymentIntent, setupIntent }
 
     var id: String
     var owner: UInt32
@@ -15,6 +15,7 @@ struct RedirectRecord: DurableRecord {
     var kind: Kind
     var sourceId: String?
     var paymentIntentId: String?
+    var setupIntentId: String?
     var clientSecret: String
     var isWeChat = false
     var nativeURL: String?
@@ -51,7 +52,8 @@ struct RedirectRecord: DurableRecord {
     var view: RedirectSessionView {
         RedirectSessionView(
             id: id, status: status, kind: kind.rawValue, sourceId: sourceId, paymentIntentId: paymentIntentId,
-            nativeURL: nativeURL, redirectURL: redirectURL, returnURL: returnURL, mode: mode, opener: opener,
+            setupIntentId: setupIntentId, nativeURL: nativeURL, redirectURL: redirectURL, returnURL: returnURL,
+            mode: mode, opener: opener,
             openURL: openURL, followUpTimeout: followUpTimeout, completion: completion, outcome: outcome,
             createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
     }

@@ -79,22 +79,44 @@ public final class RedirectSessions: Sendable {
     public func create(
         for caller: Caller, paymentIntent intent: PaymentIntent, clientSecret: String, followUpTimeout: Double?
     ) async throws -> RedirectSessionView {
-        guard let urls = intent.redirectURLs else {
-            let next = intent.nextAction?.rawType ?? "none"
+        var record = try intentRecord(
+            caller, .paymentIntent, "PaymentIntent", intent.redirectURLs, status: intent.status.rawValue,
+            requiresAction: intent.status == .requiresAction, nextAction: intent.nextAction,
+            secret: clientSecret, followUpTimeout: followUpTimeout)
+        record.paymentIntentId = intent.id
+        return try await table.insert(record, .created).view
+    }
+
+    /// For a SetupIntent already in hand (just confirmed); completes as a PaymentIntent's session does.
+    public func create(
+        for caller: Caller, setupIntent intent: SetupIntent, clientSecret: String, followUpTimeout: Double?
+    ) async throws -> RedirectSessionView {
+        var record = try intentRecord(
+            caller, .setupIntent, "SetupIntent", intent.redirectURLs, status: intent.status.rawValue,
+            requiresAction: intent.status == .requiresAction, nextAction: intent.nextAction,
+            secret: clientSecret, followUpTimeout: followUpTimeout)
+        record.setupIntentId = intent.id
+        return try await table.insert(record, .created).view
+    }
+
+    /// An intent's session, or the SDK's "no context" refusal when it has no redirect to follow.
+    private func intentRecord(
+        _ caller: Caller, _ kind: RedirectRecord.Kind, _ name: String, _ urls: (url: URL, returnURL: URL)?,
+        status: String, requiresAction: Bool, nextAction: PaymentIntent.NextAction?, secret: String,
+        followUpTimeout: Double?
+    ) throws -> RedirectRecord {
+        guard let urls else {
             throw DomainError.redirectUnavailable(
-                detail: "the PaymentIntent's status is \(intent.status.rawValue) with next action \(next)",
+                detail: "the \(name)'s status is \(status) with next action \(nextAction?.rawType ?? "none")",
                 data: [
-                    "reason": intent.status == .requiresAction ? "nextAction" : "status",
-                    "status": .string(intent.status.rawValue), "flow": .null,
-                    "type": intent.nextAction.map { .string($0.rawType) } ?? .null,
+                    "reason": requiresAction ? "nextAction" : "status", "status": .string(status), "flow": .null,
+                    "type": nextAction.map { .string($0.rawType) } ?? .null,
                 ])
         }
-        var record = newRecord(
-            owner: caller.uid, kind: .paymentIntent, secret: clientSecret, followUpTimeout: followUpTimeout)
-        record.paymentIntentId = intent.id
+        var record = newRecord(owner: caller.uid, kind: kind, secret: secret, followUpTimeout: followUpTimeout)
         record.redirectURL = urls.url.absoluteString
         record.returnURL = urls.returnURL.absoluteString
-        return try await table.insert(record, .created).view
+        return record
     }
 
     private func newRecord(owner: UInt32, kind: RedirectRecord.Kind, secret: String, followUpTimeout: Double?)

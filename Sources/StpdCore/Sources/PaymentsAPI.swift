@@ -11,6 +11,9 @@ public protocol PaymentsAPI: Sendable {
     func pollSource(id: String, clientSecret: String) async -> PollFetchResult
     func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent
     func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent
+    func retrieveSetupIntent(clientSecret: String) async throws -> SetupIntent
+    /// A SetupIntent's confirmation has a PaymentIntent's form (client secret, payment method, return URL).
+    func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent
     /// A card PaymentMethod (the options screen's "add card"); the card never reaches storage or logs.
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod
 }

@@ -114,6 +114,19 @@ final class FakePaymentsAPI: PaymentsAPI {
         try await retrievePaymentIntent(clientSecret: params.clientSecret)
     }
 
+    /// SetupIntents live beside the PaymentIntents, under their seti_ ids.
+    func retrieveSetupIntent(clientSecret: String) async throws -> SetupIntent {
+        let id = clientSecret.components(separatedBy: "_secret_")[0]
+        guard let json = state.withLock({ $0.intents[id] }) else {
+            throw StripeError(kind: .invalidRequest, message: "No such setup_intent: \(id)", httpStatus: 404)
+        }
+        return try SetupIntent(json: json, codingPath: [])
+    }
+
+    func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
+        try await retrieveSetupIntent(clientSecret: params.clientSecret)
+    }
+
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
         let last4 = String(card.number.filter(\.isNumber).suffix(4))
         let json: JSONValue = [

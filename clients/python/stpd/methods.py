@@ -47,6 +47,10 @@ from .schemas import (
     RedirectListResult,
     RedirectSession,
     RpcDiscoverResult,
+    SetupIntentConfirmParamsPaymentMethod,
+    SetupIntentConfirmParamsStart,
+    SetupIntentConfirmResult,
+    SetupIntentRetrieveResult,
     Source,
     SourceCreateParamsParams,
     SourceListResult,
@@ -634,6 +638,38 @@ class RpcMethods:
         return self._client.call("rpc.discover")
 
 
+class SetupIntentMethods:
+    """The `setupIntent.*` methods."""
+
+    def __init__(self, client: Methods):
+        self._client = client
+
+    def confirm(
+        self,
+        *,
+        clientSecret: str,
+        paymentMethod: SetupIntentConfirmParamsPaymentMethod,
+        returnURL: str = OMITTED,
+        start: SetupIntentConfirmParamsStart = OMITTED,
+    ) -> SetupIntentConfirmResult:
+        """`setupIntent.confirm`: Confirms a SetupIntent with a card or bank-redirect payment method;
+        opens a redirect session when Stripe asks for one.
+        """
+        return self._client.call(
+            "setupIntent.confirm",
+            _params({
+                "clientSecret": clientSecret,
+                "paymentMethod": paymentMethod,
+                "returnURL": returnURL,
+                "start": start,
+            }),
+        )
+
+    def retrieve(self, *, clientSecret: str) -> SetupIntentRetrieveResult:
+        """`setupIntent.retrieve`: Fetches a SetupIntent with its client secret."""
+        return self._client.call("setupIntent.retrieve", _params({"clientSecret": clientSecret}))
+
+
 class SourceMethods:
     """The `source.*` methods."""
 
@@ -749,6 +785,11 @@ class Methods:
     def rpc(self) -> RpcMethods:
         """`rpc.*`."""
         return RpcMethods(self)
+
+    @cached_property
+    def setup_intent(self) -> SetupIntentMethods:
+        """`setupIntent.*`."""
+        return SetupIntentMethods(self)
 
     @cached_property
     def source(self) -> SourceMethods:

@@ -1033,7 +1033,7 @@ class PaymentIntentConfirmParams(TypedDict):
     #: The PaymentIntent's client secret (never shown back)
     clientSecret: str
     #: Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps,
-    #: p24)
+    #: p24, sepaDebit)
     paymentMethod: PaymentIntentConfirmParamsPaymentMethod
     #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)
     returnURL: NotRequired[str]
@@ -1042,11 +1042,14 @@ class PaymentIntentConfirmParams(TypedDict):
 
 
 class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
-    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24)"""
+    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24,
+    sepaDebit)
+    """
 
     #: Bancontact; needs billingDetails.name
     bancontact: NotRequired[PaymentIntentConfirmParamsPaymentMethodBancontact]
-    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email
+    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
+    #: both
     billingDetails: NotRequired[PaymentIntentConfirmParamsPaymentMethodBillingDetails]
     #: A card (its number and CVC are redacted from logs and output)
     card: NotRequired[PaymentIntentConfirmParamsPaymentMethodCard]
@@ -1060,6 +1063,9 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     ideal: NotRequired[PaymentIntentConfirmParamsPaymentMethodIdeal]
     #: Przelewy24; needs billingDetails.email
     p24: NotRequired[PaymentIntentConfirmParamsPaymentMethodP24]
+    #: SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
+    #: acceptance of the mandate
+    sepaDebit: NotRequired[PaymentIntentConfirmParamsPaymentMethodSepaDebit]
     sofort: NotRequired[PaymentIntentConfirmParamsPaymentMethodSofort]
 
 
@@ -1069,7 +1075,9 @@ class PaymentIntentConfirmParamsPaymentMethodBancontact(TypedDict):
 
 
 class PaymentIntentConfirmParamsPaymentMethodBillingDetails(TypedDict):
-    """With a new payment method: bancontact, giropay and eps need name; p24 needs email"""
+    """With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
+    both
+    """
 
     #: The payer's email
     email: NotRequired[str]
@@ -1128,6 +1136,15 @@ class PaymentIntentConfirmParamsPaymentMethodP24(TypedDict):
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
+
+
+class PaymentIntentConfirmParamsPaymentMethodSepaDebit(TypedDict):
+    """SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
+    acceptance of the mandate
+    """
+
+    #: The customer's IBAN
+    iban: str
 
 
 class PaymentIntentConfirmParamsPaymentMethodSofort(TypedDict):
@@ -1250,7 +1267,7 @@ class RedirectSession(TypedDict):
     #: The redirect session id
     id: str
     #: What is being redirected
-    kind: Literal["source", "paymentIntent"]
+    kind: Literal["source", "paymentIntent", "setupIntent"]
     mode: NotRequired[Literal["automatic", "inApp", "browser"] | None]
     nativeURL: NotRequired[str | None]
     object: Literal["redirect_session"]
@@ -1260,6 +1277,7 @@ class RedirectSession(TypedDict):
     paymentIntentId: NotRequired[str | None]
     redirectURL: NotRequired[str | None]
     returnURL: NotRequired[str | None]
+    setupIntentId: NotRequired[str | None]
     sourceId: NotRequired[str | None]
     #: The SDK's redirect context states
     status: Literal["notStarted", "inProgress", "completed", "cancelled"]
@@ -1285,7 +1303,7 @@ class RedirectSessionOutcome(TypedDict):
     at: str
     error: NotRequired[ErrorObject | None]
     object: NotRequired[dict[str, Any] | None]
-    #: Source status, PaymentIntent status, or error
+    #: Source status, PaymentIntent or SetupIntent status, or error
     result: str
 
 
@@ -1306,6 +1324,164 @@ class RpcDiscoverResult(TypedDict):
     info: dict[str, Any]
     methods: list[Any]
     openrpc: str
+
+
+class SetupIntentConfirmParams(TypedDict):
+    """The params of `setupIntent.confirm`."""
+
+    #: The SetupIntent's client secret (never shown back)
+    clientSecret: str
+    #: Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps,
+    #: p24, sepaDebit)
+    paymentMethod: SetupIntentConfirmParamsPaymentMethod
+    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)
+    returnURL: NotRequired[str]
+    #: Start the redirect session at once, if one is needed
+    start: NotRequired[SetupIntentConfirmParamsStart]
+
+
+class SetupIntentConfirmParamsPaymentMethod(TypedDict):
+    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24,
+    sepaDebit)
+    """
+
+    #: Bancontact; needs billingDetails.name
+    bancontact: NotRequired[SetupIntentConfirmParamsPaymentMethodBancontact]
+    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
+    #: both
+    billingDetails: NotRequired[SetupIntentConfirmParamsPaymentMethodBillingDetails]
+    #: A card (its number and CVC are redacted from logs and output)
+    card: NotRequired[SetupIntentConfirmParamsPaymentMethodCard]
+    #: EPS; needs billingDetails.name
+    eps: NotRequired[SetupIntentConfirmParamsPaymentMethodEps]
+    #: giropay; needs billingDetails.name
+    giropay: NotRequired[SetupIntentConfirmParamsPaymentMethodGiropay]
+    #: An existing PaymentMethod (pm_…; legacy card_… and src_… ids work too)
+    id: NotRequired[str]
+    #: iDEAL
+    ideal: NotRequired[SetupIntentConfirmParamsPaymentMethodIdeal]
+    #: Przelewy24; needs billingDetails.email
+    p24: NotRequired[SetupIntentConfirmParamsPaymentMethodP24]
+    #: SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
+    #: acceptance of the mandate
+    sepaDebit: NotRequired[SetupIntentConfirmParamsPaymentMethodSepaDebit]
+    sofort: NotRequired[SetupIntentConfirmParamsPaymentMethodSofort]
+
+
+class SetupIntentConfirmParamsPaymentMethodBancontact(TypedDict):
+    """Bancontact; needs billingDetails.name"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodBillingDetails(TypedDict):
+    """With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
+    both
+    """
+
+    #: The payer's email
+    email: NotRequired[str]
+    #: The payer's full name
+    name: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodCard(TypedDict):
+    """A card (its number and CVC are redacted from logs and output)"""
+
+    #: Billing street
+    addressLine1: NotRequired[str]
+    #: Billing street, more
+    addressLine2: NotRequired[str]
+    #: Billing city
+    city: NotRequired[str]
+    #: Billing country (two-letter ISO code)
+    country: NotRequired[str]
+    #: Card verification code
+    cvc: NotRequired[str]
+    #: Expiry month
+    expMonth: int
+    #: Expiry year, four digits (or two)
+    expYear: int
+    #: Cardholder name
+    name: NotRequired[str]
+    #: The card number
+    number: str
+    #: Billing state or region
+    state: NotRequired[str]
+    #: Billing postal code
+    zip: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodEps(TypedDict):
+    """EPS; needs billingDetails.name"""
+
+    #: The customer's bank, e.g. ing (optional)
+    bank: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodGiropay(TypedDict):
+    """giropay; needs billingDetails.name"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodIdeal(TypedDict):
+    """iDEAL"""
+
+    #: The customer's bank, e.g. ing (optional)
+    bank: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodP24(TypedDict):
+    """Przelewy24; needs billingDetails.email"""
+
+    #: The customer's bank, e.g. ing (optional)
+    bank: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodSepaDebit(TypedDict):
+    """SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
+    acceptance of the mandate
+    """
+
+    #: The customer's IBAN
+    iban: str
+
+
+class SetupIntentConfirmParamsPaymentMethodSofort(TypedDict):
+    """The `sofort` member of `SetupIntentConfirmParamsPaymentMethod`."""
+
+    #: The country of the customer's bank (two-letter ISO code)
+    country: str
+
+
+class SetupIntentConfirmParamsStart(TypedDict):
+    """Start the redirect session at once, if one is needed"""
+
+    #: The SDK's start variant (default automatic)
+    mode: NotRequired[Literal["automatic", "inApp", "browser"]]
+    #: Who opens the URL (default app)
+    opener: NotRequired[Literal["app", "daemon"]]
+
+
+class SetupIntentConfirmResult(TypedDict):
+    """Component `SetupIntentConfirmResult`."""
+
+    redirect: NotRequired[RedirectSession | None]
+    #: The Stripe SetupIntent (client_secret removed)
+    setupIntent: dict[str, Any]
+
+
+class SetupIntentRetrieveParams(TypedDict):
+    """The params of `setupIntent.retrieve`."""
+
+    #: The SetupIntent's client secret (never shown back)
+    clientSecret: str
+
+
+class SetupIntentRetrieveResult(TypedDict):
+    """Component `SetupIntentRetrieveResult`."""
+
+    #: The Stripe SetupIntent (client_secret removed)
+    setupIntent: dict[str, Any]
 
 
 class Source(TypedDict):

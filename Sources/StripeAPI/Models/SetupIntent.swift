@@ -1,0 +1,51 @@
+import Foundation
+import JSONRPC
+
+/// A SetupIntent: saves a payment method for later without a charge (the SDK's STPSetupIntent).
+/// Required: `id`, `client_secret`, `status`; its next action and last error have a PaymentIntent's shape.
+public struct SetupIntent: StripeModel, Hashable {
+    public enum Status: String, TolerantStringEnum {
+        case requiresPaymentMethod = "requires_payment_method"
+        case requiresConfirmation = "requires_confirmation"
+        case requiresAction = "requires_action"
+        case processing, canceled, succeeded, unknown
+    }
+
+    public var id: String
+    public var clientSecret: String
+    public var status: Status
+    /// `on_session` or `off_session`.
+    public var usage: String?
+    public var customerID: String?
+    /// `payment_method` as an id, or an expanded object's id.
+    public var paymentMethodID: String?
+    public var paymentMethodTypes: [String]
+    public var lastSetupError: PaymentIntent.LastPaymentError?
+    public var nextAction: PaymentIntent.NextAction?
+    public var allResponseFields: JSONValue
+
+    public init(json: JSONValue, codingPath: [any CodingKey]) throws {
+        let f = try ModelFields(json, codingPath: codingPath)
+        id = try f.requireString("id")
+        clientSecret = try f.requireString("client_secret")
+        status = Status(apiValue: try f.requireString("status"))
+        usage = f.string("usage")
+        customerID = f.idOrExpanded("customer")
+        paymentMethodID = f.idOrExpanded("payment_method")
+        paymentMethodTypes = f.array("payment_method_types")?.compactMap(\.stringValue) ?? []
+        lastSetupError = f.model("last_setup_error")
+        nextAction = f.model("next_action")
+        allResponseFields = json
+    }
+
+    public init(from decoder: any Decoder) throws { self = try .decode(from: decoder) }
+
+    /// As PaymentIntent's: the redirect and return URLs, or nil unless the status is
+    /// `requires_action`, the next action is `redirect_to_url` and both URLs parse.
+    public var redirectURLs: (url: URL, returnURL: URL)? {
+        guard status == .requiresAction, let action = nextAction, action.type == .redirectToURL,
+            let redirect = action.redirectToURL, let returnURL = redirect.returnURL
+        else { return nil }
+        return (redirect.url, returnURL)
+    }
+}
