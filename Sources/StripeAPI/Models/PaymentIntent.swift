@@ -134,9 +134,16 @@ public struct PaymentIntent: StripeModel, Hashable {
     /// What a redirect context needs (spec §3.2): the redirect and return URLs, or nil unless the
     /// status is `requires_action`, the next action is `redirect_to_url` and both URLs parse.
     public var redirectURLs: (url: URL, returnURL: URL)? {
-        guard status == .requiresAction, let action = nextAction, action.type == .redirectToURL,
-            let redirect = action.redirectToURL, let returnURL = redirect.returnURL
-        else { return nil }
+        status == .requiresAction ? nextAction?.redirectURLs : nil
+    }
+}
+
+extension PaymentIntent.NextAction {
+    /// A `redirect_to_url` action's URLs when both parse (PaymentIntents and SetupIntents alike).
+    public var redirectURLs: (url: URL, returnURL: URL)? {
+        guard type == .redirectToURL, let redirect = redirectToURL, let returnURL = redirect.returnURL else {
+            return nil
+        }
         return (redirect.url, returnURL)
     }
 }

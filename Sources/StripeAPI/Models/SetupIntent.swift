@@ -43,9 +43,6 @@ public struct SetupIntent: StripeModel, Hashable {
     /// As PaymentIntent's: the redirect and return URLs, or nil unless the status is
     /// `requires_action`, the next action is `redirect_to_url` and both URLs parse.
     public var redirectURLs: (url: URL, returnURL: URL)? {
-        guard status == .requiresAction, let action = nextAction, action.type == .redirectToURL,
-            let redirect = action.redirectToURL, let returnURL = redirect.returnURL
-        else { return nil }
-        return (redirect.url, returnURL)
+        status == .requiresAction ? nextAction?.redirectURLs : nil
     }
 }
