@@ -12,6 +12,7 @@ public enum Redaction {
     public static let secretFields: Set<String> = ["client_secret", "secret", "authorization"]
 
     public static func redact(_ text: String) -> String {
+        guard mayHoldSecret(text) else { return text }
         var out = text
         // Client secrets before keys: `pi_1_secret_x` must keep `pi_1`.
         out = replace(clientSecret, in: out) { "\($0[1])_secret_\(mask)" }
@@ -41,6 +42,23 @@ public enum Redaction {
             return .object(out)
         default: return value
         }
+    }
+
+    /// False when no pattern below can match: each needs one of these words, an `@` or a run of
+    /// 13 digits. Most texts (every Stripe call's path is logged) skip the seven regexes.
+    static func mayHoldSecret(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        if lowered.contains("@") || lowered.contains("secret") || lowered.contains("number") || lowered.contains("cvc")
+        {
+            return true
+        }
+        if ["sk_", "rk_", "pk_", "ek_", "uk_"].contains(where: lowered.contains) { return true }
+        var digits = 0
+        for byte in text.utf8 {
+            digits = (48...57).contains(byte) ? digits + 1 : 0
+            if digits >= 13 { return true }
+        }
+        return false
     }
 
     // `(?<![A-Za-z0-9])` rather than `\b`: `_` is a word character, so `\b` would miss `x_sk_live_…`.

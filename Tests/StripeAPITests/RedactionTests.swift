@@ -1,6 +1,7 @@
 import JSONRPC
-import StripeAPI
 import Testing
+
+@testable import StripeAPI
 
 @Test func keysKeepPrefixAndLastFour() {
     let text = "Authorization: Bearer sk_live_51HxYzAbCdEfGhIjKlMn9876 and pk_test_51HxYzAbCdEfGhIjKlMn1234."
@@ -53,4 +54,19 @@ import Testing
     #expect(masked.hasPrefix("STPD_DATABASE_URL=postgresql://stpd:"))
     #expect(masked.hasSuffix("@db.example/fleet"))
     #expect(Redaction.redact("postgresql://stpd@/fleet?host=/run") == "postgresql://stpd@/fleet?host=/run")
+}
+
+/// The quick check that lets most texts skip the regexes must never skip one that holds a secret.
+@Test(arguments: [
+    "/v1/sources/src_1?client_secret=src_client_secret_abc", "pi_1_secret_xyz", "Bearer sk_test_abcd", "SK_LIVE_abcd",
+    "card[number]=4242424242424242", "{\"cvc\":\"123\"}", "4242424242424242", "postgresql://u:pw@host/db",
+])
+func aTextThatHoldsASecretIsAlwaysChecked(_ text: String) {
+    #expect(Redaction.mayHoldSecret(text))
+    #expect(Redaction.redact(text) != text)
+}
+
+@Test func aPlainPathSkipsTheRegexes() {
+    #expect(!Redaction.mayHoldSecret("/v1/sources/src_1JXyz0123456789"))
+    #expect(Redaction.redact("/v1/sources/src_1JXyz0123456789") == "/v1/sources/src_1JXyz0123456789")
 }
