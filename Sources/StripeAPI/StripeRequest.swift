@@ -47,9 +47,7 @@ public struct StripeConfiguration: Sendable {
     public var key: StripeKey
     public var stripeAccount: String?
     public var apiVersion: String
-    public var userAgent: StripeUserAgent { didSet { userAgentHeader = userAgent.headerValue } }
-    /// Encoded once, not per request (it was 2% of a running poll's CPU).
-    private var userAgentHeader: String
+    public var userAgent: StripeUserAgent
     /// Per attempt; retries each get a fresh timeout.
     public var timeout: Duration
 
@@ -63,7 +61,6 @@ public struct StripeConfiguration: Sendable {
         self.stripeAccount = stripeAccount
         self.apiVersion = apiVersion
         self.userAgent = userAgent
-        userAgentHeader = userAgent.headerValue
         self.timeout = timeout
     }
 
@@ -76,7 +73,7 @@ public struct StripeConfiguration: Sendable {
         var headers: HTTPHeaders = [
             "Authorization": "Bearer \((request.key ?? key).secret)",
             "Stripe-Version": apiVersion,
-            "X-Stripe-User-Agent": userAgentHeader,
+            "X-Stripe-User-Agent": userAgent.headerValue,
         ]
         if let account = request.stripeAccount ?? stripeAccount { headers["Stripe-Account"] = account }
         if request.method == .post {
