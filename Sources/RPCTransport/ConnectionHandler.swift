@@ -351,7 +351,10 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             unflushed = false
             context.flush()
         }
-        if drained, !closing, connection.outbox.isFinished { closeWhenFlushed(context) }
+        // `isDone` (finished *and* empty, in one look): a final notice put ahead of the queue by
+        // `finish(first:)` after the poll above found it empty must still be written (its wake
+        // pumps again); closing on `isFinished` alone flushed and closed without it.
+        if drained, !closing, connection.outbox.isDone { closeWhenFlushed(context) }
     }
 
     /// Once reading has ended and every call read is answered: no more output, then close.
