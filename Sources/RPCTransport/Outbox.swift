@@ -56,9 +56,6 @@ public final class Outbox: Sendable {
     /// Finished, and everything queued has been taken.
     var isDone: Bool { state.withLockedValue { $0.finished && $0.queue.isEmpty } }
 
-    /// No more frames are accepted.
-    var isFinished: Bool { state.withLockedValue { $0.finished } }
-
     /// Queues a reply, waiting for room first. Returns false once the outbox is finished.
     @discardableResult
     public func send(_ frame: ByteBuffer) async -> Bool {
