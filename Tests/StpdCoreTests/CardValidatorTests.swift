@@ -134,7 +134,9 @@ struct CardValidatorTests {
         let result = Self.august2015.validate(number: "3782 822463 10005", expMonth: "8", expYear: "15", cvc: "12")
         #expect(
             result
-                == .init(brand: .amex, number: .valid, expMonth: .valid, expYear: .valid, cvc: .incomplete, card: .incomplete))
+                == .init(
+                    brand: .amex, number: .valid, expMonth: .valid, expYear: .valid, cvc: .incomplete, card: .incomplete
+                ))
     }
 
     @Test func aCardIsRefusedAtItsFirstFieldThatIsNotValid() throws {
@@ -176,7 +178,9 @@ struct CardValidatorTests {
 
         let leadingZeros = BINRange(low: "004", high: "017", length: 0, brand: .unknown)
         let zeroMatching = ["0", "00", "01", "004", "009", "014", "017", "0044", "0098", "0143", "0173"]
-        let zeroNotMatching = ["1", "10", "20", "000", "002", "019", "020", "100", "0000", "0021", "0195", "0202", "1004"]
+        let zeroNotMatching = [
+            "1", "10", "20", "000", "002", "019", "020", "100", "0000", "0021", "0195", "0202", "1004",
+        ]
         for number in zeroMatching { #expect(leadingZeros.matches(number), "\(number)") }
         for number in zeroNotMatching { #expect(!leadingZeros.matches(number), "\(number)") }
 
