@@ -67,7 +67,8 @@ public enum CardValidate: RPCMethod {
         let state = { (field: String) in JSONSchema.cases(of: CardValidationState.self, field) }
         return .object(
             [
-                "brand": .cases(of: CardBrand.self, "The brand the number's first digits name (unknown until one does)"),
+                "brand": .cases(
+                    of: CardBrand.self, "The brand the number's first digits name (unknown until one does)"),
                 "number": state("The number"), "expMonth": state("The expiry month"),
                 "expYear": state("The expiry year, with the month"), "cvc": state("The CVC, for the brand"),
                 "card": state("The card as a whole: invalid if a field is, else incomplete if a field is"),

@@ -198,15 +198,15 @@ public struct ShippingAddressParams: Codable, Sendable, Hashable {
 
     private static func schema(required: [String]) -> JSONSchema {
         .object(
-        [
-            "name": .string("Recipient"), "phone": .string("Phone number"),
-            "email": .string("Contact email (payment contexts)"),
-            "address": .object([
-                "line1": .string("Street"), "line2": .string("More"), "city": .string("City"),
-                "state": .string("State"),
-                "postalCode": .string("Postal code"), "country": .string("ISO country code"),
-            ]),
-        ], required: required)
+            [
+                "name": .string("Recipient"), "phone": .string("Phone number"),
+                "email": .string("Contact email (payment contexts)"),
+                "address": .object([
+                    "line1": .string("Street"), "line2": .string("More"), "city": .string("City"),
+                    "state": .string("State"),
+                    "postalCode": .string("Postal code"), "country": .string("ISO country code"),
+                ]),
+            ], required: required)
     }
 }
 

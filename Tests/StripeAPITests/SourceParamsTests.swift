@@ -354,7 +354,8 @@ private let back = "app://done"
         let card = CardInput(
             number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", name: "Jo", zip: "10115")
         let body = FormEncoder.encode(
-            PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams(for: .publishable))
+            PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams(
+                for: .publishable))
         #expect(
             body == "client_secret=pi_123_secret_abc&payment_method_data[billing_details][address][postal_code]=10115"
                 + "&payment_method_data[billing_details][name]=Jo&payment_method_data[card][cvc]=123"

@@ -178,8 +178,9 @@ import Testing
             state, "POST", "/v1/setup_intents/\(setiID)/confirm",
             form: ["client_secret": seti["client_secret"]!, "payment_method": "pm_card_visa"])
         #expect(setupRefused.error?["param"] == "client_secret")
-        #expect(await call(state, "POST", "/v1/setup_intents/\(setiID)/confirm", form: ["payment_method": "pm_card_visa"])
-            .status == 200)
+        #expect(
+            await call(state, "POST", "/v1/setup_intents/\(setiID)/confirm", form: ["payment_method": "pm_card_visa"])
+                .status == 200)
     }
 
     @Test func theRequestLogDecodesTheForm() async throws {
@@ -187,12 +188,17 @@ import Testing
         let (id, secret) = try await intent(state)
         await call(
             state, "POST", "/v1/payment_intents/\(id)/confirm", key: pk,
-            form: ["client_secret": .string(secret), "payment_method_data": ["type": "card", "card": ["exp_month": 4]]])
+            form: [
+                "client_secret": .string(secret), "payment_method_data": ["type": "card", "card": ["exp_month": 4]],
+            ])
         await call(state, "GET", "/v1/payment_intents/\(id)", key: pk, form: ["expand": ["payment_method"]])
         let log = await control(state, "GET", "/_test/requests")
         let entries = try #require(log["data"]?.arrayValue)
         #expect(entries[1]["auth"] == "publishable")
-        #expect(entries[1]["form"] == ["client_secret": .string(secret), "payment_method_data": ["type": "card", "card": ["exp_month": "4"]]])
+        #expect(
+            entries[1]["form"] == [
+                "client_secret": .string(secret), "payment_method_data": ["type": "card", "card": ["exp_month": "4"]],
+            ])
         #expect(entries[2]["form"] == ["expand": ["payment_method"]])
     }
 

@@ -74,7 +74,8 @@ def test_source_and_intent_confirmations_refuse_an_invalid_card(start_stpd, tmp_
     assert_refused(error, "paymentMethod.card.cvc", "invalid", "visa")
 
     # Nothing reached Stripe; a valid card then goes through.
-    assert server.requests() == []
+    for path in ("/v1/sources", f"/v1/payment_intents/{pi['id']}/confirm", f"/v1/setup_intents/{seti['id']}/confirm"):
+        assert server.requests(path=path) == [], path
     confirmed = client.call("paymentIntent.confirm", {"clientSecret": pi["client_secret"],
                                                       "paymentMethod": {"card": {**card, "number": "4242424242424242"}}})
     assert confirmed["paymentIntent"]["status"] == "succeeded"

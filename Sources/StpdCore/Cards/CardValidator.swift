@@ -127,7 +127,9 @@ public struct CardValidator: Sendable {
     static func isNumeric(_ text: String) -> Bool { text.unicodeScalars.allSatisfy(isDigit) }
 
     /// `sanitizedNumericString(for:)`: the ASCII digits only.
-    static func digits(of text: String) -> String { String(String.UnicodeScalarView(text.unicodeScalars.filter(isDigit))) }
+    static func digits(of text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter(isDigit)))
+    }
 
     static func removingWhitespace(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.filter { !CharacterSet.whitespaces.contains($0) }))

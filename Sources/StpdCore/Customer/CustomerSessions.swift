@@ -116,7 +116,8 @@ public final class CustomerSessions: Sendable {
         -> CustomerSessionView
     {
         guard !(shipping.name ?? "").isEmpty else {
-            throw DomainError.invalidInput(input: "shipping.name", detail: "a shipping address needs the recipient's name")
+            throw DomainError.invalidInput(
+                input: "shipping.name", detail: "a shipping address needs the recipient's name")
         }
         return try await operate(id, caller, "updateShipping", .shippingUpdated) { backend, _ in
             try await backend.updateShipping(shipping)
