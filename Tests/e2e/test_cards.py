@@ -5,11 +5,15 @@ before any request to Stripe (the stand-in's request log stays empty):
 
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 
 from codes import CARD_INVALID, INVALID_PARAMS
+from conftest import clean_environment
 from contexts import card_input, connected
 from flows import rpc_error, stpd_for
+from test_stpctl_customer import EXIT_TIMEOUT, run_on_terminal
 
 LAST_YEAR = time.gmtime().tm_year - 1
 
@@ -46,6 +50,20 @@ def test_validate_follows_the_customer_typing(start_stpd, tmp_path, stripe_test_
     error = rpc_error(client, "card.validate", {"number": 4242})
     assert error.code == INVALID_PARAMS and error.data["parameter"] == "number", error
     assert stripe_test_server.requests() == []
+
+
+def test_stpctl_card_validate(bin_dir, start_stpd, tmp_path, stripe_test_server):
+    daemon = stpd_for(start_stpd, tmp_path / "stpd", stripe_test_server)
+    argv = [str(bin_dir / "stpctl"), "--socket", str(daemon.socket_path), "card", "validate",
+            "--number", "3782 822463 10005", "--exp-month", "04", "--exp-year", str(LAST_YEAR + 2)[2:], "--cvc", "12"]
+    done = subprocess.run(argv, env=clean_environment(), capture_output=True, text=True, timeout=EXIT_TIMEOUT)
+    assert done.returncode == 0 and json.loads(done.stdout) == {
+        "brand": "amex", "number": "valid", "expMonth": "valid", "expYear": "valid", "cvc": "incomplete",
+        "card": "incomplete"}, (done.stdout, done.stderr)
+    status, printed = run_on_terminal(argv)
+    assert status == 0 and printed.splitlines() == [
+        "brand:     amex", "number:    valid", "exp month: valid", "exp year:  valid", "cvc:       incomplete",
+        "card:      incomplete"], printed
 
 
 def assert_refused(error, parameter: str, state: str, brand: str) -> None:
