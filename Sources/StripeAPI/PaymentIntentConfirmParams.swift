@@ -48,9 +48,9 @@ public enum PaymentMethodData: Sendable, Hashable {
     }
 }
 
-/// `POST /v1/payment_intents/{id}/confirm` with the client secret, as the SDK's
-/// `STPPaymentIntentParams` does for a publishable key. `POST /v1/setup_intents/{id}/confirm` takes
-/// the same form (`STPSetupIntentConfirmParams`: client secret, payment method, return URL).
+/// `POST /v1/payment_intents/{id}/confirm`, as the SDK's `STPPaymentIntentParams` builds it.
+/// `POST /v1/setup_intents/{id}/confirm` takes the same form (`STPSetupIntentConfirmParams`:
+/// client secret, payment method, return URL).
 public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public enum SetupFutureUsage: String, Codable, Sendable {
         case onSession = "on_session"
@@ -114,8 +114,12 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
         "customer_acceptance": ["type": "online", "online": ["infer_from_client": true]]
     ]
 
-    public func formParams() -> [String: JSONValue] {
-        var out: [String: JSONValue] = ["client_secret": .string(clientSecret)]
+    /// The form sent with a key of `kind`. The client secret goes with a publishable key, as the
+    /// SDK sends it; a secret or restricted key names the intent by the path alone, and Stripe
+    /// answers a `client_secret` from it with "Received unknown parameter".
+    public func formParams(for kind: StripeKey.Kind) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        if kind == .publishable { out["client_secret"] = .string(clientSecret) }
         if let paymentMethodID {
             out["payment_method"] = .string(paymentMethodID)
         } else if let data = paymentMethodData {

@@ -343,7 +343,7 @@ private let back = "app://done"
             clientSecret: secret, paymentMethodID: "pm_1", returnURL: "app://done", savePaymentMethod: true,
             setupFutureUsage: .offSession)
         #expect(
-            JSONValue.object(params.formParams())
+            JSONValue.object(params.formParams(for: .publishable))
                 == [
                     "client_secret": "pi_123_secret_abc", "payment_method": "pm_1", "return_url": "app://done",
                     "save_payment_method": true, "setup_future_usage": "off_session",
@@ -354,7 +354,8 @@ private let back = "app://done"
         let card = CardInput(
             number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", name: "Jo", zip: "10115")
         let body = FormEncoder.encode(
-            PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams())
+            PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams(
+                for: .publishable))
         #expect(
             body == "client_secret=pi_123_secret_abc&payment_method_data[billing_details][address][postal_code]=10115"
                 + "&payment_method_data[billing_details][name]=Jo&payment_method_data[card][cvc]=123"
@@ -382,7 +383,7 @@ private let back = "app://done"
         let params = PaymentIntentConfirmParams(
             clientSecret: secret, paymentMethodData: data, billingDetails: billing, returnURL: "app://done")
         #expect(
-            JSONValue.object(params.formParams())
+            JSONValue.object(params.formParams(for: .publishable))
                 == ["client_secret": "pi_123_secret_abc", "return_url": "app://done", "payment_method_data": expected])
     }
 
