@@ -55,7 +55,17 @@ private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:],
     }
 }
 
-/// stripe-python defers to the API both ways.
+/// A 429 the API marks retryable waits as any 429 does (stripe-ios's 1, 4, 9 s, three times), not
+/// stripe-python's short transient waits: the rate limiter needs the time.
+@Test func rateLimitMarkedRetryableKeepsTheRateLimitSchedule() {
+    let retryable: HTTPHeaders = ["Stripe-Should-Retry": "true"]
+    #expect(decide(0, 429, retryable) == .retry(after: .seconds(1)))
+    #expect(decide(1, 429, retryable) == .retry(after: .seconds(4)))
+    #expect(decide(2, 429, retryable) == .retry(after: .seconds(9)))
+    #expect(decide(3, 429, retryable) == .giveUp)
+}
+
+/// stripe-python defers to the API both ways (stripe-ios would retry a 429 marked `false`).
 @Test func stripeShouldRetryIsHonouredBothWays() {
     #expect(decide(0, 429, ["stripe-should-retry": "false"]) == .giveUp)
     #expect(decide(0, 500, ["Stripe-Should-Retry": "FALSE"]) == .giveUp)
