@@ -21,16 +21,18 @@ struct StripePaymentsAPI: PaymentsAPI {
             StripeRequest(.get, "/v1/sources/\(id)", params: ["client_secret": .string(clientSecret)]), as: Source.self)
     }
 
-    /// The poller keeps the SDK's schedule, so the client's own retries are off here. Of the faults
-    /// without a response, only "offline" and "connection lost" are retried (at once, as the SDK
-    /// does); a timeout, a refused connect, a DNS or TLS failure ends the poll with its error.
+    /// One request of a poll. Of the client's retries only the 429's stay, as the SDK's request
+    /// retries a 429 itself (1, 4, 9 s) before its poller sees it; the poller's schedule owns every
+    /// other retry. Of the faults without a response, being offline (the name does not resolve, no
+    /// route, a connect nobody answers) and a connection lost mid-request are retried by the poller
+    /// (the SDK's -1009 and -1005); a timeout after connecting, a refused connect or a TLS failure
+    /// ends the poll with its error.
     func pollSource(id: String, clientSecret: String) async -> PollFetchResult {
         var client: StripeClient
         do { client = try self.client() } catch {
             return .transportFailure(StripeError(kind: .authentication, message: "no Stripe key is configured"))
         }
-        client.retryPolicy.maxTransientRetries = 0
-        client.retryPolicy.maxRateLimitRetries = 0
+        client.retryPolicy = Self.pollRetryPolicy(client.retryPolicy)
         let request = StripeRequest(.get, "/v1/sources/\(id)", params: ["client_secret": .string(clientSecret)])
         do {
             let response = try await client.response(for: request)
@@ -47,6 +49,12 @@ struct StripePaymentsAPI: PaymentsAPI {
             return .transportFailure(
                 StripeError(kind: .connection, message: Redaction.redact(String(describing: error))))
         }
+    }
+
+    static func pollRetryPolicy(_ policy: RetryPolicy) -> RetryPolicy {
+        var policy = policy
+        policy.maxTransientRetries = 0
+        return policy
     }
 
     static func pollResult(of error: StripeError) -> PollFetchResult {
