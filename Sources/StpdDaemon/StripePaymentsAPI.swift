@@ -13,7 +13,30 @@ struct StripePaymentsAPI: PaymentsAPI {
     }
 
     func createSource(_ params: [String: JSONValue]) async throws -> Source {
-        try await client().send(StripeRequest(.post, "/v1/sources", params: params), as: Source.self)
+        let client = try client()
+        return try await client.send(
+            StripeRequest(.post, "/v1/sources", params: Self.signed(params, by: client)), as: Source.self)
+    }
+
+    /// The SDK's `payment_user_agent` on what makes a Source or a PaymentMethod (its params, or a
+    /// confirmation's `payment_method_data`), naming stpd and its version. Sent with a publishable
+    /// key, as the SDK sends it; a secret or restricted key sends none (Stripe's server-side types
+    /// have no such field).
+    static func signed(_ params: [String: JSONValue], by client: StripeClient) -> [String: JSONValue] {
+        guard client.configuration.key.kind == .publishable else { return params }
+        var params = params
+        params["payment_user_agent"] = .string(client.configuration.userAgent.paymentUserAgent)
+        return params
+    }
+
+    static func confirmForm(_ params: PaymentIntentConfirmParams, by client: StripeClient)
+        -> [String: JSONValue]
+    {
+        var form = params.formParams(for: client.configuration.key.kind)
+        if let data = form["payment_method_data"]?.objectValue {
+            form["payment_method_data"] = .object(signed(data, by: client))
+        }
+        return form
     }
 
     func retrieveSource(id: String, clientSecret: String) async throws -> Source {
@@ -69,14 +92,16 @@ struct StripePaymentsAPI: PaymentsAPI {
     }
 
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
-        try await client().send(
-            StripeRequest(.post, "/v1/payment_methods", params: PaymentMethodData.card(card).createParams()),
+        let client = try client()
+        return try await client.send(
+            StripeRequest(
+                .post, "/v1/payment_methods", params: Self.signed(PaymentMethodData.card(card).createParams(), by: client)),
             as: PaymentMethod.self)
     }
 
     func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
         let client = try client()
-        let form = params.formParams(for: client.configuration.key.kind)
+        let form = Self.confirmForm(params, by: client)
         return try await client.send(
             StripeRequest(.post, "/v1/payment_intents/\(params.paymentIntentID)/confirm", params: form),
             as: PaymentIntent.self)
@@ -91,7 +116,7 @@ struct StripePaymentsAPI: PaymentsAPI {
 
     func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
         let client = try client()
-        let form = params.formParams(for: client.configuration.key.kind)
+        let form = Self.confirmForm(params, by: client)
         return try await client.send(
             StripeRequest(.post, "/v1/setup_intents/\(params.intentID)/confirm", params: form), as: SetupIntent.self)
     }
