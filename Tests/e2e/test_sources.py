@@ -111,6 +111,8 @@ def test_sofort_redirect_to_chargeable(start_stpd, tmp_path, stripe_test_server)
     form = urllib.parse.parse_qs(posted[0]["body"])
     assert form["redirect[return_url]"] == [return_url] and form["type"] == ["sofort"]
     assert (form["amount"], form["currency"], form["sofort[country]"]) == (["1099"], ["eur"], ["DE"])
+    # The SDK's fraud signal, naming stpd and its version as stripe-ios names itself.
+    assert form["payment_user_agent"] == ["stpd/" + client.call("daemon.ping")["version"]]
     assert events.wait("source.created", sid)["object"]["status"] == "pending"
 
     # The configured merchant name when the call names none; a return URL naming one keeps it.
@@ -580,6 +582,7 @@ def test_payment_intent_ideal_redirect_succeeds(start_stpd, tmp_path, stripe_tes
     form = urllib.parse.parse_qs(confirm_calls[0]["body"])
     assert form["payment_method_data[type]"] == ["ideal"] and form["payment_method_data[ideal][bank]"] == ["ing"]
     assert form["return_url"] == ["myshop://stripe-redirect?order=42"]
+    assert form["payment_method_data[payment_user_agent]"] == ["stpd/" + client.call("daemon.ping")["version"]]
 
     session = confirmed["redirect"]
     rid = session["id"]
@@ -783,14 +786,17 @@ def test_urls_that_do_not_parse_open_no_session(start_stpd, tmp_path, stripe_tes
     assert error.code == REDIRECT_UNAVAILABLE, error
 
 
-def test_merchant_name_defaults_to_the_calling_process_name(start_stpd, tmp_path, stripe_test_server):
-    """The SDK always appends companyName (default: the app's bundle name); stpd's default is the
-    name of the process on the other end of the socket."""
+def test_merchant_name_defaults_to_the_calling_apps_name_never_its_interpreters(start_stpd, tmp_path,
+                                                                                stripe_test_server):
+    """The SDK names the merchant by the app's display name; stpd's default is the calling app's name
+    as a customer would know it. This test runs in `python -m pytest`: its app is pytest, not python."""
     server = stripe_test_server
     daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
+    argv = Path("/proc/self/cmdline").read_bytes().split(b"\0")
+    assert Path(argv[0].decode()).name.startswith("python") and argv[1:3] == [b"-m", b"pytest"], argv
     source, _ = create_source(daemon.client(), sofort("myapp://named"))
-    comm = Path("/proc/self/comm").read_text().strip()
-    assert [v for k, v in query_items(source["redirect"]["returnURL"]) if k == "redirect_merchant_name"] == [comm]
+    assert [v for k, v in query_items(source["redirect"]["returnURL"]) if k == "redirect_merchant_name"] \
+        == ["pytest"]
 
 
 # -- 7. errors and another uid --------------------------------------------------------------------
