@@ -133,17 +133,16 @@ extension PaymentContexts {
 
     /// The SDK's add-card form does not submit until `STPAddress.containsRequiredFields` holds for
     /// the configuration's `requiredBillingAddressFields`: `postalCode` a postal code valid for the
-    /// country (required when the country is unknown), `name` the cardholder's name, `full` a postal
-    /// address (line1, city, country, a US state, a valid postal code).
+    /// country (any text when there is none), `name` the cardholder's name, `full` a postal address
+    /// (line1, city, country, a US state, a valid postal code). The country is the card's billing
+    /// `country`, the form's country field; where the form would start from the device's region,
+    /// stpd takes none (a daemon's locale is its host's, not the customer's).
     static func requireBillingFields(_ level: String, of card: CardInput) throws {
         func missing(_ field: String, _ detail: String) -> DomainError {
             .invalidInput(input: "card.\(field)", detail: "\(detail) (requiredBillingAddressFields \(level))")
         }
-        let country = (card.country ?? "").uppercased()
-        let postalCodeValid =
-            country.isEmpty
-            ? !(card.zip ?? "").trimmingCharacters(in: .whitespaces).isEmpty
-            : ShippingAddressParams.isPostalCode(card.zip ?? "", country: country)
+        let country = card.country ?? ""
+        let postalCodeValid = AddressFields.postalCodeState(card.zip ?? "", country: card.country) == .valid
         switch level {
         case "postalCode", "zip":
             guard postalCodeValid else { throw missing("zip", "a valid postal code is required") }
