@@ -901,7 +901,11 @@ struct PaymentContextsTests {
             (["emailAddress"], ShippingAddressParams(email: "ada@example.com", address: .init()), true),
             (["phoneNumber"], ShippingAddressParams(phone: "555-0100", address: .init(country: "US")), false),
             (["phoneNumber"], ShippingAddressParams(phone: "(415) 555-0100", address: .init(country: "US")), true),
-            (["phoneNumber"], ShippingAddressParams(phone: "+49 30 1", address: .init(country: "DE")), true),
+            // PhoneNumber's patterns (ddfabb9): DE `### #######`, whatever else the text holds.
+            (["phoneNumber"], ShippingAddressParams(phone: "+49 30 1", address: .init(country: "DE")), false),
+            (["phoneNumber"], ShippingAddressParams(phone: "030 1234567", address: .init(country: "DE")), true),
+            (["phoneNumber"], ShippingAddressParams(phone: "1", address: .init(country: "XX")), true),
+            (["postalAddress"], ShippingAddressParams(address: .init(line1: "1-1", city: "Tokyo", country: "JP")), true),
             ([], ShippingAddressParams(address: .init()), true),
         ] as [([String], ShippingAddressParams, Bool)])
     func requiredShippingFields(fields: [String], address: ShippingAddressParams, satisfied: Bool) {
