@@ -17,7 +17,7 @@ extension PaymentMethodInput {
         Member(
             "usBankAccount",
             "A US bank account (ACH Direct Debit) entered by hand, USD: Stripe verifies it with microdeposits "
-                + "(next action verify_with_microdeposits, then verifyMicrodeposits); sends the mandate",
+                + "(next action verify_with_microdeposits); sends the mandate",
             [
                 "routingNumber": .string("The bank's ABA routing number", pattern: "^[0-9]{9}$"),
                 "accountNumber": .string("The account number", pattern: "^[0-9]{4,17}$"),
