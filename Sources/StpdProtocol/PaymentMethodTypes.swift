@@ -100,6 +100,14 @@ extension PaymentMethodInput {
         plain(.twint, "TWINT, CHF: a redirect"),
         plain(.mobilepay, "MobilePay, DKK, EUR, NOK or SEK: a redirect"),
         plain(.grabpay, "GrabPay, MYR or SGD: a redirect"),
+        plain(.alma, "Alma (buy now, pay later), EUR: a redirect"),
+        plain(.billie, "Billie (buy now, pay later for businesses), EUR: a redirect"),
+        plain(.sunbit, "Sunbit (buy now, pay later), USD: a redirect"),
+        plain(.crypto, "Crypto (stablecoins), USD: a redirect to Stripe's crypto page"),
+        plain(.payByBank, "Pay by Bank (open banking), GBP: a redirect to the customer's bank"),
+        plain(.krCard, "Korean cards, KRW: a redirect"),
+        plain(.naverPay, "Naver Pay, KRW: a redirect"),
+        plain(.payco, "PAYCO, KRW: a redirect"),
         Member(
             "sofort",
             "SOFORT, EUR: a redirect to the customer's bank. Discontinued by Stripe on 31 March 2025 (kept as the SDK has it)",
@@ -113,11 +121,11 @@ extension PaymentMethodInput {
         Member(
             "raw",
             JSONSchema.object(
-                ["type": .string("Stripe's payment method type, e.g. alma", pattern: "^[a-z0-9_]+$")],
+                ["type": .string("Stripe's payment method type, e.g. satispay", pattern: "^[a-z0-9_]+$")],
                 required: ["type"], additionalProperties: true,
                 description:
-                    "Any other type: Stripe's own payment_method_data fields as nested JSON (billing details apart), e.g. {type: alma}"
-            ), example: ["type": "alma"]
+                    "Any other type: Stripe's own payment_method_data fields as nested JSON (billing details apart), e.g. {type: satispay}"
+            ), example: ["type": "satispay"]
         ) { arguments in
             var fields = arguments.objectValue ?? [:]
             let type = fields.removeValue(forKey: "type")?.stringValue ?? ""

@@ -8,10 +8,13 @@ import JSONRPC
 public enum PaymentMethodData: Sendable, Hashable {
     /// The types whose `payment_method_data` is the type alone, besides billing details.
     public enum Plain: String, Sendable, CaseIterable {
-        case affirm, alipay, bancontact, cashapp, grabpay, klarna, konbini, mobilepay, multibanco, oxxo, paynow
-        case paypal, pix, promptpay, swish, twint, zip
+        case affirm, alipay, alma, bancontact, billie, cashapp, crypto, grabpay, klarna, konbini, mobilepay
+        case multibanco, oxxo, payco, paynow, paypal, pix, promptpay, sunbit, swish, twint, zip
         case afterpayClearpay = "afterpay_clearpay"
         case amazonPay = "amazon_pay"
+        case krCard = "kr_card"
+        case naverPay = "naver_pay"
+        case payByBank = "pay_by_bank"
         case revolutPay = "revolut_pay"
         case wechatPay = "wechat_pay"
         /// Discontinued by Stripe on 30 June 2024; kept as the SDK has it.
@@ -97,7 +100,7 @@ public enum PaymentMethodData: Sendable, Hashable {
             return true
         case .plain(.paypal), .plain(.cashapp), .plain(.revolutPay), .plain(.amazonPay), .plain(.klarna):
             return setupIntent || setupFutureUsage == .offSession
-        case .plain(.alipay), .plain(.twint): return setupIntent
+        case .plain(.alipay), .plain(.twint), .plain(.krCard), .plain(.naverPay): return setupIntent
         default: return false
         }
     }

@@ -62,8 +62,9 @@ extension StripeTestState {
     }
 
     static let redirectTypes: Set<String> = [
-        "affirm", "afterpay_clearpay", "amazon_pay", "bancontact", "eps", "fpx", "giropay", "grabpay", "ideal",
-        "klarna", "mobilepay", "p24", "paypal", "revolut_pay", "sofort", "twint", "zip",
+        "affirm", "afterpay_clearpay", "alma", "amazon_pay", "bancontact", "billie", "crypto", "eps", "fpx",
+        "giropay", "grabpay", "ideal", "klarna", "kr_card", "mobilepay", "naver_pay", "p24", "pay_by_bank", "payco",
+        "paypal", "revolut_pay", "satispay", "sofort", "sunbit", "twint", "zip",
     ]
 
     /// Sets the next action a confirmation with `pm` needs on `intent`, or answers false when it needs

@@ -7,7 +7,8 @@ extension StripeTestState {
     /// Every type a PaymentMethod can be made with here, card apart, with the fields of its own hash
     /// that Stripe requires (`payment_method_data[<type>][<field>]`).
     static let paymentMethodTypes: [String: [String]] = [
-        "acss_debit": ["account_number", "institution_number", "transit_number"], "affirm": [],
+        "affirm": [], "alma": [], "billie": [], "crypto": [], "kr_card": [], "naver_pay": [], "pay_by_bank": [],
+        "payco": [], "satispay": [], "sunbit": [],
         "afterpay_clearpay": [], "alipay": [], "amazon_pay": [], "au_becs_debit": ["account_number", "bsb_number"],
         "bacs_debit": ["account_number", "sort_code"], "bancontact": [], "blik": [], "boleto": ["tax_id"],
         "cashapp": [], "customer_balance": [], "eps": [], "fpx": ["bank"], "giropay": [], "grabpay": [],

@@ -195,13 +195,14 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
         }
         #expect(types["usBankAccount"] == "us_bank_account" && types["afterpayClearpay"] == "afterpay_clearpay")
         #expect(types["auBecsDebit"] == "au_becs_debit" && types["wechatPay"] == "wechat_pay")
-        #expect(types["raw"] == "alma" && types["card"] == "card" && types.count == 35)
+        #expect(types["raw"] == "satispay" && types["card"] == "card" && types.count == 43)
         #expect(
             Set(types.values).isSuperset(of: [
                 "us_bank_account", "bacs_debit", "au_becs_debit", "klarna", "affirm", "afterpay_clearpay", "paypal",
                 "cashapp", "revolut_pay", "amazon_pay", "alipay", "wechat_pay", "oxxo", "boleto", "konbini",
                 "multibanco", "pix", "promptpay", "paynow", "blik", "swish", "twint", "mobilepay", "grabpay", "fpx",
-                "zip", "ideal", "bancontact", "eps", "p24", "sepa_debit", "sofort", "giropay",
+                "zip", "ideal", "bancontact", "eps", "p24", "sepa_debit", "sofort", "giropay", "alma", "billie",
+                "sunbit", "crypto", "pay_by_bank", "kr_card", "naver_pay", "payco",
             ]))
     }
 

@@ -220,11 +220,19 @@ private let joFields = [
             (.plain(.twint), nil, ["payment_method_data[type]=twint"]),
             (.plain(.mobilepay), nil, ["payment_method_data[type]=mobilepay"]),
             (.plain(.grabpay), nil, ["payment_method_data[type]=grabpay"]),
+            (.plain(.alma), nil, ["payment_method_data[type]=alma"]),
+            (.plain(.billie), nil, ["payment_method_data[type]=billie"]),
+            (.plain(.sunbit), nil, ["payment_method_data[type]=sunbit"]),
+            (.plain(.crypto), nil, ["payment_method_data[type]=crypto"]),
+            (.plain(.payByBank), nil, ["payment_method_data[type]=pay_by_bank"]),
+            (.plain(.krCard), nil, ["payment_method_data[type]=kr_card"]),
+            (.plain(.naverPay), nil, ["payment_method_data[type]=naver_pay"]),
+            (.plain(.payco), nil, ["payment_method_data[type]=payco"]),
             (
-                .raw(type: "alma", fields: ["alma": [:], "metadata": ["order": "7"]]), Billing(name: "Jo"),
+                .raw(type: "satispay", fields: ["satispay": [:], "metadata": ["order": "7"]]), Billing(name: "Jo"),
                 [
                     "payment_method_data[billing_details][name]=Jo", "payment_method_data[metadata][order]=7",
-                    "payment_method_data[type]=alma",
+                    "payment_method_data[type]=satispay",
                 ]
             ),
         ] as [(PaymentMethodData, Billing?, [String])])
@@ -241,9 +249,11 @@ private let joFields = [
     }
 
     /// PayPal, Cash App, Revolut Pay, Amazon Pay and Klarna send the mandate when they are set up:
-    /// by a SetupIntent, or by a payment set up off_session; Alipay and TWINT on a SetupIntent only.
+    /// by a SetupIntent, or by a payment set up off_session; Alipay, TWINT, Korean cards and Naver Pay
+    /// on a SetupIntent only.
     @Test(arguments: [
-        PaymentMethodData.Plain.paypal, .cashapp, .revolutPay, .amazonPay, .klarna, .alipay, .twint, .swish,
+        PaymentMethodData.Plain.paypal, .cashapp, .revolutPay, .amazonPay, .klarna, .alipay, .twint, .krCard,
+        .naverPay, .swish,
     ])
     func mandateWhenSetUp(plain: PaymentMethodData.Plain) {
         func mandate(_ secret: String, _ usage: PaymentIntentConfirmParams.SetupFutureUsage?) -> Bool {
@@ -253,7 +263,8 @@ private let joFields = [
         let setUp = plain != .swish
         #expect(mandate("seti_1_secret_x", nil) == setUp, "\(plain)")
         #expect(mandate(secret, nil) == false, "\(plain)")
-        #expect(mandate(secret, .offSession) == (setUp && plain != .alipay && plain != .twint), "\(plain)")
+        let onlySetupIntents: Set<PaymentMethodData.Plain> = [.alipay, .twint, .krCard, .naverPay]
+        #expect(mandate(secret, .offSession) == (setUp && !onlySetupIntents.contains(plain)), "\(plain)")
         #expect(mandate(secret, .onSession) == false, "\(plain)")
     }
 

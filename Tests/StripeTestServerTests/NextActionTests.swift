@@ -51,6 +51,7 @@ private func keys(_ value: JSONValue?) -> [String] { value?.objectValue?.keys.so
             "redirect_to_url", ["return_url", "url"]
         ),
         ("affirm", [:], nil, ["return_url": returnURL], "redirect_to_url", ["return_url", "url"]),
+        ("pay_by_bank", [:], nil, ["return_url": returnURL], "redirect_to_url", ["return_url", "url"]),
         ("fpx", ["bank": "maybank2u"], nil, ["return_url": returnURL], "redirect_to_url", ["return_url", "url"]),
         (
             "alipay", [:], nil, ["return_url": returnURL], "alipay_handle_redirect",

@@ -1054,6 +1054,8 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     afterpayClearpay: NotRequired[PaymentIntentConfirmParamsPaymentMethodAfterpayClearpay]
     #: Alipay: a redirect to Alipay's page (next action alipay_handle_redirect)
     alipay: NotRequired[PaymentIntentConfirmParamsPaymentMethodAlipay]
+    #: Alma (buy now, pay later), EUR: a redirect
+    alma: NotRequired[PaymentIntentConfirmParamsPaymentMethodAlma]
     #: Amazon Pay: a redirect to Amazon
     amazonPay: NotRequired[PaymentIntentConfirmParamsPaymentMethodAmazonPay]
     #: BECS Direct Debit, AUD; sends the mandate; needs billingDetails.name, billingDetails.email
@@ -1064,6 +1066,8 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     bacsDebit: NotRequired[PaymentIntentConfirmParamsPaymentMethodBacsDebit]
     #: Bancontact, EUR: a redirect to the customer's bank; needs billingDetails.name
     bancontact: NotRequired[PaymentIntentConfirmParamsPaymentMethodBancontact]
+    #: Billie (buy now, pay later for businesses), EUR: a redirect
+    billie: NotRequired[PaymentIntentConfirmParamsPaymentMethodBillie]
     #: With a new payment method; its type's description says which fields Stripe requires
     billingDetails: NotRequired[PaymentIntentConfirmParamsPaymentMethodBillingDetails]
     #: BLIK, PLN: the customer approves in their banking app within 60 s (next action
@@ -1079,6 +1083,8 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     #: Cash App Pay, USD: a redirect to Cash App, or its QR code (next action
     #: cashapp_handle_redirect_or_display_qr_code)
     cashapp: NotRequired[PaymentIntentConfirmParamsPaymentMethodCashapp]
+    #: Crypto (stablecoins), USD: a redirect to Stripe's crypto page
+    crypto: NotRequired[PaymentIntentConfirmParamsPaymentMethodCrypto]
     #: EPS, EUR: a redirect to the customer's bank; needs billingDetails.name
     eps: NotRequired[PaymentIntentConfirmParamsPaymentMethodEps]
     #: FPX, MYR: a redirect to the customer's bank
@@ -1098,16 +1104,24 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     #: Konbini, JPY: a voucher paid at a convenience store (next action konbini_display_details);
     #: needs billingDetails.name, billingDetails.email
     konbini: NotRequired[PaymentIntentConfirmParamsPaymentMethodKonbini]
+    #: Korean cards, KRW: a redirect
+    krCard: NotRequired[PaymentIntentConfirmParamsPaymentMethodKrCard]
     #: MobilePay, DKK, EUR, NOK or SEK: a redirect
     mobilepay: NotRequired[PaymentIntentConfirmParamsPaymentMethodMobilepay]
     #: Multibanco, EUR: a reference paid at an ATM or online (next action
     #: multibanco_display_details); needs billingDetails.email
     multibanco: NotRequired[PaymentIntentConfirmParamsPaymentMethodMultibanco]
+    #: Naver Pay, KRW: a redirect
+    naverPay: NotRequired[PaymentIntentConfirmParamsPaymentMethodNaverPay]
     #: OXXO, MXN: a voucher paid in cash at a store (next action oxxo_display_details); needs
     #: billingDetails.name, billingDetails.email
     oxxo: NotRequired[PaymentIntentConfirmParamsPaymentMethodOxxo]
     #: Przelewy24, EUR or PLN: a redirect to the customer's bank; needs billingDetails.email
     p24: NotRequired[PaymentIntentConfirmParamsPaymentMethodP24]
+    #: Pay by Bank (open banking), GBP: a redirect to the customer's bank
+    payByBank: NotRequired[PaymentIntentConfirmParamsPaymentMethodPayByBank]
+    #: PAYCO, KRW: a redirect
+    payco: NotRequired[PaymentIntentConfirmParamsPaymentMethodPayco]
     #: PayNow, SGD: a QR code (next action paynow_display_qr_code)
     paynow: NotRequired[PaymentIntentConfirmParamsPaymentMethodPaynow]
     #: PayPal: a redirect to PayPal
@@ -1117,7 +1131,7 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     #: PromptPay, THB: a QR code (next action promptpay_display_qr_code); needs billingDetails.email
     promptpay: NotRequired[PaymentIntentConfirmParamsPaymentMethodPromptpay]
     #: Any other type: Stripe's own payment_method_data fields as nested JSON (billing details
-    #: apart), e.g. {type: alma}
+    #: apart), e.g. {type: satispay}
     raw: NotRequired[PaymentIntentConfirmParamsPaymentMethodRaw]
     #: Revolut Pay: a redirect to Revolut
     revolutPay: NotRequired[PaymentIntentConfirmParamsPaymentMethodRevolutPay]
@@ -1126,6 +1140,8 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     #: SOFORT, EUR: a redirect to the customer's bank. Discontinued by Stripe on 31 March 2025 (kept
     #: as the SDK has it)
     sofort: NotRequired[PaymentIntentConfirmParamsPaymentMethodSofort]
+    #: Sunbit (buy now, pay later), USD: a redirect
+    sunbit: NotRequired[PaymentIntentConfirmParamsPaymentMethodSunbit]
     #: Swish, SEK: a redirect to Swish, or its QR code (next action
     #: swish_handle_redirect_or_display_qr_code)
     swish: NotRequired[PaymentIntentConfirmParamsPaymentMethodSwish]
@@ -1160,6 +1176,11 @@ class PaymentIntentConfirmParamsPaymentMethodAlipay(TypedDict):
 
 
 
+class PaymentIntentConfirmParamsPaymentMethodAlma(TypedDict):
+    """Alma (buy now, pay later), EUR: a redirect"""
+
+
+
 class PaymentIntentConfirmParamsPaymentMethodAmazonPay(TypedDict):
     """Amazon Pay: a redirect to Amazon"""
 
@@ -1187,6 +1208,11 @@ class PaymentIntentConfirmParamsPaymentMethodBacsDebit(TypedDict):
 
 class PaymentIntentConfirmParamsPaymentMethodBancontact(TypedDict):
     """Bancontact, EUR: a redirect to the customer's bank; needs billingDetails.name"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodBillie(TypedDict):
+    """Billie (buy now, pay later for businesses), EUR: a redirect"""
 
 
 
@@ -1274,6 +1300,11 @@ class PaymentIntentConfirmParamsPaymentMethodCashapp(TypedDict):
 
 
 
+class PaymentIntentConfirmParamsPaymentMethodCrypto(TypedDict):
+    """Crypto (stablecoins), USD: a redirect to Stripe's crypto page"""
+
+
+
 class PaymentIntentConfirmParamsPaymentMethodEps(TypedDict):
     """EPS, EUR: a redirect to the customer's bank; needs billingDetails.name"""
 
@@ -1321,6 +1352,11 @@ class PaymentIntentConfirmParamsPaymentMethodKonbini(TypedDict):
 
 
 
+class PaymentIntentConfirmParamsPaymentMethodKrCard(TypedDict):
+    """Korean cards, KRW: a redirect"""
+
+
+
 class PaymentIntentConfirmParamsPaymentMethodMobilepay(TypedDict):
     """MobilePay, DKK, EUR, NOK or SEK: a redirect"""
 
@@ -1330,6 +1366,11 @@ class PaymentIntentConfirmParamsPaymentMethodMultibanco(TypedDict):
     """Multibanco, EUR: a reference paid at an ATM or online (next action multibanco_display_details);
     needs billingDetails.email
     """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodNaverPay(TypedDict):
+    """Naver Pay, KRW: a redirect"""
 
 
 
@@ -1345,6 +1386,16 @@ class PaymentIntentConfirmParamsPaymentMethodP24(TypedDict):
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
+
+
+class PaymentIntentConfirmParamsPaymentMethodPayByBank(TypedDict):
+    """Pay by Bank (open banking), GBP: a redirect to the customer's bank"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodPayco(TypedDict):
+    """PAYCO, KRW: a redirect"""
+
 
 
 class PaymentIntentConfirmParamsPaymentMethodPaynow(TypedDict):
@@ -1369,10 +1420,10 @@ class PaymentIntentConfirmParamsPaymentMethodPromptpay(TypedDict):
 
 class PaymentIntentConfirmParamsPaymentMethodRaw(TypedDict):
     """Any other type: Stripe's own payment_method_data fields as nested JSON (billing details apart),
-    e.g. {type: alma}
+    e.g. {type: satispay}
     """
 
-    #: Stripe's payment method type, e.g. alma
+    #: Stripe's payment method type, e.g. satispay
     type: str
 
 
@@ -1395,6 +1446,11 @@ class PaymentIntentConfirmParamsPaymentMethodSofort(TypedDict):
 
     #: The country of the customer's bank (two-letter ISO code)
     country: str
+
+
+class PaymentIntentConfirmParamsPaymentMethodSunbit(TypedDict):
+    """Sunbit (buy now, pay later), USD: a redirect"""
+
 
 
 class PaymentIntentConfirmParamsPaymentMethodSwish(TypedDict):
@@ -1635,6 +1691,8 @@ class SetupIntentConfirmParamsPaymentMethod(TypedDict):
     afterpayClearpay: NotRequired[SetupIntentConfirmParamsPaymentMethodAfterpayClearpay]
     #: Alipay: a redirect to Alipay's page (next action alipay_handle_redirect)
     alipay: NotRequired[SetupIntentConfirmParamsPaymentMethodAlipay]
+    #: Alma (buy now, pay later), EUR: a redirect
+    alma: NotRequired[SetupIntentConfirmParamsPaymentMethodAlma]
     #: Amazon Pay: a redirect to Amazon
     amazonPay: NotRequired[SetupIntentConfirmParamsPaymentMethodAmazonPay]
     #: BECS Direct Debit, AUD; sends the mandate; needs billingDetails.name, billingDetails.email
@@ -1645,6 +1703,8 @@ class SetupIntentConfirmParamsPaymentMethod(TypedDict):
     bacsDebit: NotRequired[SetupIntentConfirmParamsPaymentMethodBacsDebit]
     #: Bancontact, EUR: a redirect to the customer's bank; needs billingDetails.name
     bancontact: NotRequired[SetupIntentConfirmParamsPaymentMethodBancontact]
+    #: Billie (buy now, pay later for businesses), EUR: a redirect
+    billie: NotRequired[SetupIntentConfirmParamsPaymentMethodBillie]
     #: With a new payment method; its type's description says which fields Stripe requires
     billingDetails: NotRequired[SetupIntentConfirmParamsPaymentMethodBillingDetails]
     #: BLIK, PLN: the customer approves in their banking app within 60 s (next action
@@ -1660,6 +1720,8 @@ class SetupIntentConfirmParamsPaymentMethod(TypedDict):
     #: Cash App Pay, USD: a redirect to Cash App, or its QR code (next action
     #: cashapp_handle_redirect_or_display_qr_code)
     cashapp: NotRequired[SetupIntentConfirmParamsPaymentMethodCashapp]
+    #: Crypto (stablecoins), USD: a redirect to Stripe's crypto page
+    crypto: NotRequired[SetupIntentConfirmParamsPaymentMethodCrypto]
     #: EPS, EUR: a redirect to the customer's bank; needs billingDetails.name
     eps: NotRequired[SetupIntentConfirmParamsPaymentMethodEps]
     #: FPX, MYR: a redirect to the customer's bank
@@ -1679,16 +1741,24 @@ class SetupIntentConfirmParamsPaymentMethod(TypedDict):
     #: Konbini, JPY: a voucher paid at a convenience store (next action konbini_display_details);
     #: needs billingDetails.name, billingDetails.email
     konbini: NotRequired[SetupIntentConfirmParamsPaymentMethodKonbini]
+    #: Korean cards, KRW: a redirect
+    krCard: NotRequired[SetupIntentConfirmParamsPaymentMethodKrCard]
     #: MobilePay, DKK, EUR, NOK or SEK: a redirect
     mobilepay: NotRequired[SetupIntentConfirmParamsPaymentMethodMobilepay]
     #: Multibanco, EUR: a reference paid at an ATM or online (next action
     #: multibanco_display_details); needs billingDetails.email
     multibanco: NotRequired[SetupIntentConfirmParamsPaymentMethodMultibanco]
+    #: Naver Pay, KRW: a redirect
+    naverPay: NotRequired[SetupIntentConfirmParamsPaymentMethodNaverPay]
     #: OXXO, MXN: a voucher paid in cash at a store (next action oxxo_display_details); needs
     #: billingDetails.name, billingDetails.email
     oxxo: NotRequired[SetupIntentConfirmParamsPaymentMethodOxxo]
     #: Przelewy24, EUR or PLN: a redirect to the customer's bank; needs billingDetails.email
     p24: NotRequired[SetupIntentConfirmParamsPaymentMethodP24]
+    #: Pay by Bank (open banking), GBP: a redirect to the customer's bank
+    payByBank: NotRequired[SetupIntentConfirmParamsPaymentMethodPayByBank]
+    #: PAYCO, KRW: a redirect
+    payco: NotRequired[SetupIntentConfirmParamsPaymentMethodPayco]
     #: PayNow, SGD: a QR code (next action paynow_display_qr_code)
     paynow: NotRequired[SetupIntentConfirmParamsPaymentMethodPaynow]
     #: PayPal: a redirect to PayPal
@@ -1698,7 +1768,7 @@ class SetupIntentConfirmParamsPaymentMethod(TypedDict):
     #: PromptPay, THB: a QR code (next action promptpay_display_qr_code); needs billingDetails.email
     promptpay: NotRequired[SetupIntentConfirmParamsPaymentMethodPromptpay]
     #: Any other type: Stripe's own payment_method_data fields as nested JSON (billing details
-    #: apart), e.g. {type: alma}
+    #: apart), e.g. {type: satispay}
     raw: NotRequired[SetupIntentConfirmParamsPaymentMethodRaw]
     #: Revolut Pay: a redirect to Revolut
     revolutPay: NotRequired[SetupIntentConfirmParamsPaymentMethodRevolutPay]
@@ -1707,6 +1777,8 @@ class SetupIntentConfirmParamsPaymentMethod(TypedDict):
     #: SOFORT, EUR: a redirect to the customer's bank. Discontinued by Stripe on 31 March 2025 (kept
     #: as the SDK has it)
     sofort: NotRequired[SetupIntentConfirmParamsPaymentMethodSofort]
+    #: Sunbit (buy now, pay later), USD: a redirect
+    sunbit: NotRequired[SetupIntentConfirmParamsPaymentMethodSunbit]
     #: Swish, SEK: a redirect to Swish, or its QR code (next action
     #: swish_handle_redirect_or_display_qr_code)
     swish: NotRequired[SetupIntentConfirmParamsPaymentMethodSwish]
@@ -1741,6 +1813,11 @@ class SetupIntentConfirmParamsPaymentMethodAlipay(TypedDict):
 
 
 
+class SetupIntentConfirmParamsPaymentMethodAlma(TypedDict):
+    """Alma (buy now, pay later), EUR: a redirect"""
+
+
+
 class SetupIntentConfirmParamsPaymentMethodAmazonPay(TypedDict):
     """Amazon Pay: a redirect to Amazon"""
 
@@ -1768,6 +1845,11 @@ class SetupIntentConfirmParamsPaymentMethodBacsDebit(TypedDict):
 
 class SetupIntentConfirmParamsPaymentMethodBancontact(TypedDict):
     """Bancontact, EUR: a redirect to the customer's bank; needs billingDetails.name"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodBillie(TypedDict):
+    """Billie (buy now, pay later for businesses), EUR: a redirect"""
 
 
 
@@ -1855,6 +1937,11 @@ class SetupIntentConfirmParamsPaymentMethodCashapp(TypedDict):
 
 
 
+class SetupIntentConfirmParamsPaymentMethodCrypto(TypedDict):
+    """Crypto (stablecoins), USD: a redirect to Stripe's crypto page"""
+
+
+
 class SetupIntentConfirmParamsPaymentMethodEps(TypedDict):
     """EPS, EUR: a redirect to the customer's bank; needs billingDetails.name"""
 
@@ -1902,6 +1989,11 @@ class SetupIntentConfirmParamsPaymentMethodKonbini(TypedDict):
 
 
 
+class SetupIntentConfirmParamsPaymentMethodKrCard(TypedDict):
+    """Korean cards, KRW: a redirect"""
+
+
+
 class SetupIntentConfirmParamsPaymentMethodMobilepay(TypedDict):
     """MobilePay, DKK, EUR, NOK or SEK: a redirect"""
 
@@ -1911,6 +2003,11 @@ class SetupIntentConfirmParamsPaymentMethodMultibanco(TypedDict):
     """Multibanco, EUR: a reference paid at an ATM or online (next action multibanco_display_details);
     needs billingDetails.email
     """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodNaverPay(TypedDict):
+    """Naver Pay, KRW: a redirect"""
 
 
 
@@ -1926,6 +2023,16 @@ class SetupIntentConfirmParamsPaymentMethodP24(TypedDict):
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodPayByBank(TypedDict):
+    """Pay by Bank (open banking), GBP: a redirect to the customer's bank"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodPayco(TypedDict):
+    """PAYCO, KRW: a redirect"""
+
 
 
 class SetupIntentConfirmParamsPaymentMethodPaynow(TypedDict):
@@ -1950,10 +2057,10 @@ class SetupIntentConfirmParamsPaymentMethodPromptpay(TypedDict):
 
 class SetupIntentConfirmParamsPaymentMethodRaw(TypedDict):
     """Any other type: Stripe's own payment_method_data fields as nested JSON (billing details apart),
-    e.g. {type: alma}
+    e.g. {type: satispay}
     """
 
-    #: Stripe's payment method type, e.g. alma
+    #: Stripe's payment method type, e.g. satispay
     type: str
 
 
@@ -1976,6 +2083,11 @@ class SetupIntentConfirmParamsPaymentMethodSofort(TypedDict):
 
     #: The country of the customer's bank (two-letter ISO code)
     country: str
+
+
+class SetupIntentConfirmParamsPaymentMethodSunbit(TypedDict):
+    """Sunbit (buy now, pay later), USD: a redirect"""
+
 
 
 class SetupIntentConfirmParamsPaymentMethodSwish(TypedDict):
