@@ -114,6 +114,7 @@ public enum Daemon {
         var sources: SourceService
         var redirects: RedirectSessions
         var contexts: PaymentContexts
+        var cards = CardValidator()
         var metrics: StpdMetrics
         /// What holds finished objects that the retention sweep removes.
         var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] }
@@ -169,9 +170,9 @@ public enum Daemon {
         CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
         SourceHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,
-            api: parts.payments,
-            merchantName: configuration.merchantName)
+            api: parts.payments, cards: parts.cards, merchantName: configuration.merchantName)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
+        CardHandlers.register(into: &router, cards: parts.cards)
         return router
     }
 

@@ -24,6 +24,9 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         self.init(new: [member: arguments], billingDetails: billingDetails)
     }
 
+    /// The new card, when that is the member given (the card checks run before the confirmation).
+    public var card: CardInput? { new["card"].flatMap { try? JSONCoding.typed(CardInput.self, from: $0) } }
+
     /// A member of the table: its name, its schema, arguments it accepts, and how its arguments
     /// become the Stripe type.
     struct Member: Sendable {

@@ -157,10 +157,10 @@ public struct USBankAccountInput: Codable, Sendable, Hashable, CustomStringConve
     }
 }
 
-/// `POST /v1/payment_intents/{id}/confirm` with the client secret, as the SDK's
-/// `STPPaymentIntentConfirmParams` does for a publishable key; a SetupIntent's client secret makes it
-/// `POST /v1/setup_intents/{id}/confirm` (`STPSetupIntentConfirmParams`: client secret, payment
-/// method, return URL, mandate), whose mandate rule differs.
+/// `POST /v1/payment_intents/{id}/confirm`, as the SDK's `STPPaymentIntentConfirmParams` builds it;
+/// a SetupIntent's client secret makes it `POST /v1/setup_intents/{id}/confirm`
+/// (`STPSetupIntentConfirmParams`: client secret, payment method, return URL, mandate), whose
+/// mandate rule differs.
 public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public enum SetupFutureUsage: String, Codable, Sendable {
         case onSession = "on_session"
@@ -282,8 +282,12 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
         "customer_acceptance": ["type": "online", "online": ["infer_from_client": true]]
     ]
 
-    public func formParams() -> [String: JSONValue] {
-        var out: [String: JSONValue] = ["client_secret": .string(clientSecret)]
+    /// The form sent with a key of `kind`. The client secret goes with a publishable key, as the
+    /// SDK sends it; a secret or restricted key names the intent by the path alone, and Stripe
+    /// answers a `client_secret` from it with "Received unknown parameter".
+    public func formParams(for kind: StripeKey.Kind) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        if kind == .publishable { out["client_secret"] = .string(clientSecret) }
         if let paymentMethodID {
             out["payment_method"] = .string(paymentMethodID)
         } else if let data = paymentMethodData {

@@ -3,9 +3,9 @@ import JSONRPC
 
 /// `POST /v1/payment_intents/{id}/verify_microdeposits` (or `/v1/setup_intents/{id}/...` for a
 /// SetupIntent's client secret), as the SDK's `STPAPIClient.verifyPaymentIntentWithMicrodeposits`
-/// and its SetupIntent and descriptor-code variants send it with a publishable key: the client
-/// secret and either the two amounts (in cents) or the descriptor code of the one 0.01 deposit.
-/// Answers the intent.
+/// and its SetupIntent and descriptor-code variants send it: either the two amounts (in cents) or the
+/// descriptor code of the one 0.01 deposit, and the client secret with a publishable key only, as
+/// for a confirmation. Answers the intent.
 public struct VerifyMicrodepositsParams: Sendable, Hashable {
     public enum Proof: Sendable, Hashable {
         case amounts(Int, Int)
@@ -29,8 +29,9 @@ public struct VerifyMicrodepositsParams: Sendable, Hashable {
         return "/v1/\(collection)/\(intentID)/verify_microdeposits"
     }
 
-    public func formParams() -> [String: JSONValue] {
-        var out: [String: JSONValue] = ["client_secret": .string(clientSecret)]
+    public func formParams(for kind: StripeKey.Kind) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        if kind == .publishable { out["client_secret"] = .string(clientSecret) }
         switch proof {
         case .amounts(let first, let second): out["amounts"] = [.int(Int64(first)), .int(Int64(second))]
         case .descriptorCode(let code): out["descriptor_code"] = .string(code)
@@ -38,6 +39,9 @@ public struct VerifyMicrodepositsParams: Sendable, Hashable {
         return out
     }
 
-    /// The request to send; decode its answer as `PaymentIntent` or `SetupIntent` by `path`.
-    public var request: StripeRequest { StripeRequest(.post, path, params: formParams()) }
+    /// The request to send with a key of `kind`; decode its answer as `PaymentIntent` or
+    /// `SetupIntent` by `path`.
+    public func request(for kind: StripeKey.Kind) -> StripeRequest {
+        StripeRequest(.post, path, params: formParams(for: kind))
+    }
 }

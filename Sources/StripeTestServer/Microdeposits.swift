@@ -33,6 +33,7 @@ extension StripeTestState {
     func verifyMicrodeposits(_ call: inout Call) throws(APIError) -> JSONValue {
         let isSetup = call.request.path.hasPrefix("/v1/setup_intents/")
         var object = isSetup ? try setupIntent(call.id) : try paymentIntent(call.id)
+        try Self.refuseClientSecretFromServerKey(call)
         if isSetup { try checkSetupClientSecret(object, call) } else { try checkClientSecret(object, call) }
         guard object["next_action"]?["type"]?.stringValue == "verify_with_microdeposits",
             var pending = pendingActions[call.id], let account = pending.account

@@ -44,7 +44,9 @@ extension StripeTestState {
     }
 
     func confirmSetupIntent(_ call: inout Call) throws(APIError) -> JSONValue {
-        try checkSetupClientSecret(try setupIntent(call.id), call)
+        let seti = try setupIntent(call.id)
+        try Self.refuseClientSecretFromServerKey(call)
+        try checkSetupClientSecret(seti, call)
         return try confirmSetup(call.id, call: call)
     }
 

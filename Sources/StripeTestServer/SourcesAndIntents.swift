@@ -310,8 +310,16 @@ extension StripeTestState {
 
     func confirmPaymentIntent(_ call: inout Call) throws(APIError) -> JSONValue {
         let pi = try paymentIntent(call.id)
+        try Self.refuseClientSecretFromServerKey(call)
         try checkClientSecret(pi, call)
         return try confirm(call.id, call: call)
+    }
+
+    /// A confirmation takes `client_secret` from a publishable key only: Stripe's API has no such
+    /// parameter for a secret or restricted key, and says so.
+    static func refuseClientSecretFromServerKey(_ call: Call) throws(APIError) {
+        if case .publishable = call.auth { return }
+        if call.params["client_secret"] != nil { throw .unknownParameters(["client_secret"]) }
     }
 
     func confirm(_ id: String, call: Call) throws(APIError) -> JSONValue {

@@ -157,7 +157,9 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
         let params = try input.confirmParams(clientSecret: secret, returnURL: nil)
         #expect(params.paymentMethodData == .plain(.bancontact))
         #expect(
-            params.formParams()["payment_method_data"] == ["type": "bancontact", "billing_details": ["name": "Jo"]])
+            params.formParams(for: .publishable)["payment_method_data"] == [
+                "type": "bancontact", "billing_details": ["name": "Jo"],
+            ])
         let ideal = try PaymentMethodInput("ideal", ["bank": "ing"]).confirmParams(
             clientSecret: secret, returnURL: "app://done")
         #expect(ideal.paymentMethodData == .ideal(bank: "ing"))

@@ -14,7 +14,7 @@ private let address = Billing.Address(
 private let joAtHome = Billing(name: "Jo Doe", email: "jo@example.test", address: address)
 
 private func form(_ params: PaymentIntentConfirmParams) -> [String] {
-    FormEncoder.pairs(params.formParams()).map { "\($0.key)=\($0.value)".removingPercentEncoding! }
+    FormEncoder.pairs(params.formParams(for: .publishable)).map { "\($0.key)=\($0.value)".removingPercentEncoding! }
 }
 
 private let onlineMandate = [
@@ -39,7 +39,7 @@ private let joFields = [
             clientSecret: secret, paymentMethodID: "pm_1", returnURL: "app://done", savePaymentMethod: true,
             setupFutureUsage: .offSession)
         #expect(
-            JSONValue.object(params.formParams())
+            JSONValue.object(params.formParams(for: .publishable))
                 == [
                     "client_secret": "pi_123_secret_abc", "payment_method": "pm_1", "return_url": "app://done",
                     "save_payment_method": true, "setup_future_usage": "off_session",
@@ -50,7 +50,8 @@ private let joFields = [
         let card = CardInput(
             number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", name: "Jo", zip: "10115")
         let body = FormEncoder.encode(
-            PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams())
+            PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams(
+                for: .publishable))
         #expect(
             body == "client_secret=pi_123_secret_abc&payment_method_data[billing_details][address][postal_code]=10115"
                 + "&payment_method_data[billing_details][name]=Jo&payment_method_data[card][cvc]=123"
@@ -60,9 +61,10 @@ private let joFields = [
         let billed = PaymentIntentConfirmParams(
             clientSecret: secret, paymentMethodData: .card(card),
             billingDetails: Billing(name: "Jo Doe", address: address))
-        #expect(billed.formParams()["payment_method_data"]?["billing_details"]?["name"] == "Jo Doe")
+        #expect(billed.formParams(for: .publishable)["payment_method_data"]?["billing_details"]?["name"] == "Jo Doe")
         #expect(
-            billed.formParams()["payment_method_data"]?["billing_details"]?["address"]?["postal_code"] == "01000-000")
+            billed.formParams(for: .publishable)["payment_method_data"]?["billing_details"]?["address"]?["postal_code"]
+                == "01000-000")
     }
 
     /// Every type's form on a PaymentIntent, after the client secret and before the return URL.
@@ -258,7 +260,7 @@ private let joFields = [
     func mandateWhenSetUp(plain: PaymentMethodData.Plain) {
         func mandate(_ secret: String, _ usage: PaymentIntentConfirmParams.SetupFutureUsage?) -> Bool {
             PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .plain(plain), setupFutureUsage: usage)
-                .formParams()["mandate_data"] != nil
+                .formParams(for: .publishable)["mandate_data"] != nil
         }
         let setUp = plain != .swish
         #expect(mandate("seti_1_secret_x", nil) == setUp, "\(plain)")
@@ -298,16 +300,19 @@ private let joFields = [
 @Suite struct VerifyMicrodepositsParamsTests {
     @Test func amountsForAPaymentIntent() {
         let params = VerifyMicrodepositsParams(clientSecret: "pi_123_secret_abc", proof: .amounts(32, 45))
-        #expect(params.request.method == .post)
-        #expect(params.request.path == "/v1/payment_intents/pi_123/verify_microdeposits")
+        #expect(params.request(for: .publishable).method == .post)
+        #expect(params.request(for: .publishable).path == "/v1/payment_intents/pi_123/verify_microdeposits")
         #expect(
-            FormEncoder.encode(params.formParams())
+            FormEncoder.encode(params.formParams(for: .publishable))
                 == "amounts[0]=32&amounts[1]=45&client_secret=pi_123_secret_abc")
+        // A secret key names the intent by its path alone, as for a confirmation.
+        #expect(FormEncoder.encode(params.formParams(for: .secret)) == "amounts[0]=32&amounts[1]=45")
     }
 
     @Test func descriptorCodeForASetupIntent() {
         let params = VerifyMicrodepositsParams(clientSecret: "seti_9_secret_x", proof: .descriptorCode("SM11AA"))
-        #expect(params.request.path == "/v1/setup_intents/seti_9/verify_microdeposits")
-        #expect(FormEncoder.encode(params.request.params) == "client_secret=seti_9_secret_x&descriptor_code=SM11AA")
+        let request = params.request(for: .publishable)
+        #expect(request.path == "/v1/setup_intents/seti_9/verify_microdeposits")
+        #expect(FormEncoder.encode(request.params) == "client_secret=seti_9_secret_x&descriptor_code=SM11AA")
     }
 }

@@ -406,5 +406,9 @@ private func keys(_ value: JSONValue?) -> [String] { value?.objectValue?.keys.so
         #expect(notBank.error?["code"] == "payment_intent_unexpected_state")
         let unknown = await verify(state, intent, ["descriptor_code": "SM11AA", "amount": 1])
         #expect(unknown.error?["code"] == "parameter_unknown")
+        let fromSecretKey = await call(
+            state, "POST", intent.path, form: ["client_secret": .string(intent.secret), "descriptor_code": "SM11AA"])
+        #expect(fromSecretKey.error?["param"] == "client_secret")
+        #expect(await call(state, "POST", intent.path, form: ["descriptor_code": "SM11AA"])["status"] == "processing")
     }
 }

@@ -112,6 +112,46 @@ class AppRequestEventObject(TypedDict):
     state: Literal["pending", "answered", "timedOut", "cancelled", "abandoned"]
 
 
+class CardValidateParams(TypedDict):
+    """The params of `card.validate`."""
+
+    #: The card verification code as typed
+    cvc: NotRequired[str]
+    #: The expiry month as typed, e.g. 4 or 04
+    expMonth: NotRequired[str]
+    #: The expiry year as typed, e.g. 31 (or 2031)
+    expYear: NotRequired[str]
+    #: The card number as typed
+    number: NotRequired[str]
+
+
+class CardValidateResult(TypedDict):
+    """Component `CardValidateResult`."""
+
+    #: The brand the number's first digits name (unknown until one does)
+    brand: Literal[
+        "visa",
+        "amex",
+        "mastercard",
+        "discover",
+        "jcb",
+        "dinersClub",
+        "unionPay",
+        "cartesBancaires",
+        "unknown",
+    ]
+    #: The card as a whole: invalid if a field is, else incomplete if a field is
+    card: Literal["valid", "invalid", "incomplete"]
+    #: The CVC, for the brand
+    cvc: Literal["valid", "invalid", "incomplete"]
+    #: The expiry month
+    expMonth: Literal["valid", "invalid", "incomplete"]
+    #: The expiry year, with the month
+    expYear: Literal["valid", "invalid", "incomplete"]
+    #: The number
+    number: Literal["valid", "invalid", "incomplete"]
+
+
 class CustomerAttachPaymentMethodParams(TypedDict):
     """The params of `customer.attachPaymentMethod`."""
 
@@ -319,7 +359,7 @@ class CustomerUpdateShippingParamsShipping(TypedDict):
     #: Contact email (payment contexts)
     email: NotRequired[str]
     #: Recipient
-    name: NotRequired[str]
+    name: str
     #: Phone number
     phone: NotRequired[str]
 
