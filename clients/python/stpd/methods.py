@@ -543,8 +543,8 @@ class PaymentIntentMethods:
         returnURL: str = OMITTED,
         start: PaymentIntentConfirmParamsStart = OMITTED,
     ) -> PaymentIntentConfirmResult:
-        """`paymentIntent.confirm`: Confirms a PaymentIntent with a card or bank-redirect payment
-        method; opens a redirect session when Stripe asks for one.
+        """`paymentIntent.confirm`: Confirms a PaymentIntent with a saved payment method or a new one
+        of any type; opens a redirect session when Stripe asks for one.
         """
         return self._client.call(
             "paymentIntent.confirm",
@@ -681,8 +681,8 @@ class SetupIntentMethods:
         returnURL: str = OMITTED,
         start: SetupIntentConfirmParamsStart = OMITTED,
     ) -> SetupIntentConfirmResult:
-        """`setupIntent.confirm`: Confirms a SetupIntent with a card or bank-redirect payment method;
-        opens a redirect session when Stripe asks for one.
+        """`setupIntent.confirm`: Confirms a SetupIntent with a saved payment method or a new one of
+        any type; opens a redirect session when Stripe asks for one.
         """
         return self._client.call(
             "setupIntent.confirm",
