@@ -9,8 +9,8 @@ private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:],
     policy.decide(retriesSoFar: retries, outcome: .response(status: status, headers: headers), unitRandom: random)
 }
 
-/// stripe-ios after 21.3.1 (`URLSession+Retry`): 429 three times, k² s + [0, 0.5) s.
-@Test func rateLimitFollowsTheSDKSchedule() {
+/// stripe-ios 21.4 to 23.x (`URLSession+Retry`, read at c1dc94d): 429 three times, k² s + [0, 0.5) s.
+@Test func rateLimitFollowsStripeIOS23sSchedule() {
     #expect(decide(0, 429) == .retry(after: .seconds(1)))
     #expect(decide(1, 429) == .retry(after: .seconds(4)))
     #expect(decide(2, 429, random: 0.5) == .retry(after: .seconds(9.25)))
