@@ -768,9 +768,9 @@ def test_redirect_report_closed_load_failed_and_native_open_failed(start_stpd, t
     assert done["completion"]["error"]["data"]["sdkDomain"] == "STPRedirectContextErrorDomain"
 
 
-def test_urls_that_do_not_parse_open_no_session(start_stpd, tmp_path, stripe_test_server):
-    """The SDK makes no redirect context when a URL does not parse; Swift 6's URL(string:) would
-    percent-encode `not a url` into one."""
+def test_urls_that_did_not_parse_before_ios_17_open_no_session(start_stpd, tmp_path, stripe_test_server):
+    """A difference: a URL must parse as URL(string:) parsed it before iOS 17. Since iOS 17 (and in
+    Swift 6) it percent-encodes `not a url` into a URL, which the SDK would open."""
     server = stripe_test_server
     daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
     client = daemon.client()
