@@ -257,10 +257,10 @@ let package = Package(
     ]
 )
 
-// Warnings are errors when STPD_WERROR=1 (.ci/run exports it; `make werror` builds so), in the
-// project's own targets only: SwiftPM silences remote dependencies, whose warnings are not ours to
-// fix. Off by default, so that a warning does not stop a local build halfway.
-if Context.environment["STPD_WERROR"] == "1" {
+// Warnings are errors in the project's own targets, in every build, so that a developer sees what
+// CI sees; SwiftPM silences remote dependencies, whose warnings are not ours to fix. STPD_WERROR=0
+// turns it off (a compiler newer than the project's that warns about more).
+if Context.environment["STPD_WERROR"] != "0" {
     for target in package.targets where target.type != .system {
         target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
     }
