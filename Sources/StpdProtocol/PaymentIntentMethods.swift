@@ -87,5 +87,5 @@ public enum PaymentIntentConfirm: RPCMethod {
             ]),
             "redirect": .nullable(.ref("RedirectSession")),
         ], required: ["paymentIntent"])
-    public static let errors = ["Disabled", "RedirectOpenFailed"] + stripeCallErrors
+    public static let errors = [StpdErrors.disabled, StpdErrors.redirectOpenFailed] + stripeCallErrors
 }
