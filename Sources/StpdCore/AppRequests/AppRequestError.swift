@@ -2,24 +2,6 @@ import Foundation
 import JSONRPC
 import StpdProtocol
 
-/// Where an app request is in its life. Each state is also the suffix of the event announcing it
-/// (`appRequest.pending`, `appRequest.answered`, ...).
-public enum AppRequestState: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Waiting for the app's answer.
-    case pending
-    /// The app answered, with a result or an error.
-    case answered
-    /// No answer came before the deadline; the asker got `AppRequestError.timedOut`.
-    case timedOut
-    /// The asker stopped waiting (its task was cancelled) before an answer came.
-    case cancelled
-    /// Left pending by an earlier daemon process, whose asker is gone (see `abandonLeftovers`).
-    case abandoned
-
-    /// The event announcing it (`appRequest.<state>`).
-    public var event: AppRequestEvent { AppRequestEvent(rawValue: rawValue)! }
-}
-
 /// The error an app answers a request with, instead of a result.
 public struct AppRequestFailure: Sendable, Hashable, Codable {
     /// Shown to whoever made the call that needed the answer (e.g. "card declined by our backend").
