@@ -170,10 +170,13 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "RPCTransport", "JSONRPC", "StpdProtocol"]
         ),
-        // The StateStore contract runs against every store, hence StpdStore and StpdPostgres.
+        // The StateStore contract runs against every store, hence StpdStore and StpdPostgres;
+        // StpdDaemon for how failures read to clients (WireFailures), which the tests check.
         .testTarget(
             name: "StpdCoreTests",
-            dependencies: ["StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC"]),
+            dependencies: [
+                "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC", "StpdDaemon",
+            ]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
         .testTarget(
             name: "StpdStoreTests",

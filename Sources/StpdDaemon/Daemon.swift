@@ -20,7 +20,8 @@ public enum Daemon {
         let store = opened.store
         let metrics = StpdMetrics()
         let log = try await EventLog(
-            store: store, retention: configuration.eventRetention, shared: opened.fleet != nil,
+            store: store, failures: WireFailures(), retention: configuration.eventRetention,
+            shared: opened.fleet != nil,
             appended: { metrics.eventsAppended.increment(by: Int64($0)) })
         // Before serving: a client must never see events that are about to be pruned.
         try await log.prune()

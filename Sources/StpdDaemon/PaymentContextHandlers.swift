@@ -42,7 +42,9 @@ enum PaymentContextHandlers {
             try await contexts.select(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)
         }
         router.register(PaymentContextAddCard.self) { params, context in
-            try await contexts.addCard(id: params.context, for: context.caller, card: params.card)
+            try await naming(inputsInside: "card") {
+                try await contexts.addCard(id: params.context, for: context.caller, card: params.card)
+            }
         }
         router.register(PaymentContextRemovePaymentMethod.self) { params, context in
             try await contexts.remove(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)

@@ -40,12 +40,10 @@ enum SourceHandlers {
         router.register(RedirectCreate.self) { params, context in
             switch (params.source, params.paymentIntent) {
             case (let source?, nil):
-                do {
-                    return try await redirects.create(
+                return try await naming(inputsInside: "source") {
+                    try await redirects.create(
                         for: context.caller, sourceID: source.id, clientSecret: source.clientSecret,
                         followUpTimeout: params.followUpTimeout)
-                } catch let error as DomainError {
-                    throw error.at("source.clientSecret")
                 }
             case (nil, let intent?):
                 return try await redirects.create(

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdDaemon
 import StpdProtocol
 @_spi(Testing) import StpdProtocol
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import StpdCore
+import StpdDaemon
 @_spi(Testing) import StpdPostgres
 @_spi(Testing) import StpdProtocol
 import Testing

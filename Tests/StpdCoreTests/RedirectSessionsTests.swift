@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdDaemon
 import StpdProtocol
 import Testing
 
@@ -21,7 +22,7 @@ struct RedirectSessionsTests {
 
         init(opener: (any URLOpener)? = nil, store: InMemoryStateStore? = nil) async throws {
             let store = store ?? self.store
-            log = try await EventLog(store: store)
+            log = try await EventLog(store: store, failures: WireFailures())
             sources = SourceService(api: api, log: log, background: background, clock: clock)
             redirects = RedirectSessions(
                 api: api, sources: sources, opener: opener, log: log, background: background)

@@ -327,7 +327,7 @@ struct AppRequestRecord: DurableRecord {
     var isFinished: Bool { state != .pending }
     var isTerminal: Bool { state != .pending }
 
-    var view: View {
+    func view(_: any FailureRenderer) -> View {
         View(
             id: id, object: object, session: session, operation: operation, params: params, state: state,
             deadline: deadline, error: error)

@@ -46,11 +46,11 @@ public final class CustomerSessions: Sendable {
             // As STPCustomerContext does on init; an app-answered session must not hold `open` up.
             background.start { [self] in _ = try? await load(id: id, for: caller) }
         }
-        return record.view
+        return table.view(record)
     }
 
     public func get(id: String, for caller: Caller) async throws -> CustomerSessionView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: CustomerSessionStatus?, startingAfter: String?, limit: Int)
@@ -58,7 +58,7 @@ public final class CustomerSessions: Sendable {
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 
     /// Fetches the customer and its payment methods (what prefetch does), recording what was learned.
@@ -159,7 +159,7 @@ public final class CustomerSessions: Sendable {
             Self.forgetMethods(&record)
             record.customerFetchedAt = nil
             return .cacheCleared
-        }.record.view
+        }.view
     }
 
     public func close(id: String, for caller: Caller) async throws -> CustomerSessionView {
@@ -169,7 +169,7 @@ public final class CustomerSessions: Sendable {
             return .closed
         }
         backends.withLock { $0[id] = nil }
-        return change.record.view
+        return change.view
     }
 
     /// Runs `body` on an open session's backend, then applies its result to the session's latest
@@ -202,7 +202,7 @@ public final class CustomerSessions: Sendable {
             record.lastError = nil
             return event
         }
-        return (result, change.record.view)
+        return (result, change.view)
     }
 
     private static func forgetMethods(_ record: inout CustomerSessionRecord) { record.paymentMethodsFetchedAt = nil }

@@ -15,7 +15,7 @@ extension PaymentContexts: RedirectOutcomeFollower {
                     clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL))
             try await settle(id, intent: intent, clientSecret: managed.clientSecret)
         } catch {
-            await finishManaged(id, status: .error, error: RPCError.json(error))
+            await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
 
@@ -30,13 +30,13 @@ extension PaymentContexts: RedirectOutcomeFollower {
                 try await settle(id, intent: intent, clientSecret: managed.clientSecret)
             }
         } catch {
-            await finishManaged(id, status: .error, error: RPCError.json(error))
+            await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
 
     private func settle(_ id: String, intent: PaymentIntent, clientSecret: String) async throws {
         switch intent.status {
-        case .succeeded, .processing, .requiresCapture:
+        case let status where Self.isPaid(status):
             await finishManaged(id, status: .success, error: nil)
         case .requiresAction where intent.redirectURLs != nil:
             guard let owner = try await table.find(id)?.owner else { return }
@@ -56,29 +56,34 @@ extension PaymentContexts: RedirectOutcomeFollower {
         }
     }
 
-    public func redirectSettled(session: String, outcome: RedirectSessionView.Outcome) async {
+    public func redirectSettled(session: String, outcome: RedirectOutcome) async {
         let waiting = try? await table.filed(under: PaymentContextRecord.redirectKey(session), for: .daemon)
         guard let id = waiting?.first?.id else { return }
-        if ["succeeded", "processing", "requires_capture"].contains(outcome.result) {
-            await finishManaged(id, status: .success, error: nil)
-        } else if outcome.error?["code"] == .int(Int64(StpdErrors.redirectCancelled.code)) {
+        if let error = outcome.error {
             // The customer closed the bank page: STPPaymentHandler's canceled, the context's userCancellation.
-            await finishManaged(id, status: .userCancellation, error: nil)
+            let cancelled = error.isRedirectCancelled
+            await finishManaged(id, status: cancelled ? .userCancellation : .error, error: cancelled ? nil : error)
+        } else if Self.isPaid(PaymentIntent.Status(apiValue: outcome.result)) {
+            await finishManaged(id, status: .success, error: nil)
         } else {
             await finishManaged(
-                id, status: .error,
-                error: outcome.error ?? Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
+                id, status: .error, error: Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
         }
     }
 
-    private static func unpaid(_ status: String, _ lastError: JSONValue?) -> JSONValue {
-        RPCError.json(
-            DomainError.paymentFailed(
+    /// The SDK's success: the payment went through, or will (processing, or authorized to capture).
+    private static func isPaid(_ status: PaymentIntent.Status) -> Bool {
+        status == .succeeded || status == .processing || status == .requiresCapture
+    }
+
+    private static func unpaid(_ status: String, _ lastError: JSONValue?) -> Failure {
+        .domain(
+            .paymentFailed(
                 detail: "the PaymentIntent is \(status)",
                 data: ["paymentIntentStatus": .string(status), "lastPaymentError": lastError ?? .null]))
     }
 
-    private func finishManaged(_ id: String, status: PaymentStatus, error: JSONValue?) async {
+    private func finishManaged(_ id: String, status: PaymentStatus, error: Failure?) async {
         _ = try? await update(id) { record in
             guard record.managed != nil else { return nil }
             Self.finish(&record, status: status, error: error)
@@ -108,7 +113,7 @@ extension PaymentContexts: RedirectOutcomeFollower {
                 continue
             }
             if let session = record.redirect {
-                if let outcome = try? await redirects.get(id: session, for: .daemon).outcome {
+                if let outcome = try? await redirects.table.find(session)?.outcome {
                     await redirectSettled(session: session, outcome: outcome)
                 }
             } else if record.needs == nil {

@@ -110,7 +110,7 @@ extension PaymentContexts {
                     try await customers.updateShipping(
                         session: record.session, address: address.stripeAddress, owner: record.owner)
                 } catch {
-                    let failure = RPCError.json(error)
+                    let failure = Failure(error, describedBy: table.log.failures)
                     _ = try? await update(id) { record in
                         record.lastShippingSaveError = failure
                         return .shippingSaveFailed
@@ -133,10 +133,11 @@ extension PaymentContexts {
     /// The SDK's add-card form does not submit until `STPAddress.containsRequiredFields` holds for
     /// the configuration's `requiredBillingAddressFields`: `postalCode` a postal code valid for the
     /// country (required when the country is unknown), `name` the cardholder's name, `full` a postal
-    /// address (line1, city, country, a US state, a valid postal code).
+    /// address (line1, city, country, a US state, a valid postal code). The input an error names is
+    /// the card's field (`zip`).
     static func requireBillingFields(_ level: String, of card: CardInput) throws {
         func missing(_ field: String, _ detail: String) -> DomainError {
-            .invalidInput(input: "card.\(field)", detail: "\(detail) (requiredBillingAddressFields \(level))")
+            .invalidInput(input: field, detail: "\(detail) (requiredBillingAddressFields \(level))")
         }
         let country = (card.country ?? "").uppercased()
         let postalCodeValid =

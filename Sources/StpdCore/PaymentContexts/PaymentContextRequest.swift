@@ -18,7 +18,7 @@ extension PaymentContexts {
         }
         // The SDK ignores it while a request runs or a screen shows (state != none): an address the
         // app is validating is the shipping screen showing.
-        guard record.requestState == .none, record.pending == nil else { return record.view }
+        guard record.requestState == .none, record.pending == nil else { return table.view(record) }
         // The SDK waits for its loading promise; the request runs when loading ends.
         let waits = try await update(id, for: caller) { record in
             guard record.requestState == .none, record.pending == nil, record.loading else { return nil }
@@ -128,8 +128,8 @@ extension PaymentContexts {
                 detail: "a \(pending.kind) answer is one of \(allowed.map(\.rawValue).joined(separator: ", "))")
         }
         let appError = params.error.map { failure in
-            RPCError.json(
-                DomainError.paymentFailed(
+            Failure.domain(
+                .paymentFailed(
                     detail: failure.message,
                     data: ["message": .string(failure.message), "code": failure.code.map(JSONValue.string) ?? .null]))
         }
@@ -143,12 +143,12 @@ extension PaymentContexts {
                 Self.finish(
                     &record, status: status,
                     error: params.status == .error
-                        ? appError ?? RPCError.json(DomainError.paymentFailed(detail: nil, data: [:])) : nil)
+                        ? appError ?? .domain(.paymentFailed(detail: nil, data: [:])) : nil)
                 return .didFinish
             }
             guard params.status == .valid else {
                 record.shippingError =
-                    appError ?? RPCError.json(DomainError.paymentFailed(detail: "Invalid Shipping Address", data: [:]))
+                    appError ?? .domain(.paymentFailed(detail: "Invalid Shipping Address", data: [:]))
                 return .shippingInvalid
             }
             record.shippingError = nil
@@ -181,13 +181,13 @@ extension PaymentContexts {
         }
     }
 
-    static func finish(_ record: inout PaymentContextRecord, status: PaymentStatus, error: JSONValue?) {
+    static func finish(_ record: inout PaymentContextRecord, status: PaymentStatus, error: Failure?) {
         record.requestState = .none
         record.needs = nil
         record.pending = nil
         record.managed = nil
         record.redirect = nil
-        record.lastResult = ["status": .string(status.rawValue), "error": error ?? .null]
+        record.lastResult = .init(status: status, error: error)
     }
 
     // MARK: Deadlines
@@ -230,8 +230,8 @@ extension PaymentContexts {
         timers.withLock { _ = $0.removeValue(forKey: action) }
         _ = try? await update(context) { record in
             guard let pending = record.pending, pending.id == action else { return nil }
-            let error = RPCError.json(
-                DomainError.pendingActionTimedOut(
+            let error = Failure.domain(
+                .pendingActionTimedOut(
                     action: action, kind: pending.kind.rawValue,
                     detail: "\(pending.kind) got no answer within \(Int(record.pendingActionTimeout)) s"))
             record.pending = nil

@@ -102,11 +102,11 @@ public final class PaymentContexts: Sendable {
         }
         try await table.insert(record, .created)
         startLoading(record.id)
-        return record.view
+        return table.view(record)
     }
 
     public func get(id: String, for caller: Caller) async throws -> PaymentContextView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: PaymentContextStatus?, startingAfter: String?, limit: Int)
@@ -114,7 +114,7 @@ public final class PaymentContexts: Sendable {
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 
     public func retryLoading(id: String, for caller: Caller) async throws -> PaymentContextView {
@@ -184,9 +184,10 @@ public final class PaymentContexts: Sendable {
                     return .didChange
                 }
             } catch {
+                let failure = Failure(error, describedBy: table.log.failures)
                 _ = try? await update(id) { record in
                     record.loading = false
-                    record.loadError = RPCError.json(error)
+                    record.loadError = failure
                     return .didFailToLoad
                 }
             }
@@ -211,7 +212,7 @@ public final class PaymentContexts: Sendable {
             return event
         }
         if let ended { endTimer(ended) }
-        return change.record.view
+        return change.view
     }
 
     func record(_ id: String, _ caller: Caller, open: Bool = false) async throws -> PaymentContextRecord {

@@ -38,9 +38,11 @@ public final class RecordTable<R: DurableRecord>: Sendable {
 
     private var store: any StateStore { log.store }
 
-    /// The record after a mutation, and the event it committed (nil: nothing changed).
+    /// The record after a mutation, what clients see of it, and the event it committed (nil:
+    /// nothing changed).
     public struct Change: Sendable {
         public var record: R
+        public var view: R.View
         public var event: R.Event?
     }
 
@@ -77,15 +79,18 @@ public final class RecordTable<R: DurableRecord>: Sendable {
                 throw DomainError.notFound(R.kind, id: id)
             }
             var record = current
-            guard let event = try mutate(&record) else { return Change(record: current, event: nil) }
+            guard let event = try mutate(&record) else {
+                return Change(record: current, view: view(current), event: nil)
+            }
             if current.isTerminal {
                 let state = current.queryStatus ?? "finished"
                 throw DomainError.invalidState(R.kind, id: id, state: state, detail: "\(R.kind.noun) \(id) is \(state)")
             }
             record.updatedAt = now()
             do {
-                try await commit([try change(record, event, .version(version))])
-                return Change(record: record, event: event)
+                let shown = view(record)
+                try await commit([try change(record, event, .version(version), view: shown)])
+                return Change(record: record, view: shown, event: event)
             } catch is StoreConflict {
                 continue  // Someone committed first: compute again from what they committed.
             }
@@ -145,20 +150,24 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         _ = try await Task { try await log.apply(changes) }.value
     }
 
-    private func change(_ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false)
-        throws -> StateChange
-    {
+    private func change(
+        _ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false,
+        view: R.View? = nil
+    ) throws -> StateChange {
         let object = StoredObject(
             id: record.id, kind: R.kind.rawValue, ownerUID: record.owner, state: try JSONCoding.value(of: record),
             createdAt: record.createdAt, updatedAt: record.updatedAt, status: record.queryStatus,
             live: record.isLive, finished: record.isFinished)
         return StateChange(
             object: object, eventType: event.type, removesObject: removing,
-            publicState: try JSONCoding.value(of: record.view), precondition: precondition,
+            publicState: try JSONCoding.value(of: view ?? self.view(record)), precondition: precondition,
             keys: removing ? [] : record.lookupKeys)
     }
 
     // MARK: Reading
+
+    /// What clients see of `record` (replies and events carry it).
+    public func view(_ record: R) -> R.View { record.view(log.failures) }
 
     /// The record, whoever owns it (the daemon's own work).
     public func find(_ id: String) async throws -> R? { try await load(id)?.record }

@@ -64,7 +64,7 @@ public final class RedirectSessions: Sendable {
         record.nativeURL = targets.nativeURL?.absoluteString
         record.redirectURL = targets.redirectURL?.absoluteString
         record.returnURL = targets.returnURL?.absoluteString
-        return try await table.insert(record, .created).view
+        return table.view(try await table.insert(record, .created))
     }
 
     public func create(for caller: Caller, paymentIntentSecret: String, followUpTimeout: Double?) async throws
@@ -84,7 +84,7 @@ public final class RedirectSessions: Sendable {
             requiresAction: intent.status == .requiresAction, nextAction: intent.nextAction,
             secret: clientSecret, followUpTimeout: followUpTimeout)
         record.paymentIntentId = intent.id
-        return try await table.insert(record, .created).view
+        return table.view(try await table.insert(record, .created))
     }
 
     /// For a SetupIntent already in hand (just confirmed); completes as a PaymentIntent's session does.
@@ -96,7 +96,7 @@ public final class RedirectSessions: Sendable {
             requiresAction: intent.status == .requiresAction, nextAction: intent.nextAction,
             secret: clientSecret, followUpTimeout: followUpTimeout)
         record.setupIntentId = intent.id
-        return try await table.insert(record, .created).view
+        return table.view(try await table.insert(record, .created))
     }
 
     /// An intent's session, or the SDK's "no context" refusal when it has no redirect to follow.
@@ -131,7 +131,7 @@ public final class RedirectSessions: Sendable {
     // MARK: Reading
 
     public func get(id: String, for caller: Caller) async throws -> RedirectSessionView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: RedirectStatus?, startingAfter: String?, limit: Int) async throws
@@ -139,7 +139,7 @@ public final class RedirectSessions: Sendable {
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 }
 
