@@ -164,14 +164,16 @@ public enum Daemon {
     > {
         var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
-        EventHandlers.register(
-            into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits,
-            debugMethods: configuration.debugMethods)
-        CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
-        SourceHandlers.register(
-            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,
-            api: parts.payments,
-            merchantName: configuration.merchantName)
+        EventHandlers.register(into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits)
+        DebugHandlers.register(into: &router, log: parts.log, enabled: configuration.debugMethods)
+        CustomerHandlers.register(into: &router, sessions: parts.customers)
+        AppRequestHandlers.register(into: &router, broker: parts.broker)
+        SourceHandlers.register(into: &router, sources: parts.sources, merchantName: configuration.merchantName)
+        RedirectHandlers.register(into: &router, redirects: parts.redirects)
+        AppHandlers.register(
+            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
+        PaymentIntentHandlers.register(into: &router, api: parts.payments, redirects: parts.redirects)
+        SetupIntentHandlers.register(into: &router, api: parts.payments, redirects: parts.redirects)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         return router
     }

@@ -3,10 +3,11 @@ import JSONRPC
 import StpdCore
 import StpdProtocol
 
+/// `events.*`.
 enum EventHandlers {
     static func register(
         into router: inout MethodRouter<CallContext>, log: EventLog, subscriptions: SubscriptionRegistry,
-        waits: EventWaits, debugMethods: Bool
+        waits: EventWaits
     ) {
         router.register(EventsSubscribe.self) { params, context in
             let id = ObjectID.make("sub_")
@@ -36,16 +37,6 @@ enum EventHandlers {
                 }
             }
             return .init(events: result.events.map(EventRecord.init), next: result.next)
-        }
-
-        let emitter = DebugEmitter(log: log)
-        router.register(DebugEmit.self) { params, context in
-            guard debugMethods else {
-                throw StpdErrors.disabled("start stpd with --debug-methods", data: ["setting": "STPD_DEBUG_METHODS"])
-            }
-            let events = try await emitter.emit(
-                objectId: params.objectId, count: params.count ?? 1, payload: params.payload, uid: context.caller.uid)
-            return .init(firstSeq: events.first!.seq, lastSeq: events.last!.seq)
         }
     }
 
