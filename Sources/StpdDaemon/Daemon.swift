@@ -172,8 +172,9 @@ public enum Daemon {
         RedirectHandlers.register(into: &router, redirects: parts.redirects)
         AppHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
-        PaymentIntentHandlers.register(into: &router, api: parts.payments, redirects: parts.redirects)
-        SetupIntentHandlers.register(into: &router, api: parts.payments, redirects: parts.redirects)
+        let payments = PaymentHandler(api: parts.payments, redirects: parts.redirects)
+        PaymentIntentHandlers.register(into: &router, handler: payments)
+        SetupIntentHandlers.register(into: &router, handler: payments)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         return router
     }

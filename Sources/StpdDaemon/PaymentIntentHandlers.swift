@@ -5,27 +5,16 @@ import StripeAPI
 
 /// `paymentIntent.*`.
 enum PaymentIntentHandlers {
-    static func register(
-        into router: inout MethodRouter<CallContext>, api: any PaymentsAPI, redirects: RedirectSessions
-    ) {
+    static func register(into router: inout MethodRouter<CallContext>, handler: PaymentHandler) {
         router.register(PaymentIntentRetrieve.self) { params, _ in
-            let intent = try await api.retrievePaymentIntent(clientSecret: params.clientSecret)
+            let intent = try await handler.retrieve(PaymentIntent.self, clientSecret: params.clientSecret)
             return .init(paymentIntent: publicFields(intent.allResponseFields))
         }
         router.register(PaymentIntentConfirm.self) { params, context in
             let confirm = try params.paymentMethod.confirmParams(
                 clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod")
-            let intent = try await api.confirmPaymentIntent(confirm)
-            var session: RedirectSessionView?
-            if intent.redirectURLs != nil {
-                session = try await redirects.create(
-                    for: context.caller, paymentIntent: intent, clientSecret: params.clientSecret, followUpTimeout: nil)
-                if let start = params.start, let id = session?.id {
-                    session = try await redirects.start(
-                        id: id, for: context.caller, mode: start.mode, opener: start.opener)
-                }
-            }
-            return .init(paymentIntent: publicFields(intent.allResponseFields), redirect: session)
+            let done = try await handler.confirm(PaymentIntent.self, confirm, for: context.caller, start: params.start)
+            return .init(paymentIntent: publicFields(done.intent.allResponseFields), redirect: done.nextAction.redirect)
         }
     }
 }

@@ -5,27 +5,16 @@ import StripeAPI
 
 /// `setupIntent.*`.
 enum SetupIntentHandlers {
-    static func register(
-        into router: inout MethodRouter<CallContext>, api: any PaymentsAPI, redirects: RedirectSessions
-    ) {
+    static func register(into router: inout MethodRouter<CallContext>, handler: PaymentHandler) {
         router.register(SetupIntentRetrieve.self) { params, _ in
-            let intent = try await api.retrieveSetupIntent(clientSecret: params.clientSecret)
+            let intent = try await handler.retrieve(SetupIntent.self, clientSecret: params.clientSecret)
             return .init(setupIntent: publicFields(intent.allResponseFields))
         }
         router.register(SetupIntentConfirm.self) { params, context in
             let confirm = try params.paymentMethod.confirmParams(
                 clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod", setupIntent: true)
-            let intent = try await api.confirmSetupIntent(confirm)
-            var session: RedirectSessionView?
-            if intent.redirectURLs != nil {
-                session = try await redirects.create(
-                    for: context.caller, setupIntent: intent, clientSecret: params.clientSecret, followUpTimeout: nil)
-                if let start = params.start, let id = session?.id {
-                    session = try await redirects.start(
-                        id: id, for: context.caller, mode: start.mode, opener: start.opener)
-                }
-            }
-            return .init(setupIntent: publicFields(intent.allResponseFields), redirect: session)
+            let done = try await handler.confirm(SetupIntent.self, confirm, for: context.caller, start: params.start)
+            return .init(setupIntent: publicFields(done.intent.allResponseFields), redirect: done.nextAction.redirect)
         }
     }
 }

@@ -35,24 +35,21 @@ extension PaymentContexts: RedirectOutcomeFollower {
     }
 
     private func settle(_ id: String, intent: PaymentIntent, clientSecret: String) async throws {
-        switch intent.status {
-        case let status where Self.isPaid(status):
-            await finishManaged(id, status: .success, error: nil)
-        case .requiresAction where intent.redirectURLs != nil:
-            guard let owner = try await table.find(id)?.owner else { return }
-            let session = try await redirects.create(
-                for: Caller(uid: owner), paymentIntent: intent, clientSecret: clientSecret, followUpTimeout: nil)
-            _ = try await redirects.start(id: session.id, for: .daemon, mode: .automatic, opener: nil)
-            try await update(id) { record in
-                guard record.managed != nil else { return nil }
-                record.redirect = session.id
-                record.needs = .redirect
-                return .needsInput
-            }
-        default:
-            await finishManaged(
+        guard !Self.isPaid(intent.status) else { return await finishManaged(id, status: .success, error: nil) }
+        guard let owner = try await table.find(id)?.owner else { return }
+        let handled = try await payments.handleNextAction(
+            of: intent, clientSecret: clientSecret, for: Caller(uid: owner),
+            start: RedirectStartOptions(mode: .automatic))
+        guard let session = handled.redirect else {
+            return await finishManaged(
                 id, status: .error,
                 error: Self.unpaid(intent.status.rawValue, intent.lastPaymentError?.allResponseFields))
+        }
+        try await update(id) { record in
+            guard record.managed != nil else { return nil }
+            record.redirect = session.id
+            record.needs = .redirect
+            return .needsInput
         }
     }
 

@@ -57,6 +57,8 @@ public final class PaymentContexts: Sendable {
     let customers: any PaymentContextCustomer
     let api: any PaymentsAPI
     let redirects: RedirectSessions
+    /// Confirms a managed PaymentIntent and follows its next action.
+    let payments: PaymentHandler
     let table: RecordTable<PaymentContextRecord>
     let background: BackgroundWork
     let clock: any Clock<Duration>
@@ -78,6 +80,7 @@ public final class PaymentContexts: Sendable {
         self.customers = customers
         self.api = api
         self.redirects = redirects
+        payments = PaymentHandler(api: api, redirects: redirects)
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.background = background
         self.clock = clock

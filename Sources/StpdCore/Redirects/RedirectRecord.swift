@@ -7,7 +7,16 @@ import StpdProtocol
 /// store orders a key's records by when they were filed: the earliest started wins a URL).
 struct RedirectRecord: DurableRecord {
     typealias Status = RedirectStatus
-    enum Kind: String, Codable, Sendable { case source, paymentIntent, setupIntent }
+    enum Kind: String, Codable, Sendable {
+        case source, paymentIntent, setupIntent
+
+        init(_ intent: IntentKind) {
+            switch intent {
+            case .paymentIntent: self = .paymentIntent
+            case .setupIntent: self = .setupIntent
+            }
+        }
+    }
 
     var id: String
     var owner: UInt32
