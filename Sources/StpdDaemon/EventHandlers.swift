@@ -16,6 +16,7 @@ enum EventHandlers {
                 try await log.subscribe(id: id, since: params.since, filter: filter(params.filter, context), sink: sink)
             }
             subscriptions.add(id, connection: context.connection.id)
+            holdIdleTimeout(context, subscriptions)
             context.connection.afterReply { await log.start(subscription) }
             return .init(subscription: id, latestSeq: subscription.joinedAfter)
         }
@@ -24,6 +25,7 @@ enum EventHandlers {
             guard subscriptions.end(params.subscription, connection: context.connection.id) else {
                 throw StpdErrors.subscriptionNotFound(params.subscription)
             }
+            holdIdleTimeout(context, subscriptions)
             return .init()
         }
 
@@ -38,6 +40,12 @@ enum EventHandlers {
             }
             return .init(events: result.events.map(EventRecord.init), next: result.next)
         }
+    }
+
+    /// A subscriber waiting quietly for events is not idle: the connection's idle timeout is held
+    /// off while it has a subscription.
+    static func holdIdleTimeout(_ context: CallContext, _ subscriptions: SubscriptionRegistry) {
+        context.connection.keepAlive = subscriptions.hasAny(connection: context.connection.id)
     }
 
     /// Root sees every user's events; anyone else only those of objects they created.
