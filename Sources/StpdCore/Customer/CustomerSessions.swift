@@ -142,12 +142,11 @@ public final class CustomerSessions: Sendable {
         try await preferences.find(CustomerPreference.id(customer, owner))?.paymentMethod
     }
 
-    /// app.foreground: as the SDK's key manager on becoming active, sessions whose ephemeral key
-    /// has expired fetch a new one now (at most once an hour), so the next call does not wait.
+    /// app.foreground: tells the caller's open sessions' live backends (a Stripe session's key
+    /// manager fetches an expired ephemeral key again, as the SDK's does on becoming active).
     public func foreground(for caller: Caller) async {
         for session in (try? await table.all(for: caller, status: CustomerSessionStatus.open.rawValue)) ?? [] {
-            let backend = backends.withLock { $0[session.id] }
-            _ = ((backend as? StripeCustomerContext)?.keys as? EphemeralKeyManager)?.refreshEagerly()
+            backends.withLock { $0[session.id] }?.foreground()
         }
     }
 
