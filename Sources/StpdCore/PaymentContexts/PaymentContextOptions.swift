@@ -10,7 +10,7 @@ extension PaymentContexts {
     public func select(id: String, for caller: Caller, paymentMethod: String) async throws -> PaymentContextView {
         let record = try await record(id, caller, open: true)
         try Self.requireOption(paymentMethod, in: record)
-        try await customers.select(session: record.session, paymentMethod: paymentMethod, owner: record.owner)
+        try await customers.select(session: record.session, paymentMethod: paymentMethod, as: record.caller)
         // Checked again on the latest state: the option may have been removed meanwhile.
         let view = try await update(id, for: caller) { record in
             try Self.requireOption(paymentMethod, in: record)
@@ -25,8 +25,8 @@ extension PaymentContexts {
         let record = try await record(id, caller, open: true)
         try Self.requireBillingFields(record.configuration.requiredBillingAddressFields ?? "postalCode", of: card)
         let method = try await api.createCardPaymentMethod(card)
-        try await customers.attach(session: record.session, paymentMethod: method.id, owner: record.owner)
-        try await customers.select(session: record.session, paymentMethod: method.id, owner: record.owner)
+        try await customers.attach(session: record.session, paymentMethod: method.id, as: record.caller)
+        try await customers.select(session: record.session, paymentMethod: method.id, as: record.caller)
         let view = try await update(id, for: caller) { record in
             record.options.removeAll { $0.id == method.id }
             record.options.append(PaymentContextRecord.option(method))
@@ -46,7 +46,7 @@ extension PaymentContexts {
                 detail: "the configuration forbids deleting payment options")
         }
         try Self.requireOption(paymentMethod, in: record)
-        try await customers.detach(session: record.session, paymentMethod: paymentMethod, owner: record.owner)
+        try await customers.detach(session: record.session, paymentMethod: paymentMethod, as: record.caller)
         return try await update(id, for: caller) { record in
             record.options.removeAll { $0.id == paymentMethod }
             if record.selected == paymentMethod { record.selected = record.options.first?.id }
@@ -108,7 +108,7 @@ extension PaymentContexts {
             background.start { [self] in
                 do {
                     try await customers.updateShipping(
-                        session: record.session, address: address.stripeAddress, owner: record.owner)
+                        session: record.session, address: address.stripeAddress, as: record.caller)
                 } catch {
                     let failure = Failure(error, describedBy: table.log.failures)
                     _ = try? await update(id) { record in

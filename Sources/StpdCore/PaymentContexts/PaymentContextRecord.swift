@@ -60,6 +60,9 @@ struct PaymentContextRecord: DurableRecord {
     var createdAt: Date
     var updatedAt: Date
 
+    /// Its creator, as whom it reaches its customer session.
+    var caller: Caller { Caller(uid: owner) }
+
     var shippingType: String { configuration.shippingType ?? "shipping" }
     var companyName: String { configuration.companyName ?? "" }
 

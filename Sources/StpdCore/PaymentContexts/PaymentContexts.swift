@@ -4,18 +4,18 @@ import StpdProtocol
 import StripeAPI
 import Synchronization
 
-/// What a payment context asks of its customer session (the SDK's API adapter).
+/// What a payment context asks of its customer session (the SDK's API adapter), as its owner.
 public protocol PaymentContextCustomer: Sendable {
-    func clearCache(session: String, owner: UInt32) async throws
-    func retrieveCustomer(session: String, owner: UInt32) async throws -> Customer
-    func listPaymentMethods(session: String, owner: UInt32) async throws -> [PaymentMethod]
-    func attach(session: String, paymentMethod: String, owner: UInt32) async throws
-    func detach(session: String, paymentMethod: String, owner: UInt32) async throws
-    func updateShipping(session: String, address: StripeAddress, owner: UInt32) async throws
+    func clearCache(session: String, as caller: Caller) async throws
+    func retrieveCustomer(session: String, as caller: Caller) async throws -> Customer
+    func listPaymentMethods(session: String, as caller: Caller) async throws -> [PaymentMethod]
+    func attach(session: String, paymentMethod: String, as caller: Caller) async throws
+    func detach(session: String, paymentMethod: String, as caller: Caller) async throws
+    func updateShipping(session: String, address: StripeAddress, as caller: Caller) async throws
     /// Remembers the last selected PaymentMethod for the session's customer (nil: none).
-    func select(session: String, paymentMethod: String?, owner: UInt32) async throws
+    func select(session: String, paymentMethod: String?, as caller: Caller) async throws
     /// The customer's last selected PaymentMethod.
-    func lastSelected(session: String, customer: String, owner: UInt32) async throws -> String?
+    func lastSelected(session: String, customer: String, as caller: Caller) async throws -> String?
 }
 
 /// What a payment context is created with (STPPaymentContext's initializer and properties).
@@ -168,13 +168,13 @@ public final class PaymentContexts: Sendable {
         background.start { [self] in
             guard let record = try? await table.find(id) else { return }
             do {
-                try await customers.clearCache(session: record.session, owner: record.owner)
-                let customer = try await customers.retrieveCustomer(session: record.session, owner: record.owner)
-                let methods = try await customers.listPaymentMethods(session: record.session, owner: record.owner)
+                try await customers.clearCache(session: record.session, as: record.caller)
+                let customer = try await customers.retrieveCustomer(session: record.session, as: record.caller)
+                let methods = try await customers.listPaymentMethods(session: record.session, as: record.caller)
                 var chosen = record.defaultPaymentMethod
                 if chosen == nil {
                     chosen = try await customers.lastSelected(
-                        session: record.session, customer: customer.id, owner: record.owner)
+                        session: record.session, customer: customer.id, as: record.caller)
                 }
                 _ = try await update(id) { [chosen] record in
                     if record.shippingAddress == nil, let shipping = customer.shippingAddress {
