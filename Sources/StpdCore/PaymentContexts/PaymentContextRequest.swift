@@ -80,15 +80,13 @@ extension PaymentContexts {
 
     /// The SDK re-enters requestPayment when the screen it showed is done.
     func continueIfWaiting(_ id: String, for input: PaymentContextNeed) async throws -> PaymentContextView? {
-        var resumed = false
-        try await update(id) { record in
+        let resumed = try await apply(id) { record in
             guard record.requestState == .requestingPayment, record.needs == input else { return nil }
             record.requestState = .none
             record.needs = nil
-            resumed = true
             return .didChange
         }
-        guard resumed else { return nil }
+        guard resumed.event != nil else { return nil }
         return try await proceedWithRequest(id)
     }
 
@@ -98,19 +96,20 @@ extension PaymentContexts {
         -> PaymentContextView
     {
         let actionID = ObjectID.make("pact_")
-        var deadline = now()
-        let view = try await update(id, for: caller) { record in
+        let asked = try await apply(id, for: caller) { record in
             if let pending = record.pending {
                 throw DomainError.invalidState(
                     .paymentContext, id: id, state: pending.kind.rawValue,
                     detail: "a \(pending.kind) pending action is waiting")
             }
-            deadline = now().addingTimeInterval(record.pendingActionTimeout)
+            let deadline = now().addingTimeInterval(record.pendingActionTimeout)
             record.pending = .init(id: actionID, kind: kind, deadline: deadline, payload: payload)
             return .pendingAction
         }
-        startTimer(context: id, action: actionID, deadline: deadline)
-        return view
+        if let pending = asked.record.pending {
+            startTimer(context: id, action: pending.id, deadline: pending.deadline)
+        }
+        return asked.view
     }
 
     /// The app's completion of a pending action. Another uid's action answers as one that does

@@ -201,21 +201,27 @@ public final class PaymentContexts: Sendable {
     }
 
     /// Applies `mutate` to the latest state and commits it with the event it returns (nil: nothing
-    /// changed). A pending action that ended any way (answered, finished, closed) loses its deadline.
+    /// changed), answering with the context's view.
     @discardableResult
     func update(
         _ id: String, for caller: Caller = .daemon,
         _ mutate: (inout PaymentContextRecord) throws -> PaymentContextEvent?
     ) async throws -> PaymentContextView {
-        var ended: String?
-        let change = try await table.update(id, for: caller) { record in
-            let before = record.pending?.id
-            let event = try mutate(&record)
-            ended = event != nil && before != nil && record.pending?.id != before ? before : nil
-            return event
+        try await apply(id, for: caller, mutate).view
+    }
+
+    /// `update`, answering with the whole change. A pending action that ended any way (answered,
+    /// finished, closed) loses its deadline.
+    @discardableResult
+    func apply(
+        _ id: String, for caller: Caller = .daemon,
+        _ mutate: (inout PaymentContextRecord) throws -> PaymentContextEvent?
+    ) async throws -> RecordTable<PaymentContextRecord>.Change {
+        let change = try await table.update(id, for: caller, mutate)
+        if change.event != nil, let ended = change.before.pending?.id, change.record.pending?.id != ended {
+            endTimer(ended)
         }
-        if let ended { endTimer(ended) }
-        return change.view
+        return change
     }
 
     func record(_ id: String, _ caller: Caller, open: Bool = false) async throws -> PaymentContextRecord {

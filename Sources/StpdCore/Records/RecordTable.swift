@@ -39,11 +39,12 @@ public final class RecordTable<R: DurableRecord>: Sendable {
     private var store: any StateStore { log.store }
 
     /// The record after a mutation, what clients see of it, and the event it committed (nil:
-    /// nothing changed).
+    /// nothing changed); `before` is the state the mutation was applied to.
     public struct Change: Sendable {
         public var record: R
         public var view: R.View
         public var event: R.Event?
+        public var before: R
     }
 
     public struct Page: Sendable {
@@ -80,7 +81,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             }
             var record = current
             guard let event = try mutate(&record) else {
-                return Change(record: current, view: view(current), event: nil)
+                return Change(record: current, view: view(current), event: nil, before: current)
             }
             if current.isTerminal {
                 let state = current.queryStatus ?? "finished"
@@ -90,7 +91,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             do {
                 let shown = view(record)
                 try await commit([try change(record, event, .version(version), view: shown)])
-                return Change(record: record, view: shown, event: event)
+                return Change(record: record, view: shown, event: event, before: current)
             } catch is StoreConflict {
                 continue  // Someone committed first: compute again from what they committed.
             }
