@@ -175,22 +175,6 @@ public final class PostgresStateStore: StateStore {
             """, logger: logger)
     }
 
-    public func rederive(_ object: StoredObject, keys: [String]) async throws {
-        try await write { connection, logger in
-            let changed = try await connection.query(
-                """
-                UPDATE object SET status = \(object.status), live = \(object.live), finished = \(object.finished),
-                version = greatest(version, 1) WHERE id = \(object.id) AND version = \(object.version) RETURNING 1
-                """, logger: logger
-            ).count()
-            guard changed == 1 else { return }
-            let latest = try await connection.query(
-                "SELECT latest_seq FROM event_counter WHERE id = 1", logger: logger
-            ).single(Int64.self)
-            try await Self.file(object.id, owner: object.ownerUID, under: keys, ordinal: latest, connection, logger)
-        }
-    }
-
     public func setAside(id: String, reason: String) async throws {
         try await query("UPDATE object SET set_aside = TRUE, live = FALSE WHERE id = \(id)")
     }

@@ -215,30 +215,8 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         }
     }
 
-    /// Loads every live record at start. Rows written before the store derived its columns
-    /// (version 0) get them now.
-    public func restore() async throws -> [R] {
-        var live: [R] = []
-        var query = ObjectQuery(kind: R.kind.rawValue, live: true, limit: 500)
-        while true {
-            let batch = try await store.objects(query)
-            for stored in batch {
-                guard let record = decodeOrSetAside(stored) else { continue }
-                if stored.version == 0 { try await rederive(record, from: stored) }
-                if record.isLive { live.append(record) }
-            }
-            guard batch.count == 500 else { return live }
-            query.startingAfter = batch.last?.id
-        }
-    }
-
-    private func rederive(_ record: R, from stored: StoredObject) async throws {
-        var derived = stored
-        derived.status = record.queryStatus
-        derived.live = record.isLive
-        derived.finished = record.isFinished
-        try await store.rederive(derived, keys: record.lookupKeys)
-    }
+    /// Every live record, whoever owns it: what a process picks up at start.
+    public func restore() async throws -> [R] { try await live(for: .daemon) }
 
     // MARK: Lookup keys
 
@@ -290,7 +268,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
 
     private func decodeOrSetAside(_ stored: StoredObject) -> R? {
         do {
-            return try JSONCoding.typed(R.self, from: Self.withRowFields(stored))
+            return try JSONCoding.typed(R.self, from: stored.state)
         } catch {
             let reason = String(describing: error)
             reportSetAside(R.kind, stored.id, reason)
@@ -298,21 +276,6 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             Task { try? await store.setAside(id: stored.id, reason: reason) }
             return nil
         }
-    }
-}
-
-extension RecordTable {
-    /// The state with what the row knows filled in where the state lacks it: rows written before
-    /// the record core kept id, owner and times in the row only.
-    static func withRowFields(_ stored: StoredObject) -> JSONValue {
-        guard case .object(var fields) = stored.state else { return stored.state }
-        let row: [String: JSONValue] = [
-            "id": .string(stored.id), "owner": .int(Int64(stored.ownerUID)),
-            "createdAt": .double(stored.createdAt.timeIntervalSinceReferenceDate),
-            "updatedAt": .double(stored.updatedAt.timeIntervalSinceReferenceDate),
-        ]
-        fields.merge(row) { state, _ in state }
-        return .object(fields)
     }
 }
 
