@@ -170,12 +170,14 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "RPCTransport", "JSONRPC", "StpdProtocol"]
         ),
-        // The StateStore contract runs against every store, hence StpdStore and StpdPostgres;
-        // StpdDaemon for how failures read to clients (WireFailures), which the tests check.
+        // The StateStore contract runs against every store, hence StpdStore and StpdPostgres (and
+        // PostgresNIO, to make a scratch database per test); StpdDaemon for how failures read to
+        // clients (WireFailures), which the tests check.
         .testTarget(
             name: "StpdCoreTests",
             dependencies: [
                 "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC", "StpdDaemon",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
         .testTarget(

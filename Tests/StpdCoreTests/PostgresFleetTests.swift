@@ -2,7 +2,7 @@ import Foundation
 import JSONRPC
 import StpdCore
 import StpdDaemon
-@_spi(Testing) import StpdPostgres
+import StpdPostgres
 @_spi(Testing) import StpdProtocol
 import Testing
 
