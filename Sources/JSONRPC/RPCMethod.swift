@@ -13,7 +13,7 @@ public protocol RPCMethod: Sendable {
     /// The application errors this method may return, each declared once (the contract lists
     /// them under `components/errors` and refers to them by name).
     static var errors: [ErrorDeclaration] { get }
-    /// Still served, but to be removed in the next major version of the protocol (README,
+    /// Still served, but to be removed in the next major version of the protocol (docs/protocol.md,
     /// "Compatibility"); the description says what replaces it.
     static var deprecated: Bool { get }
 }

@@ -115,6 +115,7 @@ public enum Daemon {
         var sources: SourceService
         var redirects: RedirectSessions
         var contexts: PaymentContexts
+        var cards = CardValidator()
         var metrics: StpdMetrics
         /// What holds finished objects that the retention sweep removes.
         var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] }
@@ -168,14 +169,16 @@ public enum Daemon {
         DebugHandlers.register(into: &router, log: parts.log, enabled: configuration.debugMethods)
         CustomerHandlers.register(into: &router, sessions: parts.customers)
         AppRequestHandlers.register(into: &router, broker: parts.broker)
-        SourceHandlers.register(into: &router, sources: parts.sources, merchantName: configuration.merchantName)
+        SourceHandlers.register(
+            into: &router, sources: parts.sources, cards: parts.cards, merchantName: configuration.merchantName)
         RedirectHandlers.register(into: &router, redirects: parts.redirects)
         AppHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
         let payments = PaymentHandler(api: parts.payments, redirects: parts.redirects)
-        PaymentIntentHandlers.register(into: &router, handler: payments)
-        SetupIntentHandlers.register(into: &router, handler: payments)
+        PaymentIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
+        SetupIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
+        CardHandlers.register(into: &router, cards: parts.cards)
         return router
     }
 

@@ -5,8 +5,12 @@ import StpdProtocol
 
 /// `source.*`.
 enum SourceHandlers {
-    static func register(into router: inout MethodRouter<CallContext>, sources: SourceService, merchantName: String?) {
+    static func register(
+        into router: inout MethodRouter<CallContext>, sources: SourceService, cards: CardValidator,
+        merchantName: String?
+    ) {
         router.register(SourceCreate.self) { params, context in
+            try cards.require(params.params.card, at: "params.card")
             // As the SDK, whose companyName defaults to the app's bundle name: always a name.
             let name = params.merchantName ?? merchantName ?? context.caller.pid.flatMap { PeerProcessName.of(pid: $0) }
             let form = try params.params.sourceParams(at: "params").formParams(merchantName: name)

@@ -53,7 +53,7 @@ public enum SourceCreate: RPCMethod {
         ],
         required: ["params"])
     public static let resultSchema = SourceResult.schema
-    public static let errors = stripeCallErrors
+    public static let errors = [StpdErrors.cardInvalid] + stripeCallErrors
 }
 
 public enum SourceRetrieve: RPCMethod {

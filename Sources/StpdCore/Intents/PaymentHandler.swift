@@ -35,14 +35,15 @@ public struct PaymentHandler: Sendable {
         return Confirmed(intent: intent, nextAction: handling)
     }
 
-    /// What the intent's next action needs, by its type: a `redirect_to_url` opens a redirect
-    /// session for `caller`, started at once when `start` says how.
+    /// What the intent's next action needs, by its kind (`NextAction.Kind`, STPPaymentHandler's
+    /// classification): a `redirect_to_url` opens a redirect session for `caller`, started at once
+    /// when `start` says how.
     public func handleNextAction<Intent: StripeIntent>(
         of intent: Intent, clientSecret: String, for caller: Caller, start: RedirectStartOptions?
     ) async throws -> NextActionHandling {
         guard intent.requiresAction, let action = intent.nextAction else { return .none }
-        switch action.type {
-        case .redirectToURL where intent.redirectURLs != nil:
+        switch action.kind {
+        case .redirect where intent.redirectURLs != nil:
             var session = try await redirects.create(
                 for: caller, intent: intent, clientSecret: clientSecret, followUpTimeout: nil)
             if let start {

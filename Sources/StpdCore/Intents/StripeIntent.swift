@@ -15,7 +15,7 @@ public protocol StripeIntent: Sendable {
     /// Stripe's status, as sent.
     var statusName: String { get }
     var requiresAction: Bool { get }
-    var nextAction: PaymentIntent.NextAction? { get }
+    var nextAction: NextAction? { get }
     /// A `redirect_to_url` action's URLs while the intent requires it.
     var redirectURLs: (url: URL, returnURL: URL)? { get }
     var allResponseFields: JSONValue { get }

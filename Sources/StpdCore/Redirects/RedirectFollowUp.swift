@@ -48,7 +48,7 @@ extension RedirectSessions: PollFollower {
                 let intent = try await api.retrievePaymentIntent(clientSecret: record.clientSecret)
                 await settle(
                     record.id, result: intent.status.rawValue, error: nil,
-                    object: SourceRecord.public(intent.allResponseFields))
+                    object: intent.allResponseFields.withoutClientSecret)
             } catch {
                 await settle(record.id, result: "error", error: failure(error), object: nil)
             }
@@ -57,7 +57,7 @@ extension RedirectSessions: PollFollower {
                 let intent = try await api.retrieveSetupIntent(clientSecret: record.clientSecret)
                 await settle(
                     record.id, result: intent.status.rawValue, error: nil,
-                    object: SourceRecord.public(intent.allResponseFields))
+                    object: intent.allResponseFields.withoutClientSecret)
             } catch {
                 await settle(record.id, result: "error", error: failure(error), object: nil)
             }
