@@ -20,7 +20,8 @@ public enum Daemon {
         let store = opened.store
         let metrics = StpdMetrics()
         let log = try await EventLog(
-            store: store, retention: configuration.eventRetention, shared: opened.fleet != nil,
+            store: store, failures: WireFailures(), retention: configuration.eventRetention,
+            shared: opened.fleet != nil,
             appended: { metrics.eventsAppended.increment(by: Int64($0)) })
         // Before serving: a client must never see events that are about to be pruned.
         try await log.prune()
@@ -164,13 +165,18 @@ public enum Daemon {
     > {
         var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
-        EventHandlers.register(
-            into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits,
-            debugMethods: configuration.debugMethods)
-        CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
+        EventHandlers.register(into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits)
+        DebugHandlers.register(into: &router, log: parts.log, enabled: configuration.debugMethods)
+        CustomerHandlers.register(into: &router, sessions: parts.customers)
+        AppRequestHandlers.register(into: &router, broker: parts.broker)
         SourceHandlers.register(
-            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,
-            api: parts.payments, cards: parts.cards, merchantName: configuration.merchantName)
+            into: &router, sources: parts.sources, cards: parts.cards, merchantName: configuration.merchantName)
+        RedirectHandlers.register(into: &router, redirects: parts.redirects)
+        AppHandlers.register(
+            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
+        let payments = PaymentHandler(api: parts.payments, redirects: parts.redirects)
+        PaymentIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
+        SetupIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         CardHandlers.register(into: &router, cards: parts.cards)
         return router

@@ -1,18 +1,5 @@
 import JSONRPC
 
-/// One application error of the contract: clients switch on `code`, humans read `message`.
-public struct ErrorDeclaration: Sendable {
-    public var name: String
-    public var code: Int
-    public var message: String
-    public var description: String
-
-    /// The error as sent, with details for this occurrence in `data`.
-    public func callAsFunction(_ detail: String? = nil, data: JSONValue? = nil) -> RPCError {
-        RPCError(code: code, message: detail.map { "\(message): \($0)" } ?? message, data: data)
-    }
-}
-
 /// Application error codes, grouped by kind in blocks of a thousand (all outside the
 /// -32768...-32000 range the JSON-RPC spec reserves):
 /// 1xxx the request against the daemon's objects, 2xxx events and subscriptions,

@@ -79,23 +79,25 @@ public final class StripeTestState: @unchecked Sendable {
         withLock { log.filter { $0.idempotencyKey == idempotencyKey }.count }
     }
     public func advanceClock(seconds: Int) { withLock { clockOffset += seconds } }
-    public func reset() {
-        withLock {
-            customers = [:]
-            paymentMethods = [:]
-            paymentMethodCards = [:]
-            sources = [:]
-            sourceCards = [:]
-            paymentIntents = [:]
-            setupIntents = [:]
-            pendingActions = [:]
-            ephemeralKeys = [:]
-            created = [:]
-            idempotency = [:]
-            faults = []
-            log = []
-            clockOffset = 0
-        }
+    public func reset() { withLock { clear() } }
+
+    /// Forgets every object, record, fault and logged request, and winds the clock back
+    /// (`reset()`, and `POST /_test/reset`); the caller holds the lock.
+    func clear() {
+        customers = [:]
+        paymentMethods = [:]
+        paymentMethodCards = [:]
+        sources = [:]
+        sourceCards = [:]
+        paymentIntents = [:]
+        setupIntents = [:]
+        pendingActions = [:]
+        ephemeralKeys = [:]
+        created = [:]
+        idempotency = [:]
+        faults = []
+        log = []
+        clockOffset = 0
     }
     public func object(_ id: String) -> JSONValue? {
         withLock {
