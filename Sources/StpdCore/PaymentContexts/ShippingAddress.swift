@@ -27,19 +27,29 @@ extension ShippingAddressParams {
     }
 
     /// The SDK's required-shipping-fields check (`STPAddress.containsRequiredShippingAddressFields`).
-    func contains(requiredFields fields: [String]) -> Bool {
-        fields.allSatisfy { field in
+    func contains(requiredFields fields: [String]) -> Bool { missing(requiredFields: fields).isEmpty }
+
+    /// What fails that check: each required field (`phoneNumber`) with the members it judged that
+    /// are not valid (`phone`; `address.postalCode`, ...), as the SDK's form would mark them.
+    func missing(requiredFields fields: [String]) -> [(field: String, members: [String])] {
+        fields.compactMap { field in
+            let members: [String]
             switch field {
-            case "name": return !(name ?? "").isEmpty
-            case "emailAddress": return AddressFields.isEmailAddress(email ?? "")
-            case "phoneNumber": return AddressFields.isPhoneNumber(phone ?? "", country: address.country)
+            case "name": members = (name ?? "").isEmpty ? ["name"] : []
+            case "emailAddress": members = AddressFields.isEmailAddress(email ?? "") ? [] : ["email"]
+            case "phoneNumber":
+                members = AddressFields.isPhoneNumber(phone ?? "", country: address.country) ? [] : ["phone"]
             case "postalAddress":
                 let country = address.country ?? ""
-                return !(address.line1 ?? "").isEmpty && !(address.city ?? "").isEmpty && !country.isEmpty
-                    && (country != "US" || !(address.state ?? "").isEmpty)
-                    && AddressFields.postalCodeState(address.postalCode ?? "", country: country) == .valid
-            default: return true
+                let postalCode = AddressFields.postalCodeState(address.postalCode ?? "", country: country)
+                members = [
+                    ("line1", !(address.line1 ?? "").isEmpty), ("city", !(address.city ?? "").isEmpty),
+                    ("state", country != "US" || !(address.state ?? "").isEmpty),
+                    ("postalCode", postalCode == .valid), ("country", !country.isEmpty),
+                ].filter { !$0.1 }.map { "address.\($0.0)" }
+            default: members = []
             }
+            return members.isEmpty ? nil : (field, members)
         }
     }
 }
