@@ -743,9 +743,12 @@ def test_redirect_report_closed_load_failed_and_native_open_failed(start_stpd, t
     assert client.call("redirect.report", {"session": rid, "outcome": "closed"}) == \
         client.call("redirect.get", {"session": rid})
 
-    # A first load that failed: ignored unless the page is Stripe's.
+    # A first load that failed: ignored unless the page is Stripe's. Stripe's hook page redirects
+    # at once to the bank's, so the report names the page that failed.
     source, _ = create_source(client, sofort("myapp://load"))
     session = started_session(client, source["id"], mode="inApp")
+    error = rpc_error(client, "redirect.report", {"session": session["id"], "outcome": "loadFailed"})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "url", error
     still = client.call("redirect.report", {"session": session["id"], "outcome": "loadFailed",
                                             "url": "https://bank.example/login"})
     assert still["status"] == "inProgress"
@@ -927,6 +930,15 @@ def test_url_opener_runs_a_command(start_stpd, tmp_path, stripe_test_server):
     location = bank_page(started["openURL"], "authorize")
     assert client.call("handle-url", {"url": location})["handled"] is True
     assert events.wait("redirect.outcome", session["id"])["object"]["outcome"]["result"] == "chargeable"
+    # A page stpd opened is in the desktop's browser, the SDK's external-browser flow whatever the
+    # mode: the app's next app.foreground completes it, and it takes no report of a page.
+    third, _ = create_source(client, sofort("myapp://third"))
+    page = client.call("redirect.create", {"source": {"id": third["id"]}, "followUpTimeout": 5})
+    client.call("redirect.start", {"session": page["id"], "mode": "inApp", "opener": "daemon"})
+    error = rpc_error(client, "redirect.report", {"session": page["id"], "outcome": "closed"})
+    assert error.code == INVALID_STATE, error
+    assert client.call("app.foreground", {})["completedRedirects"] == [page["id"]]
+    assert events.wait("redirect.completed", page["id"])["object"]["completion"]["trigger"] == "foreground"
 
     # A failing opener: RedirectOpenFailed, and the session stays notStarted.
     exit_status.write_text("3\n")

@@ -1630,7 +1630,7 @@ class RedirectReportParams(TypedDict):
     outcome: Literal["closed", "loadFailed", "nativeOpenFailed"]
     #: The redirect session id
     session: str
-    #: loadFailed: the URL whose load failed (default openURL)
+    #: loadFailed (required there): the URL whose load failed, where the browser had got to
     url: NotRequired[str]
 
 
