@@ -5,7 +5,7 @@ import Testing
 
 /// The SDK's address-form checks, with the cases of its own `STPPostalCodeValidatorTest` first.
 @Suite struct AddressFieldsTests {
-    @Test func usPostalCodesAsSTPPostalCodeValidatorJudgesThem() {
+    @Test func usPostalCodesAsStripeIOS23sPostalCodeValidatorJudgesThem() {
         for code in ["10002", "10002-1234", "100021234", "21218", "12345 6789", "12345.6789"] {
             #expect(AddressFields.postalCodeState(code, country: "US") == .valid, "\(code)")
         }
@@ -29,7 +29,7 @@ import Testing
         }
     }
 
-    @Test func aPhoneNumberHasItsCountrysDigits() {
+    @Test func aPhoneNumberHasItsCountrysDigitsAsInStripeIOS23() {
         #expect(AddressFields.isPhoneNumber("(555) 555-5555", country: "US"))
         #expect(AddressFields.isPhoneNumber("+1 555 555 5555", country: "US"))
         #expect(!AddressFields.isPhoneNumber("555-5555", country: "US"))
@@ -43,7 +43,7 @@ import Testing
         #expect(AddressFields.phoneDigits.count == 239)
     }
 
-    @Test func anEmailAddressMatchesTheSDKsPattern() {
+    @Test func anEmailAddressMatchesStripeIOS23sPattern() {
         for good in ["jenny@example.com", "Jenny.Rosen+shop@mail.example.co.uk", "a@b.cd"] {
             #expect(AddressFields.isEmailAddress(good), "\(good)")
         }

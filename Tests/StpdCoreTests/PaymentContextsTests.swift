@@ -479,7 +479,7 @@ struct PaymentContextsTests {
                     zip: "78701", country: "US"), "state"
             ),
         ] as [(String?, CardInput, String)])
-    func addCardRequiresTheBillingFieldsTheSDKsFormDemands(level: String?, card: CardInput, field: String)
+    func addCardRequiresTheBillingFieldsStripeIOS23sFormDemands(level: String?, card: CardInput, field: String)
         async throws
     {
         let customer = Self.cards()
@@ -505,7 +505,7 @@ struct PaymentContextsTests {
 
     /// Nor does it submit a card STPCardValidator refuses (an expiry in the past, here): nothing
     /// is created or attached.
-    @Test func addCardRefusesACardTheSDKsValidatorRefuses() async throws {
+    @Test func addCardRefusesACardTheNewestSTPCardValidatorRefuses() async throws {
         let customer = Self.cards()
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1"))

@@ -196,7 +196,7 @@ def test_add_card_attaches_and_selects(start_stpd, tmp_path, stripe_test_server)
     assert again["selectedPaymentMethod"] == mastercard
 
 
-def test_add_card_demands_the_sdks_billing_fields(start_stpd, tmp_path, stripe_test_server):
+def test_add_card_demands_stripe_ios_23s_billing_fields(start_stpd, tmp_path, stripe_test_server):
     """STPAddCardViewController submits only with the configuration's requiredBillingAddressFields
     (default postalCode; a postal code is needed when the country is unknown)."""
     server = stripe_test_server
