@@ -47,7 +47,8 @@ enum PeerProcessName {
         case .file:
             let file = basename(argument)
             let parts = file.split(separator: ".", omittingEmptySubsequences: false)
-            name = parts.count > 1 && scriptExtensions.contains(parts.last!.lowercased())
+            name =
+                parts.count > 1 && scriptExtensions.contains(parts.last!.lowercased())
                 ? parts.dropLast().joined(separator: ".") : file
         case .module: name = argument
         case .mainClass: name = String(argument.split(separator: ".").last ?? "")

@@ -95,7 +95,8 @@ struct StripePaymentsAPI: PaymentsAPI {
         let client = try client()
         return try await client.send(
             StripeRequest(
-                .post, "/v1/payment_methods", params: Self.signed(PaymentMethodData.card(card).createParams(), by: client)),
+                .post, "/v1/payment_methods",
+                params: Self.signed(PaymentMethodData.card(card).createParams(), by: client)),
             as: PaymentMethod.self)
     }
 

@@ -940,7 +940,10 @@ struct PaymentContextsTests {
             (["phoneNumber"], ShippingAddressParams(phone: "+49 30 1", address: .init(country: "DE")), false),
             (["phoneNumber"], ShippingAddressParams(phone: "030 1234567", address: .init(country: "DE")), true),
             (["phoneNumber"], ShippingAddressParams(phone: "1", address: .init(country: "XX")), true),
-            (["postalAddress"], ShippingAddressParams(address: .init(line1: "1-1", city: "Tokyo", country: "JP")), true),
+            (
+                ["postalAddress"], ShippingAddressParams(address: .init(line1: "1-1", city: "Tokyo", country: "JP")),
+                true
+            ),
             ([], ShippingAddressParams(address: .init()), true),
         ] as [([String], ShippingAddressParams, Bool)])
     func requiredShippingFields(fields: [String], address: ShippingAddressParams, satisfied: Bool) {
@@ -980,8 +983,9 @@ struct PaymentContextsTests {
         let incomplete = ShippingAddressParams(
             name: "Ada Lovelace", phone: "555-0100",
             address: .init(line1: "1 Market St", city: "SF", postalCode: "12345-", country: "US"))
-        await #expect(throws: DomainError.shippingAddressIncomplete(
-            fields: ["phoneNumber", "postalAddress"], members: ["phone", "address.state", "address.postalCode"])
+        await #expect(
+            throws: DomainError.shippingAddressIncomplete(
+                fields: ["phoneNumber", "postalAddress"], members: ["phone", "address.state", "address.postalCode"])
         ) {
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: incomplete)
         }
@@ -990,7 +994,8 @@ struct PaymentContextsTests {
         }
         #expect(refused?.code == StpdErrors.shippingAddressIncomplete.code)
         #expect(refused?.data?["parameter"] == "address.phone")
-        #expect(refused?.data?["parameters"] == ["address.phone", "address.address.state", "address.address.postalCode"])
+        #expect(
+            refused?.data?["parameters"] == ["address.phone", "address.address.state", "address.address.postalCode"])
         let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(after.shippingAddress == nil && after.pendingAction == nil)
         #expect(customer.calls(.updateShipping).isEmpty)

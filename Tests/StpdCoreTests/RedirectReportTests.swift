@@ -94,7 +94,8 @@ struct RedirectReportTests {
         for mode in [RedirectMode.inApp, .automatic] {
             let id = world.api.addSource(type: "ideal")
             try await world.knownSource(id)
-            let created = try await world.redirects.create(for: app, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+            let created = try await world.redirects.create(
+                for: app, sourceID: id, clientSecret: nil, followUpTimeout: nil)
             let session = try await world.redirects.start(id: created.id, for: app, mode: mode, opener: .daemon)
             #expect(opener.opened.withLock { $0.last } == session.openURL)
             let closed = await wireError {

@@ -16,7 +16,8 @@ import Testing
         configuration.stripeAPIBase = "https://stpd-poll-test.invalid"
         configuration.stripeKey = StripeKey("pk_test_51HbQxLKj2s9dFh3kPzR7yT0vWq")
         let stripe = StripeSetup(configuration: configuration, logger: Logger(label: "test"))
-        let result = await StripePaymentsAPI(stripe: stripe).pollSource(id: "src_1", clientSecret: "src_client_secret_1")
+        let result = await StripePaymentsAPI(stripe: stripe).pollSource(
+            id: "src_1", clientSecret: "src_client_secret_1")
         try await stripe.shutdown()
         guard case .connectivity(let error) = result else {
             Issue.record("expected a retried offline fault, got \(result)")
@@ -33,7 +34,8 @@ import Testing
             policy.decide(retriesSoFar: retries, outcome: outcome, unitRandom: 0)
         }
         #expect(decide(0, .response(status: 429, headers: [:])) == .retry(after: .seconds(1)))
-        #expect(decide(2, .response(status: 429, headers: ["Stripe-Should-Retry": "true"])) == .retry(after: .seconds(9)))
+        #expect(
+            decide(2, .response(status: 429, headers: ["Stripe-Should-Retry": "true"])) == .retry(after: .seconds(9)))
         #expect(decide(3, .response(status: 429, headers: [:])) == .giveUp)
         #expect(decide(0, .response(status: 500, headers: [:])) == .giveUp)
         #expect(decide(0, .response(status: 503, headers: ["Stripe-Should-Retry": "true"])) == .giveUp)

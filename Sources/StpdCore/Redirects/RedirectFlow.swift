@@ -111,7 +111,8 @@ extension RedirectSessions {
         switch outcome {
         case .closed, .loadFailed:
             guard record.showsWebPage else {
-                let why = record.opener == .daemon ? "stpd opened it in a browser" : "mode \(record.mode?.rawValue ?? "none")"
+                let why =
+                    record.opener == .daemon ? "stpd opened it in a browser" : "mode \(record.mode?.rawValue ?? "none")"
                 throw DomainError.invalidState(
                     .redirect, id: id, state: record.mode?.rawValue ?? "none",
                     detail: "the app shows no web page in this session (\(why))")
