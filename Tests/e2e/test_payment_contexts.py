@@ -121,7 +121,8 @@ def test_saved_cards_load_sorted_and_preselected(start_stpd, tmp_path, stripe_te
     assert picked["selectedPaymentMethod"] == visa["id"] and picked["isReadyForPayment"] is True
     assert events.context("paymentContext.didChange", ctx)["selectedPaymentMethod"] == visa["id"]
     # Saved without the call waiting for it, as the SDK's options screen saves it.
-    events.seen_or_wait("customer.paymentMethodSelected", sid)
+    events.seen_or_wait("customer.paymentMethodSelected", sid,
+                        where=lambda e: e["object"].get("lastSelectedPaymentMethod") == visa["id"])
     assert client.call("customer.get", {"session": sid})["lastSelectedPaymentMethod"] == visa["id"]
     fifth = create_loaded(client, events, sid, amount=1099)
     assert fifth["selectedPaymentMethod"] == visa["id"]
@@ -173,7 +174,8 @@ def test_add_card_attaches_and_selects(start_stpd, tmp_path, stripe_test_server)
     assert server.api("GET", f"/v1/payment_methods/{visa}")["customer"] == cus
     listed = client.call("customer.listPaymentMethods", {"session": sid})["paymentMethods"]
     assert [m["id"] for m in listed] == [visa]
-    events.seen_or_wait("customer.paymentMethodSelected", sid)
+    events.seen_or_wait("customer.paymentMethodSelected", sid,
+                        where=lambda e: e["object"].get("lastSelectedPaymentMethod") == visa)
     assert client.call("customer.get", {"session": sid})["lastSelectedPaymentMethod"] == visa
     # The card number never comes back.
     assert "4242424242424242" not in json.dumps(added)
