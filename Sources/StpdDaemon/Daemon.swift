@@ -254,25 +254,34 @@ struct BackgroundService: Service {
     }
 }
 
-/// Applies the retention hourly: prunes the event log and removes objects finished longer ago
-/// than events are kept (the daemon does both once before it starts serving).
+/// Applies the retention: prunes the event log each time it grew by `EventRetention.pruneEvery`
+/// events, and hourly also removes objects finished longer ago than events are kept (the daemon
+/// does both once before it starts serving).
 struct EventLogMaintenance: Service {
     let log: EventLog
     let sweepable: [any Sweepable]
     let logger: Logger
 
     func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(3600))
-                do {
-                    let dropped = try await log.prune()
-                    if dropped > 0 { logger.info("pruned \(dropped) events past retention") }
-                    try await Self.sweep(sweepable, olderThan: log.retention.maxAge, logger: logger)
-                } catch {
-                    logger.error("applying the retention failed: \(error)")
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    for await _ in log.pruneDue { await apply(sweeping: false) }
+                }
+                group.addTask {
+                    while (try? await Task.sleep(for: .seconds(3600))) != nil { await apply(sweeping: true) }
                 }
             }
+        }
+    }
+
+    private func apply(sweeping: Bool) async {
+        do {
+            let dropped = try await log.prune()
+            if dropped > 0 { logger.debug("pruned \(dropped) events past retention") }
+            if sweeping { try await Self.sweep(sweepable, olderThan: log.retention.maxAge, logger: logger) }
+        } catch {
+            logger.error("applying the retention failed: \(error)")
         }
     }
 
