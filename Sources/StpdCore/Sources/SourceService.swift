@@ -18,7 +18,7 @@ public final class SourceService: Sendable {
     private let api: any PaymentsAPI
     let table: RecordTable<SourceRecord>
     private let background: BackgroundWork
-    private let clock: any Clock<Duration>
+    private let timers: TimerQueue
     private let now: @Sendable () -> Date
     private let pollers = Mutex<[String: SourcePoller]>([:])
     private let follower = Mutex<(any PollFollower)?>(nil)
@@ -33,7 +33,7 @@ public final class SourceService: Sendable {
         self.leases = leases
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.background = background
-        self.clock = clock
+        timers = TimerQueue(clock: clock)
         self.now = now
     }
 
@@ -173,7 +173,7 @@ public final class SourceService: Sendable {
         guard let poll = record.poll, poll.status == .polling, let secret = record.clientSecret else { return }
         let (id, api) = (record.id, api)
         let poller = SourcePoller(
-            sourceID: id, clientSecret: secret, progress: poll.progress, clock: clock, now: now,
+            sourceID: id, clientSecret: secret, progress: poll.progress, timers: timers, now: now,
             fetch: { id, secret in await api.pollSource(id: id, clientSecret: secret) })
         pollers.withLock { $0.updateValue(poller, forKey: id) }?.stop()
         run(poller, id: id, pollID: poll.id, restart: restart)

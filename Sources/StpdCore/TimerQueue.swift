@@ -1,0 +1,111 @@
+import HeapModule
+import Synchronization
+
+/// Timed wake-ups for many waiters on one clock. One task sleeps until the earliest deadline and
+/// then fires every timer due by then, and those due within `tolerance` after it, so nearby
+/// deadlines cost one wake-up between them. Thousands of polls waiting out their 1.5 s cost one
+/// sleeping task instead of a timer each in libdispatch's heap, and a cancelled timer is gone at
+/// once, where a cancelled `Task.sleep` stays armed until its deadline. While no timer is set,
+/// nothing sleeps: an idle daemon wakes for nothing.
+///
+/// Any periodic work of the domain can use one (`schedule`, `cancel`); a waiter typically keeps a
+/// continuation that either the timer or something else (a pause, a stop) resumes, whichever comes
+/// first, and cancels the timer when the other wins. `fire` runs on the queue's task, so it must
+/// only hand off (resume a continuation), never block.
+public final class TimerQueue: Sendable {
+    public struct Timer: Sendable, Hashable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Entry: Comparable {
+        var deadline: Duration
+        var id: UInt64
+        static func < (a: Entry, b: Entry) -> Bool { (a.deadline, a.id) < (b.deadline, b.id) }
+    }
+
+    private struct State {
+        /// Every timer set, cancelled ones included until they reach the top (`fires` says which live).
+        var heap = Heap<Entry>()
+        var fires: [UInt64: @Sendable () -> Void] = [:]
+        var lastID: UInt64 = 0
+        /// The sleeping task, the deadline it wakes at, and its generation (a newer one replaced it).
+        var driver: (task: Task<Void, Never>, deadline: Duration, generation: UInt64)?
+        var generation: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let now: @Sendable () -> Duration
+    private let sleep: @Sendable (_ until: Duration) async throws -> Void
+    public let tolerance: Duration
+
+    /// Times are read from `clock` (tests pass a clock they move themselves).
+    public init(clock: some Clock<Duration> = ContinuousClock(), tolerance: Duration = .milliseconds(10)) {
+        let origin = clock.now
+        now = { origin.duration(to: clock.now) }
+        sleep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+        self.tolerance = tolerance
+    }
+
+    /// Calls `fire` once `delay` has passed, unless the timer is cancelled first.
+    @discardableResult
+    public func schedule(after delay: Duration, _ fire: @escaping @Sendable () -> Void) -> Timer {
+        let deadline = now() + delay
+        let (timer, replaced) = state.withLock { s -> (Timer, Task<Void, Never>?) in
+            s.lastID += 1
+            s.heap.insert(Entry(deadline: deadline, id: s.lastID))
+            s.fires[s.lastID] = fire
+            guard s.driver.map({ $0.deadline > deadline }) ?? true else { return (Timer(id: s.lastID), nil) }
+            // A task sleeping until this deadline replaces the one that slept until later.
+            let replaced = s.driver?.task
+            s.generation += 1
+            let generation = s.generation
+            s.driver = (Task { await self.drive(generation, from: deadline) }, deadline, generation)
+            return (Timer(id: s.lastID), replaced)
+        }
+        replaced?.cancel()
+        return timer
+    }
+
+    /// True when the timer had not fired yet (it never will now).
+    @discardableResult
+    public func cancel(_ timer: Timer) -> Bool {
+        let (cancelled, idle) = state.withLock { s -> (Bool, Task<Void, Never>?) in
+            guard s.fires.removeValue(forKey: timer.id) != nil else { return (false, nil) }
+            guard s.fires.isEmpty else { return (true, nil) }
+            // The last timer: nothing is left to sleep for.
+            defer { s.driver = nil }
+            s.heap = Heap()
+            return (true, s.driver?.task)
+        }
+        idle?.cancel()
+        return cancelled
+    }
+
+    /// Timers set and not yet fired or cancelled.
+    public var count: Int { state.withLock { $0.fires.count } }
+
+    private func drive(_ generation: UInt64, from first: Duration) async {
+        var deadline = first
+        while true {
+            do { try await sleep(deadline) } catch { return }
+            let limit = now() + tolerance
+            let (due, next) = state.withLock { s -> ([@Sendable () -> Void], Duration?) in
+                guard s.driver?.generation == generation else { return ([], nil) }
+                var due: [@Sendable () -> Void] = []
+                while let head = s.heap.min, head.deadline <= limit || s.fires[head.id] == nil {
+                    s.heap.removeMin()
+                    if let fire = s.fires.removeValue(forKey: head.id) { due.append(fire) }
+                }
+                guard let head = s.heap.min else {
+                    s.driver = nil
+                    return (due, nil)
+                }
+                s.driver?.deadline = head.deadline
+                return (due, head.deadline)
+            }
+            for fire in due { fire() }
+            guard let next else { return }
+            deadline = next
+        }
+    }
+}
