@@ -43,7 +43,7 @@ extension ConnectionHandler {
             apply(Self.prepare(inbound, service, connection), context)
             return
         }
-        preparing = true
+        state.startPreparing()
         let loop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: loop)
         connection.spawn {
@@ -54,8 +54,8 @@ extension ConnectionHandler {
     }
 
     func prepared(_ prepared: PreparedFrame) {
-        preparing = false
-        guard let context, !closed else { return }
+        state.finishPreparing()
+        guard let context = liveContext else { return }
         apply(prepared, context)
         processFrames(context)
         pump(context)
@@ -123,7 +123,7 @@ extension ConnectionHandler {
     }
 
     func finished(_ work: Work, _ bytes: [UInt8]?, _ actions: [@Sendable () async -> Void]) {
-        guard let context, !closed else { return }
+        guard let context = liveContext else { return }
         inFlight -= 1
         if inFlight == 0 { lastActive = .now() }
         if let batch = work.batch {
@@ -134,7 +134,7 @@ extension ConnectionHandler {
             start(actions)
         }
         startWaiting(context)
-        if !backlogScheduled { processFrames(context) }
+        if !state.backlogScheduled { processFrames(context) }
         pump(context)
         resumeReading(context)
         finishIfDone(context)
