@@ -38,6 +38,8 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var run: @Sendable () async -> Response?
         var batch: Batch?
         var index: Int
+        /// The request's id, for a batch entry that is answered without running.
+        var id: RequestID?
     }
 
     let connection: RPCConnection
@@ -91,6 +93,10 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         state.channelClosed()
+        // Said once here; each call cancelled is the application's to log (at debug).
+        if inFlight + waiting.count > 0 {
+            logger.info("connection closed with \(inFlight + waiting.count) calls unanswered; they are cancelled")
+        }
         idleTimer?.cancel()
         frameTimer?.cancel()
         closeAnyway?.cancel()
@@ -134,6 +140,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             pump(context)
+            startWaiting(context)
             resumeReading(context)
         }
         context.fireChannelWritabilityChanged()
@@ -144,6 +151,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case is OutboxWake:
             state.outboxWoke()
             pump(context)
+            startWaiting(context)
             resumeReading(context)
         case ChannelEvent.inputClosed:
             // A last frame without its newline, then EOF: it is a frame all the same.
@@ -181,7 +189,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func mayRead(_ context: ChannelHandlerContext) -> Bool {
         state.mayRead && mayDispatch && context.channel.isWritable
-            && (!state.outboxDirty || connection.outbox.queuedBytes <= connection.outbox.limit)
+            && (!state.outboxDirty || connection.outbox.committedBytes <= connection.outbox.limit)
     }
 
     func resumeReading(_ context: ChannelHandlerContext) {

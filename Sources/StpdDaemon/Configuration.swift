@@ -16,11 +16,18 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     public var maxFrameBytes = 1 << 20
     public var maxOutboundBytes = 4 << 20
+    /// Any string in any call's params, and any member name (bytes of UTF-8).
+    public var maxStringBytes = 16 << 10
+    /// An object's stored state and a page of events or objects.
+    public var byteLimits = ByteLimits()
     /// The transport's limits (README, "Limits").
     public var maxInFlight = 64
     public var maxBatchRequests = 1000
     public var maxConnections = 4096
-    public var maxConnectionsPerUID = 2048
+    /// Under half of `maxConnections`, so that no two uids can take them all.
+    public var maxConnectionsPerUID = 1024
+    /// The last connections, kept for root and stpd's own user.
+    public var reservedConnections = 64
     /// Silence after which a connection with nothing in flight and no subscription is closed; nil never.
     public var connectionIdleTimeout: Duration? = .seconds(600)
     /// Time from a frame's first byte to its newline.

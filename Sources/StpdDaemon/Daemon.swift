@@ -20,7 +20,8 @@ public enum Daemon {
         let store = opened.store
         let metrics = StpdMetrics()
         let log = try await EventLog(
-            store: store, retention: configuration.eventRetention, shared: opened.fleet != nil,
+            store: store, retention: configuration.eventRetention, limits: configuration.byteLimits,
+            shared: opened.fleet != nil,
             appended: { metrics.eventsAppended.increment(by: Int64($0)) })
         // Before serving: a client must never see events that are about to be pruned.
         try await log.prune()
@@ -49,7 +50,7 @@ public enum Daemon {
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(
             router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions,
-            metrics: metrics)
+            pageBytes: configuration.byteLimits.pageBytes, metrics: metrics)
 
         var serverConfiguration = RPCServerConfiguration()
         serverConfiguration.maxFrameBytes = configuration.maxFrameBytes
@@ -58,6 +59,7 @@ public enum Daemon {
         serverConfiguration.maxBatchRequests = configuration.maxBatchRequests
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxConnectionsPerUID = configuration.maxConnectionsPerUID
+        serverConfiguration.reservedConnections = configuration.reservedConnections
         serverConfiguration.idleTimeout = configuration.connectionIdleTimeout.map(TimeAmount.init)
         serverConfiguration.frameTimeout = TimeAmount(configuration.frameTimeout)
         // Each connection is a file descriptor: the soft limit (1024 under systemd) must hold them.
@@ -161,7 +163,8 @@ public enum Daemon {
     static func makeRouter(facts: ProcessFacts, parts: Parts, configuration: DaemonConfiguration) -> MethodRouter<
         CallContext
     > {
-        var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
+        var router = MethodRouter<CallContext>(
+            definitions: StpdAPI.schemas.mapValues(\.json), maxStringBytes: configuration.maxStringBytes)
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
         EventHandlers.register(
             into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits,

@@ -24,6 +24,7 @@ enum SourceHandlers {
         }
         router.register(SourceGet.self) { params, context in try await sources.get(id: params.id, for: context.caller) }
         router.register(SourceList.self) { params, context in
+            try await context.holdPage()
             let (sources, hasMore) = try await sources.list(
                 for: context.caller, status: params.status?.rawValue, startingAfter: params.startingAfter,
                 limit: params.pageSize)
@@ -68,6 +69,7 @@ enum SourceHandlers {
             try await redirects.get(id: params.session, for: context.caller)
         }
         router.register(RedirectList.self) { params, context in
+            try await context.holdPage()
             let (sessions, hasMore) = try await redirects.list(
                 for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
             return .init(sessions: sessions, hasMore: hasMore)

@@ -2,6 +2,7 @@ import Foundation
 import JSONRPC
 import NIOCore
 import RPCTransport
+import Synchronization
 import TestSupport
 import Testing
 
@@ -63,6 +64,31 @@ struct InFlightLimitTests {
     }
 }
 
+/// Issue 24.1: a connection's outbound budget counts the replies being built, so a client that
+/// pipelines calls with large replies and reads none makes the server build only what the budget
+/// (with the socket's own buffers) holds; once it reads, every call is answered.
+@Suite(.timeLimit(.minutes(1)))
+struct OutboundBytesTests {
+    @Test func aClientThatDoesNotReadGetsNoMoreRepliesBuiltThanItsBudgetHolds() async throws {
+        let service = TestService()
+        var configuration = RPCServerConfiguration()
+        configuration.maxOutboundBytes = 1 << 20
+        configuration.maxInFlightPerConnection = 8
+        try await withTestServer(service: service, configuration: configuration) { server in
+            let socket = try RawSocket(connectingTo: server.socketPath)
+            var frames: [UInt8] = []
+            for id in 1...40 { frames += try requestLine("big", id: RequestID(Int64(id)), params: ["bytes": 262_144]) }
+            try await socket.send(frames)
+            // Let what can be built be built: the kernel's and NIO's buffers, then the budget.
+            try await Task.sleep(for: .seconds(1))
+            let builtUnread = service.built
+            #expect(builtUnread < 16, "\(builtUnread) replies of 256 KiB built for a client that reads none")
+            for _ in 1...40 { _ = try await socket.readJSONLine() }
+            #expect(service.built == 40)
+        }
+    }
+}
+
 @Suite(.timeLimit(.minutes(1)))
 struct ConnectionLimitTests {
     @Test func connectionsPastTheLimitAreRefusedWithOneLineThenEOF() async throws {
@@ -96,6 +122,41 @@ struct ConnectionLimitTests {
                 admitted = try await next.readJSONLine()["result"] == "pong"
             }
             #expect(admitted)
+        }
+    }
+
+    /// Issue 24.4: the last connections are root's. The stand-in credentials make the first six
+    /// connections uid 1001 and 1002's (three each, their share), the next uid 1003's, then root's.
+    @Test func theReservedConnectionsAreLeftToRoot() async throws {
+        var configuration = RPCServerConfiguration()
+        configuration.maxConnections = 8
+        configuration.maxConnectionsPerUID = 3
+        configuration.reservedConnections = 2
+        let uids: [UInt32] = [1001, 1001, 1001, 1002, 1002, 1002, 1003, 0]
+        let next = Mutex(0)
+        let credentials: @Sendable (Channel) -> EventLoopFuture<PeerCredentials> = { channel in
+            let uid = next.withLock { n in
+                defer { n += 1 }
+                return uids[min(n, uids.count - 1)]
+            }
+            return channel.eventLoop.makeSucceededFuture(PeerCredentials(pid: 1, uid: uid, gid: uid))
+        }
+        try await withTestServer(service: TestService(), configuration: configuration, credentials: credentials) {
+            server in
+            var held: [RawSocket] = []
+            for _ in 0..<6 {
+                let socket = try RawSocket(connectingTo: server.socketPath)
+                try await socket.send(try requestLine("ping", id: 1))
+                #expect(try await socket.readJSONLine()["result"] == "pong")
+                held.append(socket)
+            }
+            let third = try RawSocket(connectingTo: server.socketPath)
+            let (bytes, _) = try await third.readToEnd()
+            let reply = try #require(try lines(bytes).first)
+            #expect(reply["error"]?["data"]?["scope"] == "total" && reply["error"]?["data"]?["limit"] == 6)
+            let root = try RawSocket(connectingTo: server.socketPath)
+            try await root.send(try requestLine("ping", id: 2))
+            #expect(try await root.readJSONLine()["result"] == "pong")
         }
     }
 
