@@ -6,6 +6,7 @@ import RPCTransport
 import ServiceLifecycle
 import StpdCore
 import StpdProtocol
+import StpdStore
 
 /// Starts stpd: opens the store, takes or binds the socket, serves until SIGTERM/SIGINT (or
 /// idle exit), then drains and exits.
@@ -99,6 +100,32 @@ public enum Daemon {
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
         try await ServiceGroup(configuration: groupConfiguration).run()
         logger.info("stopped")
+    }
+
+    /// `stpd --recover-with-key FILE`: re-seals with the state key every row sealed with the key in
+    /// `FILE` (one that was lost or replaced, found again), so its objects and events are served
+    /// again from the next start; says what it did, and what is still sealed with other keys.
+    public static func recover(_ configuration: DaemonConfiguration, oldKeyFile: String) async throws -> String {
+        umask(0o077)
+        guard configuration.databaseURL == nil else {
+            throw RecoveryError(reason: "--recover-with-key is for the SQLite state; a fleet's database is not sealed")
+        }
+        try prepareStateDirectory(configuration.stateDirectory)
+        let old = try StateKey.sealer(fromFile: oldKeyFile)
+        let stateKey = try StateKey.load(
+            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
+            databaseExists: true)
+        let store = try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
+        let recovered = try await store.recover(sealedWith: old)
+        let left = try SQLiteStateStore.sealedRows(path: configuration.databasePath)
+            .filter { $0.key != stateKey.sealer.keyID }
+        var report =
+            "re-sealed \(recovered.objects) objects and \(recovered.events) events of state key \(old.keyID ?? "")"
+            + " with state key \(stateKey.sealer.keyID ?? "") (\(stateKey.source))"
+        for (key, rows) in left.sorted(by: { $0.key < $1.key }) {
+            report += "\nstill sealed with state key \(key): \(rows) rows"
+        }
+        return report
     }
 
     /// The long-lived pieces handlers share.
@@ -209,6 +236,11 @@ public enum Daemon {
                 path: path, reason: (error as NSError).localizedFailureReason ?? "cannot create or secure it")
         }
     }
+}
+
+struct RecoveryError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
 }
 
 struct StateDirectoryError: Error, CustomStringConvertible {
