@@ -212,13 +212,18 @@ public enum ConfigurationKeys {
             "STPD_STRIPE_API_BASE", flag: "--stripe-api-base", valueName: "URL",
             accepts: "an origin `http(s)://host[:port]`, no path; plain `http` only for a loopback host",
             summary:
-                "the Stripe API's origin; `http` only for `127.0.0.1`, `::1` or `localhost` (e.g. `stripe-test-server`): every request carries the key",
+                "the Stripe API's origin; `http` only for `127.0.0.1`, `::1` or `localhost` with `STPD_ALLOW_INSECURE_STRIPE_BASE=1` and no live key (e.g. `stripe-test-server`): every request carries a key",
             apply: { c, raw in c.stripeAPIBase = try DaemonConfiguration.validateStripeAPIBase(raw) },
             current: { $0.stripeAPIBase }),
+        .onOff(
+            "STPD_ALLOW_INSECURE_STRIPE_BASE", flag: "--allow-insecure-stripe-base", \.allowInsecureStripeBase,
+            summary:
+                "`1` lets `STPD_STRIPE_API_BASE` be plain `http` (loopback only), for a test stand-in of Stripe; never with a live key"
+        ),
         .text(
             "STPD_STRIPE_KEY_FILE", flag: "--stripe-key-file", \.stripeKeyFile, valueName: "PATH", accepts: "a path",
             summary:
-                "a file holding the Stripe key; a mode letting group or others in gets a warning (the key still loads)"),
+                "a file holding the Stripe key; refused when anyone but root and stpd's user can change it, warned about when group or others may read it"),
         ConfigurationKey(
             "STPD_STRIPE_KEY", flag: nil, sources: [.environment, .file], defaultValue: "none",
             accepts: "`pk_…`, `sk_…` or `rk_…` (never `ek_`)",

@@ -155,15 +155,30 @@ extension DaemonConfiguration {
     /// `LoadCredential=`), else `STPD_DATABASE_PASSWORD_FILE`, else none (peer or trust auth).
     func databasePassword() throws -> String? {
         var path = databasePasswordFile
+        var isCredential = false
         if let credentialsDirectory, !credentialsDirectory.isEmpty {
             let credential = "\(credentialsDirectory)/stpd-database-password"
-            if FileManager.default.fileExists(atPath: credential) { path = credential }
+            if FileManager.default.fileExists(atPath: credential) { (path, isCredential) = (credential, true) }
         }
         guard let path else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError.invalid(
-                "STPD_DATABASE_PASSWORD_FILE", path, "a readable file holding the database password")
+        let refusal = ConfigurationError.invalid(
+            "STPD_DATABASE_PASSWORD_FILE", path, "a readable file holding the database password")
+        let data: Data?
+        if isCredential {
+            // systemd's credential is made for the service alone.
+            data = FileManager.default.contents(atPath: path)
+        } else {
+            let handle: FileHandle
+            do throws(FileTrust.Failure) { handle = try FileTrust.open(path) } catch {
+                if case .untrusted(let reason) = error {
+                    throw ConfigurationError.untrusted("database password file", path, reason)
+                }
+                throw refusal
+            }
+            defer { try? handle.close() }
+            data = try? handle.readToEnd()
         }
+        guard let data else { throw refusal }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 }

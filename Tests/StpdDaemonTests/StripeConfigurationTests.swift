@@ -246,7 +246,23 @@ import Testing
     ])
     func acceptedAPIBases(raw: String, stored: String) throws {
         #expect(try DaemonConfiguration.validateStripeAPIBase(raw) == stored)
-        #expect(try resolve(flags: ["STPD_STRIPE_API_BASE": raw]).stripeAPIBase == stored)
+        let flags = ["STPD_STRIPE_API_BASE": raw, "STPD_ALLOW_INSECURE_STRIPE_BASE": "1"]
+        #expect(try resolve(flags: flags).stripeAPIBase == stored)
+    }
+
+    /// Issue 24.2: plain http to Stripe (loopback only) takes STPD_ALLOW_INSECURE_STRIPE_BASE=1,
+    /// the test stand-ins' switch, and never carries a live key.
+    @Test func plainHTTPNeedsTheTestSwitchAndNeverTakesALiveKey() throws {
+        let base = ["STPD_STRIPE_API_BASE": "http://127.0.0.1:12111"]
+        let testKey = "STPD_STRIPE_KEY=sk_test_\(String(repeating: "a", count: 24))"
+        let liveKey = "STPD_STRIPE_KEY=sk_live_\(String(repeating: "b", count: 24))"
+        let refused = try #require(configurationError { try resolve(flags: base, configText: testKey) })
+        #expect(refused.contains("STPD_ALLOW_INSECURE_STRIPE_BASE=1"))
+        #expect(configurationError { try resolve(flags: base) } != nil, "without a key too: ephemeral keys go there")
+        let allowed = base.merging(["STPD_ALLOW_INSECURE_STRIPE_BASE": "1"]) { $1 }
+        #expect(try resolve(flags: allowed, configText: testKey).stripeAPIBase == "http://127.0.0.1:12111")
+        let live = try #require(configurationError { try resolve(flags: allowed, configText: liveKey) })
+        #expect(live.contains("live key") && !live.contains("bbbbbbbbbbbb"))
     }
 
     @Test(arguments: [
