@@ -38,7 +38,7 @@ public struct DaemonConfiguration: Sendable {
     public var maxStringBytes = 16 << 10
     /// An object's stored state and a page of events or objects.
     public var byteLimits = ByteLimits()
-    /// The transport's limits (README, "Limits").
+    /// The transport's limits (docs/protocol.md, "Limits").
     public var maxInFlight = 64
     public var maxBatchRequests = 1000
     public var maxConnections = 4096

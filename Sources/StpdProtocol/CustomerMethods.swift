@@ -230,7 +230,7 @@ public enum CustomerOpen: RPCMethod {
     public static let description: String? = """
         stripe sessions fetch the customer and its card payment methods at once (prefetch: false to skip), \
         as STPCustomerContext does; the results are cached for 60 s. backend sessions call the merchant's \
-        routes (see the README); app sessions emit appRequest.pending events the app answers with appRequest.answer.
+        routes (see docs/customer-sessions.md); app sessions emit appRequest.pending events the app answers with appRequest.answer.
         """
     public static let paramsSchema = JSONSchema.object(
         [
