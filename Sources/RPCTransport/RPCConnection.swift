@@ -29,6 +29,9 @@ public final class RPCConnection: Sendable {
         (work, workSink) = AsyncStream.makeStream()
     }
 
+    /// The channel is still open (false once the peer is gone or the server closed it).
+    public var isOpen: Bool { channel.isActive }
+
     /// While true the connection is exempt from the idle timeout (set while it holds a
     /// subscription: a subscriber waiting quietly for events is not idle).
     public var keepAlive: Bool {

@@ -42,7 +42,7 @@ final class StpdService: RPCService {
         case .pending(let run):
             return .pending { [self] in
                 let response = await run()
-                finished(request, response, connection, since: start, cancelled: Task.isCancelled)
+                finished(request, response, connection, since: start, cancelled: Task.isCancelled || !connection.isOpen)
                 if request.method == EventsSubscribe.name || request.method == EventsUnsubscribe.name {
                     // A subscriber waiting quietly for events is not idle.
                     connection.keepAlive = subscriptions.hasAny(connection: connection.id)

@@ -312,6 +312,24 @@ def test_string_params_and_debug_emit_are_bounded_in_bytes(start_stpd, tmp_path)
         assert c.call("debug.emit", {"count": 100, "payload": {"a": "a" * 15_000}})["lastSeq"] > 0
 
 
+def test_a_closed_busy_connection_is_logged_once_not_per_call(start_stpd, tmp_path):
+    """Issue 24.7: 20 connections that send many calls and close without reading cancel those
+    calls; each cancelled call is logged at debug, not as an internal error, and a connection says
+    once that it closed with calls unanswered."""
+    daemon = start_stpd(tmp_path)
+    calls = b"".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": "source.list", "params": {}}).encode() + b"\n"
+                     for i in range(300))
+    for _ in range(20):
+        sock = connect(daemon.socket_path)
+        sock.sendall(calls)
+        sock.close()
+    wait_for(lambda: status_connections(daemon) == 0, 20, "the connections to end")
+    log = daemon.log()
+    assert "Internal error" not in log and "CancellationError" not in log, log[-3000:]
+    assert log.count("calls unanswered") <= 20
+    print(f"\n[abuse] closed busy connections: {log.count('calls unanswered')} lines about them")
+
+
 # -- connections ---------------------------------------------------------------------------------
 
 def test_connection_flood_is_capped(start_stpd, tmp_path):
