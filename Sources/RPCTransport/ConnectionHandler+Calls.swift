@@ -118,7 +118,8 @@ extension ConnectionHandler {
             waiting.removeFirst()
             let error = RPCError(
                 code: RPCError.serverBusyCode,
-                message: "Server error: this batch's replies outgrew the connection's outbound budget; send it again alone",
+                message:
+                    "Server error: this batch's replies outgrew the connection's outbound budget; send it again alone",
                 data: ["maxOutboundBytes": .int(Int64(configuration.maxOutboundBytes))])
             batch.complete(work.index, work.id.map { Framing.encode(Response(id: $0, error: error)) }, [])
             if batch.isComplete { emit(batch, context) }

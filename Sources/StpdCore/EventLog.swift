@@ -166,7 +166,8 @@ public final class EventLog: Sendable {
     /// `room` first, and given back when the page is empty. Ends early, with what it has, when its
     /// task is cancelled (the caller hung up).
     public func wait(
-        since: Int64, filter: EventFilter, limit: Int, timeout: Duration, clock: any Clock<Duration> = ContinuousClock(),
+        since: Int64, filter: EventFilter, limit: Int, timeout: Duration,
+        clock: any Clock<Duration> = ContinuousClock(),
         room: OutputRoom = .unbounded
     ) async throws -> WaitResult {
         try await checkCursor(since)

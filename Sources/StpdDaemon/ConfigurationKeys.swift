@@ -223,7 +223,8 @@ public enum ConfigurationKeys {
         .text(
             "STPD_STRIPE_KEY_FILE", flag: "--stripe-key-file", \.stripeKeyFile, valueName: "PATH", accepts: "a path",
             summary:
-                "a file holding the Stripe key; refused when anyone but root and stpd's user can change it, warned about when group or others may read it"),
+                "a file holding the Stripe key; refused when anyone but root and stpd's user can change it, warned about when group or others may read it"
+        ),
         ConfigurationKey(
             "STPD_STRIPE_KEY", flag: nil, sources: [.environment, .file], defaultValue: "none",
             accepts: "`pk_…`, `sk_…` or `rk_…` (never `ek_`)",

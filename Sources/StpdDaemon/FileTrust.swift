@@ -22,7 +22,9 @@ enum FileTrust {
     /// Opens `path` for reading once the way to it and the file itself pass.
     static func open(_ path: String) throws(Failure) -> FileHandle {
         if let problem = walkProblem(path) { throw .untrusted(problem) }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw .unreadable(String(cString: strerror(errno))) }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .unreadable(String(cString: strerror(errno)))
+        }
         var info = stat()
         guard fstat(handle.fileDescriptor, &info) == 0 else {
             try? handle.close()

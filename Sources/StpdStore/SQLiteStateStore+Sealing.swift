@@ -132,7 +132,8 @@ extension SQLiteStateStore {
                     arguments: [length])
                 for row in rows {
                     let sealedWith: String = row["sealedWith"]
-                    let key = sealedWith.hasPrefix(StateSealer.prefix)
+                    let key =
+                        sealedWith.hasPrefix(StateSealer.prefix)
                         ? String(sealedWith.dropFirst(StateSealer.prefix.count)) : sealedWith
                     counts[key, default: 0] += row["n"]
                 }

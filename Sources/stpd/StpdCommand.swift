@@ -40,7 +40,8 @@ struct StpdCommand: AsyncParsableCommand {
     @Flag(help: .private)
     var printConfigManual = false
     @Option(
-        name: .customLong("recover-with-key"), help: ArgumentHelp(
+        name: .customLong("recover-with-key"),
+        help: ArgumentHelp(
             "Re-seal the rows sealed with the state key in FILE (lost or replaced, found again) with the current state key, then exit.",
             valueName: "FILE"))
     var recoverWithKey: String?

@@ -11,7 +11,8 @@ import Testing
     static let other: uid_t = 1001
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stpd-trust-\(UUID().uuidString)").path
+        directory =
+            FileManager.default.temporaryDirectory.appendingPathComponent("stpd-trust-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
     }
