@@ -343,7 +343,9 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // `isDone` (finished *and* empty, in one look): a final notice put ahead of the queue by
         // `finish(first:)` after the poll above found it empty must still be written (its wake
         // pumps again); closing on `isFinished` alone flushed and closed without it.
-        if drained, connection.outbox.isDone { closeWhenFlushed(context) }
+        // The flush may have closed the channel on the spot (a peer that reset the connection):
+        // channelInactive has run then, and there is nothing left to close.
+        if drained, state.takesReplies, connection.outbox.isDone { closeWhenFlushed(context) }
     }
 
     /// Once reading has ended and every call read is answered: no more output, then close.

@@ -294,3 +294,24 @@ struct ConnectionEndTests {
         }
     }
 }
+
+/// A peer that resets the connection while its notifications are being flushed closes the channel in
+/// the middle of a write: the handler must take that as the end, not close a second time (its
+/// state machine stops the process on a transition that cannot happen).
+@Suite(.timeLimit(.minutes(1)))
+struct ResetPeerTests {
+    @Test func peersThatResetWhileTheirNotificationsFlushLeaveTheServerServing() async throws {
+        try await withTestServer(service: TestService()) { server in
+            for _ in 0..<50 {
+                let socket = try RawSocket(connectingTo: server.socketPath)
+                try await socket.send(try requestLine("push", id: 1, params: ["count": 20000]))
+                // Notifications are on their way and no call runs; the socket closes with them
+                // unread, so the server's next read fails with ECONNRESET while it flushes.
+                _ = try await socket.readLine()
+            }
+            let last = try RawSocket(connectingTo: server.socketPath)
+            try await last.send(try requestLine("ping", id: 2))
+            #expect(try await last.readJSONLine()["result"] == "pong")
+        }
+    }
+}
