@@ -68,18 +68,21 @@ public final class EventLog: Sendable {
     /// Other processes append to the store too (a fleet on one database): the seqs before this
     /// process's own events may be theirs, so they are read from the store to be published.
     public let shared: Bool
+    /// How failures in the objects' state read to clients (the daemon's; see `Failure`).
+    public let failures: any FailureRenderer
     private let now: @Sendable () -> Date
     /// Told how many events each commit appended (the daemon counts them for `daemon.metrics`).
     private let appended: @Sendable (Int) -> Void
 
     public init(
-        store: any StateStore, retention: EventRetention = EventRetention(), limits: ByteLimits = ByteLimits(),
-        shared: Bool = false, now: @escaping @Sendable () -> Date = Date.init,
+        store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
+        limits: ByteLimits = ByteLimits(), shared: Bool = false, now: @escaping @Sendable () -> Date = Date.init,
         appended: @escaping @Sendable (Int) -> Void = { _ in }
     )
         async throws
     {
         self.store = store
+        self.failures = failures
         self.retention = retention
         self.limits = limits
         self.shared = shared

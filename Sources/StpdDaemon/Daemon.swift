@@ -21,7 +21,8 @@ public enum Daemon {
         let store = opened.store
         let metrics = StpdMetrics()
         let log = try await EventLog(
-            store: store, retention: configuration.eventRetention, limits: configuration.byteLimits,
+            store: store, failures: WireFailures(), retention: configuration.eventRetention,
+            limits: configuration.byteLimits,
             shared: opened.fleet != nil,
             appended: { metrics.eventsAppended.increment(by: Int64($0)) })
         // Before serving: a client must never see events that are about to be pruned.
@@ -143,6 +144,7 @@ public enum Daemon {
         var sources: SourceService
         var redirects: RedirectSessions
         var contexts: PaymentContexts
+        var cards = CardValidator()
         var metrics: StpdMetrics
         /// What holds finished objects that the retention sweep removes.
         var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] }
@@ -193,15 +195,20 @@ public enum Daemon {
         var router = MethodRouter<CallContext>(
             definitions: StpdAPI.schemas.mapValues(\.json), maxStringBytes: configuration.maxStringBytes)
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
-        EventHandlers.register(
-            into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits,
-            debugMethods: configuration.debugMethods)
-        CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
+        EventHandlers.register(into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits)
+        DebugHandlers.register(into: &router, log: parts.log, enabled: configuration.debugMethods)
+        CustomerHandlers.register(into: &router, sessions: parts.customers)
+        AppRequestHandlers.register(into: &router, broker: parts.broker)
         SourceHandlers.register(
-            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,
-            api: parts.payments,
-            merchantName: configuration.merchantName)
+            into: &router, sources: parts.sources, cards: parts.cards, merchantName: configuration.merchantName)
+        RedirectHandlers.register(into: &router, redirects: parts.redirects)
+        AppHandlers.register(
+            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
+        let payments = PaymentHandler(api: parts.payments, redirects: parts.redirects)
+        PaymentIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
+        SetupIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
+        CardHandlers.register(into: &router, cards: parts.cards)
         return router
     }
 

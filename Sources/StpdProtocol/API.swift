@@ -63,6 +63,7 @@ public enum StpdAPI {
         PaymentContextAnswer.self,
         PaymentContextCancel.self,
         PaymentContextClose.self,
+        CardValidate.self,
     ]
 
     /// Named schemas that methods reference with `JSONSchema.ref`.

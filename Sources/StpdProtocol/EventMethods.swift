@@ -79,7 +79,7 @@ public enum EventsSubscribe: RPCMethod {
             "latestSeq": .integer(
                 "The last seq published when the subscription began; every later event reaches it", minimum: 0),
         ], required: ["subscription", "latestSeq"])
-    public static let errors = ["CursorExpired", "CursorAhead"]
+    public static let errors = [StpdErrors.cursorExpired, StpdErrors.cursorAhead]
 }
 
 public enum EventsUnsubscribe: RPCMethod {
@@ -97,7 +97,7 @@ public enum EventsUnsubscribe: RPCMethod {
         ["subscription": .string("The id events.subscribe returned")], required: ["subscription"])
     public static let resultSchema = JSONSchema.object(
         ["unsubscribed": JSONSchema(["const": true])], required: ["unsubscribed"])
-    public static let errors = ["SubscriptionNotFound"]
+    public static let errors = [StpdErrors.subscriptionNotFound]
 }
 
 public enum EventsWait: RPCMethod {
@@ -150,7 +150,7 @@ public enum EventsWait: RPCMethod {
             "endedEarly": .boolean(
                 "The page stopped at `limit` or at its byte bound, not at the end of the log: call again at once"),
         ], required: ["events", "next", "endedEarly"])
-    public static let errors = ["CursorExpired", "CursorAhead", "TooManyWaits"]
+    public static let errors = [StpdErrors.cursorExpired, StpdErrors.cursorAhead, StpdErrors.tooManyWaits]
 }
 
 public enum DebugEmit: RPCMethod {
@@ -195,5 +195,5 @@ public enum DebugEmit: RPCMethod {
     /// The most bytes one call writes: `count` times the payload's size (as JSON).
     public static let maxTotalBytes = 16 << 20
     /// PermissionDenied: objectId names an object that is not a debug object of the caller's.
-    public static let errors = ["Disabled", "PermissionDenied", "ObjectTooLarge"]
+    public static let errors = [StpdErrors.disabled, StpdErrors.permissionDenied, StpdErrors.objectTooLarge]
 }

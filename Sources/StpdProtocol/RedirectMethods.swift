@@ -1,6 +1,7 @@
 import JSONRPC
 
-let redirectErrors = ["NotFound", "InvalidState", "RedirectUnavailable"] + stripeCallErrors
+let redirectErrors: [ErrorDeclaration] =
+    [StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.redirectUnavailable] + stripeCallErrors
 
 /// `redirect.*`: redirect sessions (the SDK's STPRedirectContext).
 public enum RedirectCreate: RPCMethod {
@@ -77,7 +78,7 @@ public enum RedirectStart: RPCMethod {
             "opener": .enumeration(RedirectOpener.allCases.map(\.rawValue), "Who opens the URL (default app)"),
         ], required: ["session"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = ["NotFound", "Disabled", "RedirectOpenFailed"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.disabled, StpdErrors.redirectOpenFailed]
 }
 
 public enum RedirectReport: RPCMethod {
@@ -118,7 +119,7 @@ public enum RedirectReport: RPCMethod {
             "message": .string("The app's description, carried in the error's data.message"),
         ], required: ["session", "outcome"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 public struct RedirectSessionParams: Codable, Sendable {
@@ -133,7 +134,7 @@ public enum RedirectGet: RPCMethod {
     public static let summary = "A redirect session's state."
     public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum RedirectList: RPCMethod {
@@ -150,7 +151,7 @@ public enum RedirectList: RPCMethod {
     public static let summary = "A page of the caller's redirect sessions (root: everyone's), oldest first."
     public static let paramsSchema = Params.schema("sessions", statusDescription: "Only sessions with this status")
     public static let resultSchema = JSONSchema.page("sessions", of: .ref("RedirectSession"))
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum RedirectCancel: RPCMethod {
@@ -161,7 +162,7 @@ public enum RedirectCancel: RPCMethod {
         "Cancels an inProgress session; it never reports completion (other states are left as they are)."
     public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 /// `handle-url`: StripeAPI.handleURLCallback.

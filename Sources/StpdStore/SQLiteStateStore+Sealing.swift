@@ -73,9 +73,9 @@ extension SQLiteStateStore {
     }
 
     /// Re-seals with this store's key every row sealed with `old` (a key that was lost, replaced
-    /// or changed, found again): its objects come back into use (their derived columns are worked
-    /// out again at the next start) and its events back into reach. One transaction: a row that
-    /// does not open with `old` stops it, and nothing is changed.
+    /// or changed, found again): its objects come back into use as they were (setting aside kept
+    /// their status, live flag and keys) and its events back into reach. One transaction: a row
+    /// that does not open with `old` stops it, and nothing is changed.
     public func recover(sealedWith old: StateSealer) async throws -> Recovered {
         guard let oldID = old.keyID, oldID != sealer.keyID else { return Recovered() }
         let prefix = "\(StateSealer.prefix)\(oldID):"
@@ -88,7 +88,7 @@ extension SQLiteStateStore {
                 let id: String = row["id"]
                 let state = try sealer.seal(try old.open(row["state"], for: id), for: id)
                 try db.execute(
-                    sql: "UPDATE object SET state = ?, set_aside = 0, live = 1, version = 0 WHERE id = ?",
+                    sql: "UPDATE object SET state = ?, set_aside = 0 WHERE id = ?",
                     arguments: [state, id])
                 recovered.objects += 1
             }

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import StpdCore
+import StpdDaemon
 import Synchronization
 
 /// An `EventSink` the test reads from in order: `next()` returns the next event delivered,
@@ -69,7 +70,7 @@ struct AppRequestFixture {
 
     init(store: any StateStore = InMemoryStateStore()) async throws {
         self.store = store
-        log = try await EventLog(store: store, now: { t0 })
+        log = try await EventLog(store: store, failures: WireFailures(), now: { t0 })
         broker = AppRequestBroker(log: log, clock: clock, now: { t0 })
         let subscription = try await log.subscribe(
             id: "app", since: nil, filter: EventFilter(types: ["appRequest.*"]), sink: inbox)

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Synchronization
@@ -106,7 +107,7 @@ struct PaymentContextsTests {
             self.api = api
             self.store = store
             self.clock = clock
-            log = try await EventLog(store: store)
+            log = try await EventLog(store: store, failures: WireFailures())
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
             sources = SourceService(api: api, log: log, background: background, clock: clock)
             redirects = RedirectSessions(
@@ -439,37 +440,39 @@ struct PaymentContextsTests {
 
     /// STPAddCardViewController submits only when the billing address holds the configuration's
     /// requiredBillingAddressFields (default postalCode; a postal code is required when the country is unknown).
+    /// The refusal names the card's field (the daemon names it `card.<field>` in params).
     @Test(
         arguments: [
-            ("postalCode", CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030), "card.zip"),
+            ("postalCode", CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030), "zip"),
             (
                 "postalCode",
-                CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, zip: "123", country: "US"), "card.zip"
+                CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, zip: "123", country: "US"), "zip"
             ),
-            ("name", CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, zip: "10115"), "card.name"),
+            ("name", CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, zip: "10115"), "name"),
             (
                 "full", CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, name: "Ada", zip: "10115"),
-                "card.addressLine1"
+                "addressLine1"
             ),
             (
                 "full",
                 CardInput(
                     number: "4242424242424242", expMonth: 1, expYear: 2030, addressLine1: "1 Main St", city: "Austin",
-                    zip: "78701", country: "US"), "card.state"
+                    zip: "78701", country: "US"), "state"
             ),
         ] as [(String?, CardInput, String)])
-    func addCardRequiresTheBillingFieldsTheSDKsFormDemands(level: String?, card: CardInput, parameter: String)
+    func addCardRequiresTheBillingFieldsTheSDKsFormDemands(level: String?, card: CardInput, field: String)
         async throws
     {
         let customer = Self.cards()
         let world = try await World(customer: customer)
         let view = try await world.create(
             .init(session: "cs_1", configuration: .init(requiredBillingAddressFields: level)))
-        let refused = await wireError {
+        await #expect {
             try await world.contexts.addCard(id: view.id, for: Caller(uid: 1000), card: card)
+        } throws: { error in
+            guard case .invalidInput(let input, _)? = error as? DomainError else { return false }
+            return input == field
         }
-        #expect(refused?.code == RPCError.invalidParamsCode)
-        #expect(refused?.data?["parameter"] == .string(parameter))
         #expect(customer.calls(.attach).isEmpty)
         // Without requirements, or in a country without postal codes, the same card goes through.
         let none = try await world.create(
@@ -479,6 +482,20 @@ struct PaymentContextsTests {
         irish.name = "Ada"
         _ = try await world.contexts.addCard(
             id: (try await world.create(.init(session: "cs_1"))).id, for: Caller(uid: 1000), card: irish)
+    }
+
+    /// Nor does it submit a card STPCardValidator refuses (an expiry in the past, here): nothing
+    /// is created or attached.
+    @Test func addCardRefusesACardTheSDKsValidatorRefuses() async throws {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1"))
+        let expired = CardInput(number: "5555555555554444", expMonth: 10, expYear: 2023, zip: "10115")  // t0: Nov 2023
+        await #expect(throws: CardRefused(field: .expYear, state: .invalid, brand: .mastercard)) {
+            try await world.contexts.addCard(id: view.id, for: Caller(uid: 1000), card: expired)
+        }
+        #expect(customer.calls(.attach).isEmpty)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).paymentOptions.count == 2)
     }
 
     @Test func aFailedAttachLeavesTheSelectionAlone() async throws {

@@ -1,7 +1,8 @@
 import Foundation
 import JSONRPC
 import StpdCore
-@_spi(Testing) import StpdPostgres
+import StpdDaemon
+import StpdPostgres
 @_spi(Testing) import StpdProtocol
 import Testing
 

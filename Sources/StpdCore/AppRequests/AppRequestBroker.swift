@@ -91,7 +91,7 @@ public final class AppRequestBroker: Sendable {
         // Registered before the event goes out, so an answer arriving at once finds it.
         entries.withLock { $0[id] = Entry(request: request) }
         do {
-            try await table.insert(request.record(.pending, at: created), .pending)
+            try await table.insert(request.record(.pending, at: created), .entered(.pending))
         } catch {
             entries.withLock { $0[id] = nil }
             throw error
@@ -238,7 +238,7 @@ public final class AppRequestBroker: Sendable {
             let change = try await table.update(record.id, for: .daemon) { record in
                 guard record.state == .pending else { return nil }
                 record.state = .abandoned
-                return .abandoned
+                return .entered(.abandoned)
             }
             if change.event != nil { count += 1 }
         }
@@ -281,7 +281,7 @@ public final class AppRequestBroker: Sendable {
                 guard record.state == .pending else { return nil }
                 record.state = state
                 record.error = error
-                return state.event
+                return .entered(state)
             }
         }.value
     }
@@ -327,7 +327,7 @@ struct AppRequestRecord: DurableRecord {
     var isFinished: Bool { state != .pending }
     var isTerminal: Bool { state != .pending }
 
-    var view: View {
+    func view(_: any FailureRenderer) -> View {
         View(
             id: id, object: object, session: session, operation: operation, params: params, state: state,
             deadline: deadline, error: error)

@@ -10,7 +10,7 @@ extension PaymentContexts {
     public func select(id: String, for caller: Caller, paymentMethod: String) async throws -> PaymentContextView {
         let record = try await record(id, caller, open: true)
         try Self.requireOption(paymentMethod, in: record)
-        try await customers.select(session: record.session, paymentMethod: paymentMethod, owner: record.owner)
+        try await customers.select(session: record.session, paymentMethod: paymentMethod, as: record.caller)
         // Checked again on the latest state: the option may have been removed meanwhile.
         let view = try await update(id, for: caller) { record in
             try Self.requireOption(paymentMethod, in: record)
@@ -23,10 +23,11 @@ extension PaymentContexts {
     /// The options screen's "add card": create, attach through the adapter, select, remember.
     public func addCard(id: String, for caller: Caller, card: CardInput) async throws -> PaymentContextView {
         let record = try await record(id, caller, open: true)
+        try CardValidator(now: now).require(card)
         try Self.requireBillingFields(record.configuration.requiredBillingAddressFields ?? "postalCode", of: card)
         let method = try await api.createCardPaymentMethod(card)
-        try await customers.attach(session: record.session, paymentMethod: method.id, owner: record.owner)
-        try await customers.select(session: record.session, paymentMethod: method.id, owner: record.owner)
+        try await customers.attach(session: record.session, paymentMethod: method.id, as: record.caller)
+        try await customers.select(session: record.session, paymentMethod: method.id, as: record.caller)
         let view = try await update(id, for: caller) { record in
             record.options.removeAll { $0.id == method.id }
             record.options.append(PaymentContextRecord.option(method))
@@ -46,7 +47,7 @@ extension PaymentContexts {
                 detail: "the configuration forbids deleting payment options")
         }
         try Self.requireOption(paymentMethod, in: record)
-        try await customers.detach(session: record.session, paymentMethod: paymentMethod, owner: record.owner)
+        try await customers.detach(session: record.session, paymentMethod: paymentMethod, as: record.caller)
         return try await update(id, for: caller) { record in
             record.options.removeAll { $0.id == paymentMethod }
             if record.selected == paymentMethod { record.selected = record.options.first?.id }
@@ -108,9 +109,9 @@ extension PaymentContexts {
             background.start { [self] in
                 do {
                     try await customers.updateShipping(
-                        session: record.session, address: address.stripeAddress, owner: record.owner)
+                        session: record.session, address: address.stripeAddress, as: record.caller)
                 } catch {
-                    let failure = RPCError.json(error)
+                    let failure = Failure(error, describedBy: table.log.failures)
                     _ = try? await update(id) { record in
                         record.lastShippingSaveError = failure
                         return .shippingSaveFailed
@@ -133,10 +134,11 @@ extension PaymentContexts {
     /// The SDK's add-card form does not submit until `STPAddress.containsRequiredFields` holds for
     /// the configuration's `requiredBillingAddressFields`: `postalCode` a postal code valid for the
     /// country (required when the country is unknown), `name` the cardholder's name, `full` a postal
-    /// address (line1, city, country, a US state, a valid postal code).
+    /// address (line1, city, country, a US state, a valid postal code). The input an error names is
+    /// the card's field (`zip`).
     static func requireBillingFields(_ level: String, of card: CardInput) throws {
         func missing(_ field: String, _ detail: String) -> DomainError {
-            .invalidInput(input: "card.\(field)", detail: "\(detail) (requiredBillingAddressFields \(level))")
+            .invalidInput(input: field, detail: "\(detail) (requiredBillingAddressFields \(level))")
         }
         let country = (card.country ?? "").uppercased()
         let postalCodeValid =

@@ -15,6 +15,12 @@ struct PaymentContextRecord: DurableRecord {
         var payload: JSONValue
     }
 
+    /// The last didFinish.
+    struct PaymentResult: Codable, Sendable {
+        var status: PaymentStatus
+        var error: Failure?
+    }
+
     struct ManagedIntent: Codable, Sendable {
         var clientSecret: String
         var returnURL: String?
@@ -32,7 +38,7 @@ struct PaymentContextRecord: DurableRecord {
     var defaultPaymentMethod: String?
     var pendingActionTimeout: Double
     var loading = true
-    var loadError: JSONValue?
+    var loadError: Failure?
     var options: [PaymentContextView.Option] = []
     var selected: String?
     var shippingAddress: ShippingAddressParams?
@@ -48,11 +54,14 @@ struct PaymentContextRecord: DurableRecord {
     var pending: Pending?
     var managed: ManagedIntent?
     var redirect: String?
-    var lastResult: JSONValue?
-    var shippingError: JSONValue?
-    var lastShippingSaveError: JSONValue?
+    var lastResult: PaymentResult?
+    var shippingError: Failure?
+    var lastShippingSaveError: Failure?
     var createdAt: Date
     var updatedAt: Date
+
+    /// Its creator, as whom it reaches its customer session.
+    var caller: Caller { Caller(uid: owner) }
 
     var shippingType: String { configuration.shippingType ?? "shipping" }
     var companyName: String { configuration.companyName ?? "" }
@@ -104,11 +113,12 @@ struct PaymentContextRecord: DurableRecord {
         return (items, total)
     }
 
-    var view: PaymentContextView {
+    func view(_ failures: any FailureRenderer) -> PaymentContextView {
         let (items, total) = summaryItems
         return PaymentContextView(
             id: id, customerSession: session, status: status, amount: amount, currency: currency, country: country,
-            configuration: configuration, validatesShipping: validatesShipping, loading: loading, loadError: loadError,
+            configuration: configuration, validatesShipping: validatesShipping, loading: loading,
+            loadError: loadError.map(failures.render),
             paymentOptions: options, selectedPaymentMethod: selected, shippingAddress: shippingAddress,
             shippingAddressNeedsVerification: shippingNeedsVerification, shippingMethods: shippingMethods,
             selectedShippingMethod: selectedShippingMethod, paymentSummaryItems: items, paymentAmount: total,
@@ -117,8 +127,12 @@ struct PaymentContextRecord: DurableRecord {
             pendingAction: pending.map {
                 .init(id: $0.id, kind: $0.kind, deadline: $0.deadline.formatted(.iso8601), payload: $0.payload)
             },
-            redirect: redirect, lastResult: lastResult, shippingError: shippingError,
-            shippingSaveError: lastShippingSaveError, createdAt: createdAt.formatted(.iso8601),
+            redirect: redirect,
+            lastResult: lastResult.map {
+                ["status": .string($0.status.rawValue), "error": $0.error.map(failures.render) ?? .null]
+            },
+            shippingError: shippingError.map(failures.render),
+            shippingSaveError: lastShippingSaveError.map(failures.render), createdAt: createdAt.formatted(.iso8601),
             updatedAt: updatedAt.formatted(.iso8601))
     }
 

@@ -4,18 +4,18 @@ import StpdProtocol
 import StripeAPI
 import Synchronization
 
-/// What a payment context asks of its customer session (the SDK's API adapter).
+/// What a payment context asks of its customer session (the SDK's API adapter), as its owner.
 public protocol PaymentContextCustomer: Sendable {
-    func clearCache(session: String, owner: UInt32) async throws
-    func retrieveCustomer(session: String, owner: UInt32) async throws -> Customer
-    func listPaymentMethods(session: String, owner: UInt32) async throws -> [PaymentMethod]
-    func attach(session: String, paymentMethod: String, owner: UInt32) async throws
-    func detach(session: String, paymentMethod: String, owner: UInt32) async throws
-    func updateShipping(session: String, address: StripeAddress, owner: UInt32) async throws
+    func clearCache(session: String, as caller: Caller) async throws
+    func retrieveCustomer(session: String, as caller: Caller) async throws -> Customer
+    func listPaymentMethods(session: String, as caller: Caller) async throws -> [PaymentMethod]
+    func attach(session: String, paymentMethod: String, as caller: Caller) async throws
+    func detach(session: String, paymentMethod: String, as caller: Caller) async throws
+    func updateShipping(session: String, address: StripeAddress, as caller: Caller) async throws
     /// Remembers the last selected PaymentMethod for the session's customer (nil: none).
-    func select(session: String, paymentMethod: String?, owner: UInt32) async throws
+    func select(session: String, paymentMethod: String?, as caller: Caller) async throws
     /// The customer's last selected PaymentMethod.
-    func lastSelected(session: String, customer: String, owner: UInt32) async throws -> String?
+    func lastSelected(session: String, customer: String, as caller: Caller) async throws -> String?
 }
 
 /// What a payment context is created with (STPPaymentContext's initializer and properties).
@@ -57,6 +57,8 @@ public final class PaymentContexts: Sendable {
     let customers: any PaymentContextCustomer
     let api: any PaymentsAPI
     let redirects: RedirectSessions
+    /// Confirms a managed PaymentIntent and follows its next action.
+    let payments: PaymentHandler
     let table: RecordTable<PaymentContextRecord>
     let background: BackgroundWork
     let clock: any Clock<Duration>
@@ -78,6 +80,7 @@ public final class PaymentContexts: Sendable {
         self.customers = customers
         self.api = api
         self.redirects = redirects
+        payments = PaymentHandler(api: api, redirects: redirects)
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.background = background
         self.clock = clock
@@ -102,11 +105,11 @@ public final class PaymentContexts: Sendable {
         }
         try await table.insert(record, .created)
         startLoading(record.id)
-        return record.view
+        return table.view(record)
     }
 
     public func get(id: String, for caller: Caller) async throws -> PaymentContextView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: PaymentContextStatus?, startingAfter: String?, limit: Int)
@@ -114,7 +117,7 @@ public final class PaymentContexts: Sendable {
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 
     public func retryLoading(id: String, for caller: Caller) async throws -> PaymentContextView {
@@ -165,13 +168,13 @@ public final class PaymentContexts: Sendable {
         background.start { [self] in
             guard let record = try? await table.find(id) else { return }
             do {
-                try await customers.clearCache(session: record.session, owner: record.owner)
-                let customer = try await customers.retrieveCustomer(session: record.session, owner: record.owner)
-                let methods = try await customers.listPaymentMethods(session: record.session, owner: record.owner)
+                try await customers.clearCache(session: record.session, as: record.caller)
+                let customer = try await customers.retrieveCustomer(session: record.session, as: record.caller)
+                let methods = try await customers.listPaymentMethods(session: record.session, as: record.caller)
                 var chosen = record.defaultPaymentMethod
                 if chosen == nil {
                     chosen = try await customers.lastSelected(
-                        session: record.session, customer: customer.id, owner: record.owner)
+                        session: record.session, customer: customer.id, as: record.caller)
                 }
                 _ = try await update(id) { [chosen] record in
                     if record.shippingAddress == nil, let shipping = customer.shippingAddress {
@@ -184,9 +187,10 @@ public final class PaymentContexts: Sendable {
                     return .didChange
                 }
             } catch {
+                let failure = Failure(error, describedBy: table.log.failures)
                 _ = try? await update(id) { record in
                     record.loading = false
-                    record.loadError = RPCError.json(error)
+                    record.loadError = failure
                     return .didFailToLoad
                 }
             }
@@ -197,21 +201,27 @@ public final class PaymentContexts: Sendable {
     }
 
     /// Applies `mutate` to the latest state and commits it with the event it returns (nil: nothing
-    /// changed). A pending action that ended any way (answered, finished, closed) loses its deadline.
+    /// changed), answering with the context's view.
     @discardableResult
     func update(
         _ id: String, for caller: Caller = .daemon,
         _ mutate: (inout PaymentContextRecord) throws -> PaymentContextEvent?
     ) async throws -> PaymentContextView {
-        var ended: String?
-        let change = try await table.update(id, for: caller) { record in
-            let before = record.pending?.id
-            let event = try mutate(&record)
-            ended = event != nil && before != nil && record.pending?.id != before ? before : nil
-            return event
+        try await apply(id, for: caller, mutate).view
+    }
+
+    /// `update`, answering with the whole change. A pending action that ended any way (answered,
+    /// finished, closed) loses its deadline.
+    @discardableResult
+    func apply(
+        _ id: String, for caller: Caller = .daemon,
+        _ mutate: (inout PaymentContextRecord) throws -> PaymentContextEvent?
+    ) async throws -> RecordTable<PaymentContextRecord>.Change {
+        let change = try await table.update(id, for: caller, mutate)
+        if change.event != nil, let ended = change.before.pending?.id, change.record.pending?.id != ended {
+            endTimer(ended)
         }
-        if let ended { endTimer(ended) }
-        return change.record.view
+        return change
     }
 
     func record(_ id: String, _ caller: Caller, open: Bool = false) async throws -> PaymentContextRecord {

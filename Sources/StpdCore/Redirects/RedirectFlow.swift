@@ -12,7 +12,7 @@ extension RedirectSessions {
         -> RedirectSessionView
     {
         let record = try await table.get(id, for: caller)
-        guard record.status == .notStarted else { return record.view }
+        guard record.status == .notStarted else { return table.view(record) }
         let mode = mode ?? .automatic
         let opener = opener ?? .app
         if opener == .daemon, self.opener == nil {
@@ -50,7 +50,7 @@ extension RedirectSessions {
             record.openURL = url
             record.returnKey = returnKey
             return .started
-        }.record.view
+        }.view
     }
 
     /// Of the keys the URL may be filed under, the one with the fewest sessions (ties: the first
@@ -83,17 +83,16 @@ extension RedirectSessions {
     private func completeWithError(
         _ id: String, _ caller: Caller, from state: RedirectStatus, trigger: String, _ error: DomainError
     ) async throws -> RedirectSessionView {
-        let json = RPCError.json(error)
         let change = try await table.update(id, for: caller) { record in
             guard record.status == state else { return nil }
             let at = now().formatted(.iso8601)
             record.status = .completed
-            record.completion = .init(trigger: trigger, url: nil, error: json, at: at)
-            record.outcome = .init(result: "error", error: json, object: nil, at: at)
+            record.completion = .init(trigger: trigger, url: nil, error: .domain(error), at: at)
+            record.outcome = .init(result: "error", error: .domain(error), object: nil, at: at)
             return .completed
         }
         if change.event != nil, let outcome = change.record.outcome { await tellFollowers(id, outcome) }
-        return change.record.view
+        return change.view
     }
 
     /// redirect.report: what the app's browser or web view did (spec §3.4's UI events).
@@ -101,7 +100,7 @@ extension RedirectSessions {
         id: String, for caller: Caller, outcome: RedirectReportOutcome, url: String?, message: String?
     ) async throws -> RedirectSessionView {
         let record = try await table.get(id, for: caller)
-        guard record.status == .inProgress else { return record.view }
+        guard record.status == .inProgress else { return table.view(record) }
         var data: [String: JSONValue] = message.map { ["message": .string($0)] } ?? [:]
         switch outcome {
         case .closed, .loadFailed:
@@ -121,7 +120,7 @@ extension RedirectSessions {
             let failed = url ?? record.openURL ?? ""
             // The SDK completes only when the page that failed is Stripe's; other hosts' failures are ignored.
             guard let host = URL.strict(failed)?.host?.lowercased(), host.contains("stripe.com") else {
-                return record.view
+                return table.view(record)
             }
             data["sdkDomain"] = "com.stripe.lib"
             data["sdkCode"] = 40
@@ -146,7 +145,7 @@ extension RedirectSessions {
                 guard record.status == .inProgress, record.opensNativeApp else { return nil }
                 record.openURL = web
                 return .fallback
-            }.record.view
+            }.view
         }
     }
 
@@ -155,7 +154,7 @@ extension RedirectSessions {
             self.complete(&record, trigger: "closed", url: nil)
         }
         if change.event != nil { startFollowUp(change.record) }
-        return change.record.view
+        return change.view
     }
 
     /// handle-url: completes the earliest-started matching session the caller may see; nil when
@@ -202,7 +201,7 @@ extension RedirectSessions {
             guard record.status == .inProgress else { return nil }
             record.status = .cancelled
             return .cancelled
-        }.record.view
+        }.view
     }
 
     private func complete(_ record: inout RedirectRecord, trigger: String, url: String?) -> RedirectEvent? {

@@ -5,7 +5,7 @@ import StripeAPI
 
 /// Told when a redirect session's follow-up has an outcome (a payment context waiting on it).
 public protocol RedirectOutcomeFollower: Sendable {
-    func redirectSettled(session: String, outcome: RedirectSessionView.Outcome) async
+    func redirectSettled(session: String, outcome: RedirectOutcome) async
 }
 
 /// What the seeds tell an app to do once a redirect completes: poll the Source for a short while
@@ -25,7 +25,7 @@ extension RedirectSessions: PollFollower {
             let poll = source.poll, poll.redirect == record.id
         {
             if poll.status == .finished {
-                await pollFinished(redirect: record.id, source: source.view.source, error: poll.error)
+                await pollFinished(redirect: record.id, source: source.source, error: poll.error)
             }
             return
         }
@@ -41,35 +41,37 @@ extension RedirectSessions: PollFollower {
                     id: id, for: .daemon, clientSecret: record.clientSecret, timeout: record.followUpTimeout,
                     redirect: record.id)
             } catch {
-                await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
+                await settle(record.id, result: "error", error: failure(error), object: nil)
             }
         case .paymentIntent:
             do {
                 let intent = try await api.retrievePaymentIntent(clientSecret: record.clientSecret)
                 await settle(
                     record.id, result: intent.status.rawValue, error: nil,
-                    object: SourceRecord.public(intent.allResponseFields))
+                    object: intent.allResponseFields.withoutClientSecret)
             } catch {
-                await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
+                await settle(record.id, result: "error", error: failure(error), object: nil)
             }
         case .setupIntent:
             do {
                 let intent = try await api.retrieveSetupIntent(clientSecret: record.clientSecret)
                 await settle(
                     record.id, result: intent.status.rawValue, error: nil,
-                    object: SourceRecord.public(intent.allResponseFields))
+                    object: intent.allResponseFields.withoutClientSecret)
             } catch {
-                await settle(record.id, result: "error", error: RPCError.json(error), object: nil)
+                await settle(record.id, result: "error", error: failure(error), object: nil)
             }
         }
     }
 
-    public func pollFinished(redirect: String, source: JSONValue?, error: JSONValue?) async {
+    public func pollFinished(redirect: String, source: JSONValue?, error: Failure?) async {
         let status = source?["status"]?.stringValue
         await settle(redirect, result: error == nil ? status ?? "unknown" : "error", error: error, object: source)
     }
 
-    private func settle(_ id: String, result: String, error: JSONValue?, object: JSONValue?) async {
+    private func failure(_ error: any Error) -> Failure { Failure(error, describedBy: table.log.failures) }
+
+    private func settle(_ id: String, result: String, error: Failure?, object: JSONValue?) async {
         let settled = try? await table.update(id, for: .daemon) { record in
             guard record.awaitsOutcome else { return nil }
             record.outcome = .init(result: result, error: error, object: object, at: now().formatted(.iso8601))
@@ -79,7 +81,7 @@ extension RedirectSessions: PollFollower {
         await tellFollowers(id, outcome)
     }
 
-    func tellFollowers(_ id: String, _ outcome: RedirectSessionView.Outcome) async {
+    func tellFollowers(_ id: String, _ outcome: RedirectOutcome) async {
         for follower in outcomeFollowers.withLock({ $0 }) {
             await follower.redirectSettled(session: id, outcome: outcome)
         }

@@ -6,7 +6,7 @@ import Synchronization
 
 /// Told when a poll that follows up a redirect session ends.
 public protocol PollFollower: Sendable {
-    func pollFinished(redirect: String, source: JSONValue?, error: JSONValue?) async
+    func pollFinished(redirect: String, source: JSONValue?, error: Failure?) async
 }
 
 /// Sources stpd created or retrieved, and their durable polls (the SDK's STPSourcePoller registry:
@@ -59,7 +59,7 @@ public final class SourceService: Sendable {
         let source = try await api.createSource(params)
         let record = try await table.insert(
             SourceRecord(source: source, owner: caller.uid, clientSecret: nil, at: now()), .created)
-        return (record.view, source.clientSecret)
+        return (table.view(record), source.clientSecret)
     }
 
     /// Fetches the Source with its client secret and remembers it (first seen: `source.retrieved`;
@@ -69,7 +69,7 @@ public final class SourceService: Sendable {
             throw DomainError.notFound(.source, id: id)
         }
         let source = try await api.retrieveSource(id: id, clientSecret: clientSecret)
-        let fresh = SourceRecord.public(source.allResponseFields)
+        let fresh = source.allResponseFields.withoutClientSecret
         do {
             let change = try await table.update(id, for: caller) { record in
                 guard record.source != fresh || record.clientSecret != clientSecret else { return nil }
@@ -77,11 +77,11 @@ public final class SourceService: Sendable {
                 record.clientSecret = clientSecret
                 return .updated
             }
-            return (change.record.view, source)
+            return (change.view, source)
         } catch DomainError.notFound {
             let record = SourceRecord(source: source, owner: caller.uid, clientSecret: clientSecret, at: now())
             do {
-                return (try await table.insert(record, .retrieved).view, source)
+                return (table.view(try await table.insert(record, .retrieved)), source)
             } catch is StoreConflict {
                 // Another call recorded it first: this one is then an update.
                 return try await retrieve(id: id, clientSecret: clientSecret, for: caller)
@@ -90,14 +90,14 @@ public final class SourceService: Sendable {
     }
 
     public func get(id: String, for caller: Caller) async throws -> SourceView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: String?, startingAfter: String?, limit: Int) async throws
         -> ([SourceView], hasMore: Bool)
     {
         let page = try await table.page(for: caller, status: status, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 
     /// The client secret stpd holds for a Source the caller may see.
@@ -123,7 +123,7 @@ public final class SourceService: Sendable {
             return .pollStarted
         }
         launch(change.record)
-        return change.record.view
+        return change.view
     }
 
     public func stopPoll(id: String, for caller: Caller) async throws -> SourceView {
@@ -133,7 +133,7 @@ public final class SourceService: Sendable {
             return .pollStopped
         }
         stopPoller(id)
-        return change.record.view
+        return change.view
     }
 
     /// app.background: pauses the caller's running polls; returns their source ids.
@@ -224,7 +224,7 @@ public final class SourceService: Sendable {
             let visible = SeenProgress.differ(poll.progress, progress)
             poll.progress = progress
             record.poll = poll
-            if let latest = progress.latestSource { record.source = SourceRecord.public(latest) }
+            if let latest = progress.latestSource { record.source = latest.withoutClientSecret }
             return visible ? .polled : nil
         }
     }
@@ -232,21 +232,21 @@ public final class SourceService: Sendable {
     private func finished(
         _ id: String, _ pollID: String?, _ source: JSONValue?, _ error: PollError?, _ progress: PollProgress
     ) async {
-        let errorJSON = error.map { RPCError.json($0.stripeError) }
+        let failure = error.map { Failure.stripe($0.stripeError) }
         let change = try? await table.update(id, for: .daemon) { record in
             guard var poll = record.poll, poll.id == pollID, poll.isRunningOrPaused else { return nil }
-            if let source { record.source = SourceRecord.public(source) }
+            if let source { record.source = source.withoutClientSecret }
             poll.status = .finished
             poll.progress = progress
             poll.sourceStatus = source?["status"]?.stringValue
-            poll.error = errorJSON
+            poll.error = failure
             record.poll = poll
             return .pollFinished
         }
         guard let change, change.event != nil, let redirect = change.record.poll?.redirect,
             let follower = follower.withLock({ $0 })
         else { return }
-        await follower.pollFinished(redirect: redirect, source: change.record.view.source, error: errorJSON)
+        await follower.pollFinished(redirect: redirect, source: change.record.source, error: failure)
     }
 }
 
