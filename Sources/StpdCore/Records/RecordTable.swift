@@ -173,10 +173,15 @@ public final class RecordTable<R: DurableRecord>: Sendable {
     /// The record, whoever owns it (the daemon's own work).
     public func find(_ id: String) async throws -> R? { try await load(id)?.record }
 
+    /// The caller's record, or nil (another uid's as a missing one, at the same cost: see `get`).
+    public func find(_ id: String, for caller: Caller) async throws -> R? {
+        try await load(id, owner: caller.ownerFilter)?.record
+    }
+
     /// The caller's record; another uid's answers `notFound` like a missing one, at the same cost
     /// (the store checks the owner before it unseals or decodes anything).
     public func get(_ id: String, for caller: Caller) async throws -> R {
-        guard let record = try await load(id, owner: caller.ownerFilter)?.record else {
+        guard let record = try await find(id, for: caller) else {
             throw DomainError.notFound(R.kind, id: id)
         }
         return record
