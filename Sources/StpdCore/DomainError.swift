@@ -29,4 +29,8 @@ public enum DomainError: Error, Sendable, Hashable, Codable {
     case pendingActionTimedOut(action: String, kind: String, detail: String)
     /// Carried in a payment context's state: the payment did not succeed.
     case paymentFailed(detail: String?, data: [String: JSONValue])
+    /// A shipping address lacks what the configuration's `requiredShippingAddressFields` asks for:
+    /// `fields` those it fails, `members` the address's members that are missing or not valid
+    /// (`phone`, `address.postalCode`), as the SDK's form would not submit it.
+    case shippingAddressIncomplete(fields: [String], members: [String])
 }

@@ -59,6 +59,15 @@ extension DomainError: RPCErrorConvertible {
             StpdErrors.pendingActionTimedOut(detail, data: ["action": .string(action), "kind": .string(kind)])
         case .paymentFailed(let detail, let data):
             StpdErrors.paymentFailed(detail, data: data.isEmpty ? nil : .object(data))
+        case .shippingAddressIncomplete(let fields, let members):
+            StpdErrors.shippingAddressIncomplete(
+                "missing or not valid: \(members.map { "address.\($0)" }.joined(separator: ", ")) "
+                    + "(requiredShippingAddressFields \(fields.joined(separator: ", ")))",
+                data: [
+                    "parameter": .string("address.\(members.first ?? "")"),
+                    "parameters": .array(members.map { .string("address.\($0)") }),
+                    "fields": .array(fields.map(JSONValue.string)),
+                ])
         }
     }
 }
