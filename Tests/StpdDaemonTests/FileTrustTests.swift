@@ -11,20 +11,14 @@ import Testing
     static let other: uid_t = 1001
 
     init() throws {
-        directory =
-            FileManager.default.temporaryDirectory.appendingPathComponent("stpd-trust-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        directory = try TrustedFiles.directory("stpd-trust").path
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     func file(_ name: String, _ text: String = "STPD_DEBUG_METHODS=1\n", mode: mode_t = 0o644) throws -> String {
         let path = "\(directory)/\(name)"
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try text.write(toFile: path, atomically: false, encoding: .utf8)
-        chmod(path, mode)
+        try TrustedFiles.write(text, to: path, mode: mode)
         return path
     }
 
@@ -44,7 +38,7 @@ import Testing
         #expect(refusal(config: "/dev/null") == nil, "a device is judged by its owner: root")
         // A sticky directory (like /tmp): nobody can replace what is not theirs.
         let sticky = "\(directory)/sticky"
-        try FileManager.default.createDirectory(atPath: sticky, withIntermediateDirectories: true)
+        try TrustedFiles.make(directoryAt: sticky)
         chmod(sticky, 0o1777)
         #expect(refusal(config: try file("sticky/ok.conf")) == nil)
     }
@@ -58,7 +52,7 @@ import Testing
 
     @Test func aFileInADirectoryOthersMayWriteIsRefused() throws {
         let open = "\(directory)/open"
-        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        try TrustedFiles.make(directoryAt: open)
         chmod(open, 0o777)
         let message = try #require(refusal(config: try file("open/stpd.conf")))
         #expect(message.contains("it is in \(open), whose mode 0777 lets any user replace it"))

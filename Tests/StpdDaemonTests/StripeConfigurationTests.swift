@@ -14,8 +14,7 @@ import Testing
     let publishableKey = "pk_test_51HbQxLKj2s9dFh3kENVENVabcd"
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stpd-stripe-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TrustedFiles.directory("stpd-stripe")
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
@@ -24,7 +23,7 @@ import Testing
     @discardableResult
     func write(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {
         let url = directory.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try TrustedFiles.make(directoryAt: url.deletingLastPathComponent().path)
         try text.write(to: url, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
         return url.path
