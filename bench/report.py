@@ -145,6 +145,22 @@ def _fanout_rows(fanout: dict, found: list[dict]) -> list[Row]:
             for subscribers, figures in sorted(fanout.items(), key=lambda kv: int(kv[0]))]
 
 
+def _attack_targets(attack: dict) -> list[dict]:
+    rss, ping = attack.get("peak_rss_mib"), attack.get("ping_p99_us")
+    return [
+        _target("attack_rss", "issue 24's byte attack: stpd RSS <= 256 MiB", rss, lambda v: v <= 256,
+                f"{rss:.0f} MiB" if rss is not None else ""),
+        _target("attack_ping", "issue 24's byte attack: another client's ping p99 <= 10 ms", ping,
+                lambda v: v <= 10_000, micros(ping) if ping is not None else ""),
+    ]
+
+
+def _attack_rows(attack: dict, found: list[dict]) -> list[Row]:
+    return [(f"byte attack over {attack['events_mib']:.0f} MiB of events: peak RSS; another client's ping p50, p99",
+             f"{attack['peak_rss_mib']:.0f} MiB; {micros(attack['ping_p50_us'])}, {micros(attack['ping_p99_us'])}",
+             "", "", _judged(found, "attack_rss", "attack_ping"))]
+
+
 def _scale_targets(scale: dict) -> list[dict]:
     sizes = sorted(int(k) for k in scale if int(k) > 0)
     top = sizes[-1] if sizes else None
@@ -302,6 +318,7 @@ class Section:
 SECTIONS = [
     Section("ping", _ping_targets, _ping_rows),
     Section("fanout", _fanout_targets, _fanout_rows),
+    Section("attack", _attack_targets, _attack_rows),
     Section("scale", _scale_targets, _scale_rows),
     Section("load", _load_targets, _load_rows),
     Section("create", _create_targets, _create_rows),

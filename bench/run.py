@@ -6,8 +6,8 @@ figures as JSON.
     bench/run.py --compare-only OLD.json NEW.json
     bench/run.py --table RESULT.json [--doc docs/performance.md]
 
-CASE is any of: ping, fanout, scale, load, create, polls (default: all, in that order). DIR holds the
-stpd and stripe-test-server binaries (`make bench` builds release ones into .build-release;
+CASE is any of: ping, fanout, attack, scale, load, create, polls (default: all, in that order). DIR
+holds the stpd and stripe-test-server binaries (`make bench` builds release ones into .build-release;
 `make bench-smoke` uses the debug build of `make test`). The C programs (bench/*.c) are built
 with `cc` into .build-bench/. Progress goes to stderr; the table to stdout; the JSON to --out
 (default bench/results/latest.json). Standard library only. --table prints the table of an
@@ -45,6 +45,7 @@ from settings import make_settings  # noqa: E402
 CASES = {
     "ping": case_transport.ping,
     "fanout": case_transport.fanout,
+    "attack": case_transport.attack,
     "scale": case_scale.scale,
     "load": case_load.load,
     "create": case_work.create,
