@@ -1,14 +1,8 @@
 import Foundation
 import PostgresNIO
 import StpdCore
-import Synchronization
 
 // What the store's SQL is built from and its rows decode to.
-
-/// Set once an operation has its connection (Atomic itself cannot be captured).
-final class ConnectedFlag: Sendable {
-    let value = Atomic(false)
-}
 
 /// SQL text with its parameters, built clause by clause.
 struct SQL {
@@ -43,7 +37,7 @@ extension PostgresRowSequence {
         guard let row = try await collect().first else { throw StoreUnavailable(reason: "no row") }
         return try row.decode((A, B).self)
     }
-    func events() async throws -> [Event] { try await collect().events() }
+    func events(_ store: PostgresStateStore) async throws -> [Event] { try await collect().events(store) }
 }
 
 extension [PostgresRow] {
@@ -53,26 +47,26 @@ extension [PostgresRow] {
         return try row.decode(T.self)
     }
 
-    func objects() throws -> [StoredObject] {
+    func objects(_ store: PostgresStateStore) throws -> [StoredObject] {
         try map { row in
             let (id, kind, owner, state, created, updated, version, status, live, finished) = try row.decode(
                 (String, String, Int64, String, Double, Double, Int64, String?, Bool, Bool).self)
             return StoredObject(
                 id: id, kind: kind, ownerUID: UInt32(truncatingIfNeeded: owner),
-                state: try PostgresStateStore.json(state), createdAt: Date(timeIntervalSinceReferenceDate: created),
+                state: try store.opened(state, for: id), createdAt: Date(timeIntervalSinceReferenceDate: created),
                 updatedAt: Date(timeIntervalSinceReferenceDate: updated), version: version, status: status, live: live,
                 finished: finished)
         }
     }
 
-    func events() throws -> [Event] {
+    func events(_ store: PostgresStateStore) throws -> [Event] {
         try map { row in
             let (seq, time, type, objectID, objectKind, owner, object) = try row.decode(
                 (Int64, Double, String, String, String, Int64, String).self)
             return Event(
                 seq: seq, time: Date(timeIntervalSinceReferenceDate: time), type: type, objectId: objectID,
                 objectKind: objectKind, ownerUID: UInt32(truncatingIfNeeded: owner),
-                object: try PostgresStateStore.json(object))
+                object: try store.opened(object, for: objectID))
         }
     }
 }
