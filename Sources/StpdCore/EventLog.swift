@@ -20,6 +20,8 @@ public final class EventLog: Sendable {
     private let now: @Sendable () -> Date
     /// Told how many events each commit appended (the daemon counts them for `daemon.metrics`).
     private let appended: @Sendable (Int) -> Void
+    /// The bus knows where the log ends (see `init(awaiting:)`).
+    private let started: Atomic<Bool>
 
     public init(
         store: any StateStore, retention: EventRetention = EventRetention(), shared: Bool = false,
@@ -33,7 +35,32 @@ public final class EventLog: Sendable {
         self.now = now
         self.appended = appended
         bus = EventBus(lastPublished: try await store.eventBounds().latestSeq)
+        started = Atomic(true)
     }
+
+    /// A fleet's log, whose database may be unreachable when the daemon starts: nothing is read
+    /// until `start(after:)` says where the log ends. Until then subscribing fails as
+    /// StoreUnavailable (a live subscription would not know where "live" begins).
+    public init(
+        awaiting store: any StateStore, retention: EventRetention = EventRetention(),
+        now: @escaping @Sendable () -> Date = Date.init, appended: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.retention = retention
+        shared = true
+        self.now = now
+        self.appended = appended
+        bus = EventBus(lastPublished: 0)
+        started = Atomic(false)
+    }
+
+    /// The log ends at `latestSeq`: live delivery starts after it.
+    public func start(after latestSeq: Int64) {
+        bus.skip(through: latestSeq)
+        started.store(true, ordering: .releasing)
+    }
+
+    public var isStarted: Bool { started.load(ordering: .acquiring) }
 
     @discardableResult
     public func apply(_ changes: [StateChange]) async throws -> [Event] {
@@ -66,6 +93,9 @@ public final class EventLog: Sendable {
     public func subscribe(id: String, since: Int64?, filter: EventFilter, sink: any EventSink, holdLimit: Int = 10_000)
         async throws -> Subscription
     {
+        guard isStarted else {
+            throw StoreUnavailable(reason: "the database has not been reached since this daemon started")
+        }
         if let since { try await checkCursor(since) }
         // Without `since`, the feed starts at whatever was published when it was added: live only.
         return bus.add(id: id) { lastPublished in

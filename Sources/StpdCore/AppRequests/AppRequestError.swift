@@ -13,7 +13,8 @@ public enum AppRequestState: String, Sendable, Hashable, Codable, CaseIterable {
     case timedOut
     /// The asker stopped waiting (its task was cancelled) before an answer came.
     case cancelled
-    /// Left pending by an earlier daemon process, whose asker is gone (see `abandonLeftovers`).
+    /// Its asker is gone: the daemon process that asked stopped or died (found at the next start,
+    /// or in a fleet by another daemon once the asker's lease expired).
     case abandoned
 
     /// The event announcing it (`appRequest.<state>`).
@@ -62,6 +63,8 @@ public enum AppRequestError: Error, Sendable, Hashable, CustomStringConvertible 
             "the app's answer to \(operation) is not usable: \(detail)"
         case .notFound(let id):
             "no app request \(id)"
+        case .alreadyFinished(let id, let state) where state == AppRequestState.abandoned.rawValue:
+            "app request \(id) was abandoned: the daemon process that asked for it is gone"
         case .alreadyFinished(let id, let state):
             "app request \(id) is already finished (\(state))"
         case .ambiguousAnswer(let id):
