@@ -102,7 +102,7 @@ public enum AppRequestEvent: String, EventName {
         case .answered: "The app answered"
         case .timedOut: "Nobody answered before the deadline"
         case .cancelled: "The asker stopped waiting"
-        case .abandoned: "Left pending by an earlier daemon process"
+        case .abandoned: "Its asker is gone: the daemon process that asked stopped or died"
         case .removed: "Finished longer than the retention age: removed (its last state)"
         }
     }
