@@ -1,15 +1,15 @@
 # The two commands of the README's quick start:
 #   make run    build stpd and run it on its embedded defaults (SQLite state, a local socket)
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
-# and the benchmarks (README, Performance):
+# and the benchmarks (docs/performance.md):
 #   make bench        release build, then the whole suite: one table, JSON in bench/results/latest.json
 #   make bench-smoke  every case for a few seconds at tiny scales on make test's debug build (CI)
 #   make bench-micro  the hot paths' micro-benchmarks (package-benchmark, Benchmarks/)
-# the first minute and installing (README, Quick start and Installing):
+# the first minute and installing (README, Quick start; docs/installing.md):
 #   make demo         stpd against the bundled stripe-test-server: a Sofort redirect, a payment context
 #   make deb          dist/stpd_<version>_amd64.deb (debhelper); scripts/check-deb checks it (CI)
 #   make install      PREFIX=/usr/local DESTDIR= : the same files without a package
-.PHONY: run test build swift-test py-test contract clients readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build install
+.PHONY: run test build swift-test py-test contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build install
 
 run:
 	scripts/bootstrap
@@ -38,10 +38,11 @@ contract:
 clients:
 	scripts/generate-clients
 
-# Rewrites the README's settings table from ConfigurationKeys.all (a test fails when it is stale).
-readme-settings:
+# Rewrites the settings table in docs/configuration.md from ConfigurationKeys.all (a test fails
+# when it is stale). readme-settings is its former name, from when the table was in the README.
+settings-table readme-settings:
 	swift build --product stpd
-	$$(swift build --show-bin-path)/stpd --print-settings-table | scripts/readme-settings
+	$$(swift build --show-bin-path)/stpd --print-settings-table | scripts/settings-table
 
 # swift format with the checked-in .swift-format (line length 120), and the import check; CI
 # fails on a finding of either.

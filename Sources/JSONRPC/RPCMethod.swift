@@ -12,7 +12,7 @@ public protocol RPCMethod: Sendable {
     static var resultSchema: JSONSchema { get }
     /// Names of application errors (keys into the error registry) this method may return.
     static var errors: [String] { get }
-    /// Still served, but to be removed in the next major version of the protocol (README,
+    /// Still served, but to be removed in the next major version of the protocol (docs/protocol.md,
     /// "Compatibility"); the description says what replaces it.
     static var deprecated: Bool { get }
 }

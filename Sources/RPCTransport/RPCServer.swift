@@ -25,7 +25,7 @@ extension RPCService {
     }
 }
 
-/// The limits every connection is held to. Each has a daemon setting (README, "Limits").
+/// The limits every connection is held to. Each has a daemon setting (docs/protocol.md, "Limits").
 public struct RPCServerConfiguration: Sendable {
     /// A frame longer than this gets an error reply and its connection is closed.
     public var maxFrameBytes = 1 << 20

@@ -16,7 +16,7 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     public var maxFrameBytes = 1 << 20
     public var maxOutboundBytes = 4 << 20
-    /// The transport's limits (README, "Limits").
+    /// The transport's limits (docs/protocol.md, "Limits").
     public var maxInFlight = 64
     public var maxBatchRequests = 1000
     public var maxConnections = 4096

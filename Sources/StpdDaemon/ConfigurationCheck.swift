@@ -1,7 +1,7 @@
 import Foundation
 
 /// Reading settings strictly: command-line flags parsed from the declarations, unknown keys
-/// reported with the nearest known one, and the renderings of the list (help, README table).
+/// reported with the nearest known one, and the renderings of the list (help, the docs' settings table).
 extension ConfigurationKeys {
     /// Where a value came from, for messages.
     public enum Origin: Sendable, Hashable, CustomStringConvertible {
@@ -114,7 +114,7 @@ extension ConfigurationKeys {
         }.joined(separator: "\n\n")
     }
 
-    /// The README's table of settings (`make readme-settings` puts it between its markers).
+    /// The settings table of docs/configuration.md (`make settings-table` puts it between its markers).
     public static var markdownTable: String {
         let rows = all.map { setting in
             let flag = setting.flag.map { "`\($0)`" } ?? "none"

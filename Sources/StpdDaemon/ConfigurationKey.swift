@@ -3,7 +3,7 @@ import Foundation
 /// One setting of the daemon, declared once in `ConfigurationKeys.all`: its key, its flag, where
 /// it may be given, its default, what it accepts, what it does, how its text is parsed into
 /// `DaemonConfiguration` and how its value is shown. `stpd --help`, the command-line parser, the
-/// unknown-key check, the logged configuration and the README's table all come from that list.
+/// unknown-key check, the logged configuration and the settings table in docs/configuration.md all come from that list.
 public struct ConfigurationKey: Sendable {
     /// Where a setting may be given.
     public struct Sources: OptionSet, Sendable, Hashable {

@@ -5,8 +5,8 @@ import StpdPostgres
 /// Every setting stpd reads, each declared once. To add one: give `DaemonConfiguration` a field
 /// with its default, and add its declaration here (`.number`, `.seconds`, `.onOff`, `.text`, or
 /// a `ConfigurationKey` with its own parser). Its flag, environment variable and config-file key,
-/// range check, `--help` line, log line, unknown-key suggestions and README row follow
-/// (`make readme-settings` rewrites the README's table; a test fails while it is stale).
+/// range check, `--help` line, log line, unknown-key suggestions and docs table row follow
+/// (`make settings-table` rewrites docs/configuration.md's table; a test fails while it is stale).
 public enum ConfigurationKeys {
     public static let all: [ConfigurationKey] = [
         ConfigurationKey(
@@ -46,7 +46,7 @@ public enum ConfigurationKeys {
             accepts:
                 "`postgresql://USER@/DB?host=/socket/dir` or `postgresql://USER@HOST[:PORT]/DB` (TLS), no password",
             summary:
-                "a PostgreSQL database shared by a fleet of stpd instances instead of the embedded SQLite (README, Fleet)",
+                "a PostgreSQL database shared by a fleet of stpd instances instead of the embedded SQLite (docs/fleet.md)",
             apply: { c, raw in
                 guard !raw.isEmpty else {
                     c.databaseURL = nil

@@ -117,6 +117,7 @@ public enum Daemon {
         var sources: SourceService
         var redirects: RedirectSessions
         var contexts: PaymentContexts
+        var cards = CardValidator()
         var metrics: StpdMetrics
         /// The background work that runs once in a fleet (all of it, with SQLite).
         var work: LeasedWork
@@ -176,9 +177,9 @@ public enum Daemon {
         CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
         SourceHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,
-            api: parts.payments,
-            merchantName: configuration.merchantName)
+            api: parts.payments, cards: parts.cards, merchantName: configuration.merchantName)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
+        CardHandlers.register(into: &router, cards: parts.cards)
         return router
     }
 

@@ -8,9 +8,10 @@ import StripeAPI
 enum SourceHandlers {
     static func register(
         into router: inout MethodRouter<CallContext>, sources: SourceService, redirects: RedirectSessions,
-        customers: CustomerSessions, api: any PaymentsAPI, merchantName: String?
+        customers: CustomerSessions, api: any PaymentsAPI, cards: CardValidator, merchantName: String?
     ) {
         router.register(SourceCreate.self) { params, context in
+            try cards.require(params.params.card, at: "params.card")
             // As the SDK, whose companyName defaults to the app's bundle name: always a name.
             let name = params.merchantName ?? merchantName ?? context.caller.pid.flatMap { PeerProcessName.of(pid: $0) }
             let form = try params.params.sourceParams(at: "params").formParams(merchantName: name)
@@ -91,9 +92,10 @@ enum SourceHandlers {
 
         router.register(PaymentIntentRetrieve.self) { params, _ in
             let intent = try await api.retrievePaymentIntent(clientSecret: params.clientSecret)
-            return .init(paymentIntent: Self.public(intent.allResponseFields))
+            return .init(paymentIntent: intent.allResponseFields.withoutClientSecret)
         }
         router.register(PaymentIntentConfirm.self) { params, context in
+            try cards.require(params.paymentMethod.card, at: "paymentMethod.card")
             let confirm = try params.paymentMethod.confirmParams(
                 clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod")
             let intent = try await api.confirmPaymentIntent(confirm)
@@ -106,14 +108,15 @@ enum SourceHandlers {
                         id: id, for: context.caller, mode: start.mode, opener: start.opener)
                 }
             }
-            return .init(paymentIntent: Self.public(intent.allResponseFields), redirect: session)
+            return .init(paymentIntent: intent.allResponseFields.withoutClientSecret, redirect: session)
         }
 
         router.register(SetupIntentRetrieve.self) { params, _ in
             let intent = try await api.retrieveSetupIntent(clientSecret: params.clientSecret)
-            return .init(setupIntent: Self.public(intent.allResponseFields))
+            return .init(setupIntent: intent.allResponseFields.withoutClientSecret)
         }
         router.register(SetupIntentConfirm.self) { params, context in
+            try cards.require(params.paymentMethod.card, at: "paymentMethod.card")
             let confirm = try params.paymentMethod.confirmParams(
                 clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod", setupIntent: true)
             let intent = try await api.confirmSetupIntent(confirm)
@@ -126,14 +129,7 @@ enum SourceHandlers {
                         id: id, for: context.caller, mode: start.mode, opener: start.opener)
                 }
             }
-            return .init(setupIntent: Self.public(intent.allResponseFields), redirect: session)
+            return .init(setupIntent: intent.allResponseFields.withoutClientSecret, redirect: session)
         }
-    }
-
-    /// A Stripe object without its client secret, for replies that other tools may log.
-    static func `public`(_ fields: JSONValue) -> JSONValue {
-        guard case .object(var members) = fields else { return fields }
-        members["client_secret"] = nil
-        return .object(members)
     }
 }

@@ -135,7 +135,7 @@ public final class StpdMetrics: Sendable {
         if let fleet = snapshot.fleet { record(fleet) }
         // The registry emits its families in hash order; sorted by name, a person finds them and
         // two exports compare. Every family begins with its `# TYPE` line (no `# HELP`: swift-metrics
-        // has no help text; the README describes each).
+        // has no help text; docs/metrics-and-logs.md describes each).
         let families = registry.emitToString().components(separatedBy: "# TYPE ").filter { !$0.isEmpty }
         return families.sorted().map { "# TYPE " + $0 }.joined()
     }

@@ -67,8 +67,10 @@ struct StripePaymentsAPI: PaymentsAPI {
     }
 
     func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
-        try await client().send(
-            StripeRequest(.post, "/v1/payment_intents/\(params.paymentIntentID)/confirm", params: params.formParams()),
+        let client = try client()
+        let form = params.formParams(for: client.configuration.key.kind)
+        return try await client.send(
+            StripeRequest(.post, "/v1/payment_intents/\(params.paymentIntentID)/confirm", params: form),
             as: PaymentIntent.self)
     }
 
@@ -80,9 +82,10 @@ struct StripePaymentsAPI: PaymentsAPI {
     }
 
     func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
-        try await client().send(
-            StripeRequest(.post, "/v1/setup_intents/\(params.intentID)/confirm", params: params.formParams()),
-            as: SetupIntent.self)
+        let client = try client()
+        let form = params.formParams(for: client.configuration.key.kind)
+        return try await client.send(
+            StripeRequest(.post, "/v1/setup_intents/\(params.intentID)/confirm", params: form), as: SetupIntent.self)
     }
 }
 

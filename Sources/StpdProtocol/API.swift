@@ -6,7 +6,7 @@ public enum StpdAPI {
     /// The daemon's version (`stpd --version`, `daemon.ping`, `daemon.status`).
     public static let version = "0.1.0"
     /// The protocol's version, the contract's `info.version`: its major number changes only for
-    /// a change that can break a client written against the previous one (README, "Compatibility").
+    /// a change that can break a client written against the previous one (docs/protocol.md, "Compatibility").
     public static let protocolVersion = "1.0.0"
 
     public static let methods: [any RPCMethod.Type] = [
@@ -63,6 +63,7 @@ public enum StpdAPI {
         PaymentContextAnswer.self,
         PaymentContextCancel.self,
         PaymentContextClose.self,
+        CardValidate.self,
     ]
 
     /// Named schemas that methods reference with `JSONSchema.ref`.

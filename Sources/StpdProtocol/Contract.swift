@@ -9,7 +9,7 @@ public enum Contract {
             "openrpc": "1.3.2",
             "info": [
                 "title": "stpd",
-                // The protocol's version, not the daemon's (README, "Compatibility").
+                // The protocol's version, not the daemon's (docs/protocol.md, "Compatibility").
                 "version": .string(StpdAPI.protocolVersion),
                 "description": .string(overview),
                 "license": ["name": "MIT"],

@@ -191,16 +191,23 @@ public struct ShippingAddressParams: Codable, Sendable, Hashable {
         self.address = address
     }
 
-    static let schema = JSONSchema.object(
-        [
-            "name": .string("Recipient"), "phone": .string("Phone number"),
-            "email": .string("Contact email (payment contexts)"),
-            "address": .object([
-                "line1": .string("Street"), "line2": .string("More"), "city": .string("City"),
-                "state": .string("State"),
-                "postalCode": .string("Postal code"), "country": .string("ISO country code"),
-            ]),
-        ], required: ["address"])
+    static let schema = schema(required: ["address"])
+
+    /// A customer's saved shipping address needs a recipient as well (Stripe requires `shipping[name]`).
+    static let customerSchema = schema(required: ["address", "name"])
+
+    private static func schema(required: [String]) -> JSONSchema {
+        .object(
+            [
+                "name": .string("Recipient"), "phone": .string("Phone number"),
+                "email": .string("Contact email (payment contexts)"),
+                "address": .object([
+                    "line1": .string("Street"), "line2": .string("More"), "city": .string("City"),
+                    "state": .string("State"),
+                    "postalCode": .string("Postal code"), "country": .string("ISO country code"),
+                ]),
+            ], required: required)
+    }
 }
 
 let sessionID = JSONSchema.string("The customer session id", pattern: "^cses_[A-Za-z0-9]+$")
@@ -230,7 +237,7 @@ public enum CustomerOpen: RPCMethod {
     public static let description: String? = """
         stripe sessions fetch the customer and its card payment methods at once (prefetch: false to skip), \
         as STPCustomerContext does; the results are cached for 60 s. backend sessions call the merchant's \
-        routes (see the README); app sessions emit appRequest.pending events the app answers with appRequest.answer.
+        routes (see docs/customer-sessions.md); app sessions emit appRequest.pending events the app answers with appRequest.answer.
         """
     public static let paramsSchema = JSONSchema.object(
         [
@@ -338,7 +345,7 @@ public enum CustomerUpdateShipping: RPCMethod {
     public static let name = "customer.updateShipping"
     public static let summary = "Sets the customer's shipping address."
     public static let paramsSchema = JSONSchema.object(
-        ["session": sessionID, "shipping": ShippingAddressParams.schema], required: ["session", "shipping"])
+        ["session": sessionID, "shipping": ShippingAddressParams.customerSchema], required: ["session", "shipping"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
     public static let errors = customerErrors
 }

@@ -16,7 +16,8 @@ public struct ErrorDeclaration: Sendable {
 /// Application error codes, grouped by kind in blocks of a thousand (all outside the
 /// -32768...-32000 range the JSON-RPC spec reserves):
 /// 1xxx the request against the daemon's objects, 2xxx events and subscriptions,
-/// 3xxx Stripe API errors, 4xxx sources, polls and redirects, 5xxx payment contexts.
+/// 3xxx Stripe API errors, 4xxx sources, polls and redirects, 5xxx payment contexts, 6xxx cards and
+/// payment methods.
 public enum StpdErrors {
     public static let notFound = ErrorDeclaration(
         name: "NotFound", code: 1001, message: "No such object",
@@ -120,6 +121,12 @@ public enum StpdErrors {
             "Carried as the error of didFinish: the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's), or a managed PaymentIntent ended unpaid (`data.paymentIntentStatus`, `data.lastPaymentError`)."
     )
 
+    public static let cardInvalid = ErrorDeclaration(
+        name: "CardInvalid", code: 6001, message: "The card is not valid",
+        description:
+            "The card given to source.create, paymentIntent.confirm, setupIntent.confirm or paymentContext.addCard fails the SDK's STPCardValidator rules (see card.validate), so nothing was sent to Stripe. `data.parameter` is the path of the first field that is not valid (e.g. `card.number`), `data.field` its card member (number, expMonth, expYear or cvc), `data.state` `invalid` or `incomplete`, and `data.brand` the brand the number names: highlight that field."
+    )
+
     /// Every declared error, in code order; the contract lists exactly these.
     public static let all: [ErrorDeclaration] =
         [
@@ -129,6 +136,6 @@ public enum StpdErrors {
         ] + stripe
         + [
             redirectUnavailable, redirectOpenFailed, redirectCancelled, redirectLoadFailed, pendingActionGone,
-            pendingActionTimedOut, paymentFailed,
+            pendingActionTimedOut, paymentFailed, cardInvalid,
         ]
 }

@@ -192,7 +192,7 @@ public enum PaymentContextAddCard: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         ["context": paymentContextID, "card": SourceConstructor.cardSchema], required: ["context", "card"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = paymentContextErrors
+    public static let errors = ["CardInvalid"] + paymentContextErrors
 }
 
 public enum PaymentContextRemovePaymentMethod: RPCMethod {

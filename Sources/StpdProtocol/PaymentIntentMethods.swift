@@ -55,7 +55,7 @@ public enum PaymentIntentConfirm: RPCMethod {
     }
     public static let name = "paymentIntent.confirm"
     public static let summary =
-        "Confirms a PaymentIntent with a card or bank-redirect payment method; opens a redirect session when Stripe asks for one."
+        "Confirms a PaymentIntent with a saved payment method or a new one of any type; opens a redirect session when Stripe asks for one."
     public static let description: String? = """
         A requires_action PaymentIntent with a redirect_to_url next action gets a redirect session (as \
         redirect.create with the PaymentIntent); when it completes, stpd retrieves the PaymentIntent and \
@@ -87,5 +87,5 @@ public enum PaymentIntentConfirm: RPCMethod {
             ]),
             "redirect": .nullable(.ref("RedirectSession")),
         ], required: ["paymentIntent"])
-    public static let errors = ["Disabled", "RedirectOpenFailed"] + stripeCallErrors
+    public static let errors = ["Disabled", "RedirectOpenFailed", "CardInvalid"] + stripeCallErrors
 }

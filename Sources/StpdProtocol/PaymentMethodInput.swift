@@ -1,60 +1,72 @@
 import JSONRPC
 import StripeAPI
 
-/// How to pay a PaymentIntent: an existing PaymentMethod (`id`) or exactly one new one.
+/// How to pay an intent: an existing PaymentMethod (`id`) or exactly one new one, a member per
+/// payment-method type (`usBankAccount: {...}`, `paypal: {}`). One table, `PaymentMethodInput.types`,
+/// drives the schema, the decoding of each member's arguments and the `PaymentMethodData` it makes.
 public struct PaymentMethodInput: Codable, Sendable, Hashable {
-    /// iDEAL, EPS and P24: the bank is optional (Stripe's page asks otherwise).
-    public struct Bank: Codable, Sendable, Hashable {
-        public var bank: String?
-        public init(bank: String? = nil) { self.bank = bank }
-    }
-
-    public struct Sofort: Codable, Sendable, Hashable {
-        public var country: String
-        public init(country: String) { self.country = country }
-    }
-
-    public struct SepaDebit: Codable, Sendable, Hashable {
-        public var iban: String
-        public init(iban: String) { self.iban = iban }
-    }
-
-    /// Bancontact and giropay take no arguments (the name is in `billingDetails`).
-    public struct NoArguments: Codable, Sendable, Hashable {
-        public init() {}
-    }
-
     public typealias BillingDetails = PaymentIntentConfirmParams.BillingDetails
 
     public var id: String?
-    public var card: CardInput?
-    public var ideal: Bank?
-    public var sofort: Sofort?
-    public var bancontact: NoArguments?
-    public var giropay: NoArguments?
-    public var eps: Bank?
-    public var p24: Bank?
-    public var sepaDebit: SepaDebit?
     public var billingDetails: BillingDetails?
+    /// The new payment methods given, by member name, with their arguments as sent (the schema has
+    /// checked them); `confirmParams` takes exactly one of these or `id`.
+    public var new: [String: JSONValue]
 
-    public init(
-        id: String? = nil, card: CardInput? = nil, ideal: Bank? = nil, sofort: Sofort? = nil,
-        bancontact: NoArguments? = nil, giropay: NoArguments? = nil, eps: Bank? = nil, p24: Bank? = nil,
-        sepaDebit: SepaDebit? = nil, billingDetails: BillingDetails? = nil
-    ) {
+    public init(id: String? = nil, new: [String: JSONValue] = [:], billingDetails: BillingDetails? = nil) {
         self.id = id
-        self.card = card
-        self.ideal = ideal
-        self.sofort = sofort
-        self.bancontact = bancontact
-        self.giropay = giropay
-        self.eps = eps
-        self.p24 = p24
-        self.sepaDebit = sepaDebit
+        self.new = new
         self.billingDetails = billingDetails
     }
 
-    public static let members = ["id", "card", "ideal", "sofort", "bancontact", "giropay", "eps", "p24", "sepaDebit"]
+    /// One new payment method: `PaymentMethodInput("boleto", ["taxId": "000.000.000-00"])`.
+    public init(_ member: String, _ arguments: JSONValue = [:], billingDetails: BillingDetails? = nil) {
+        self.init(new: [member: arguments], billingDetails: billingDetails)
+    }
+
+    /// The new card, when that is the member given (the card checks run before the confirmation).
+    public var card: CardInput? { new["card"].flatMap { try? JSONCoding.typed(CardInput.self, from: $0) } }
+
+    /// A member of the table: its name, its schema, arguments it accepts, and how its arguments
+    /// become the Stripe type.
+    struct Member: Sendable {
+        let name: String
+        let schema: JSONSchema
+        let example: JSONValue
+        let make: @Sendable (JSONValue) throws -> PaymentMethodData
+    }
+
+    /// The member names, in the order errors list them.
+    public static let members = ["id"] + types.map(\.name)
+
+    /// Arguments each new-payment-method member accepts, with Stripe's test values where they matter
+    /// (the US test bank's routing number, BLIK's test code, a test CPF).
+    public static let examples = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0.example) })
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        id = try container.decodeIfPresent(String.self, forKey: Key("id"))
+        billingDetails = try container.decodeIfPresent(BillingDetails.self, forKey: Key("billingDetails"))
+        new = [:]
+        for key in container.allKeys where key.stringValue != "id" && key.stringValue != "billingDetails" {
+            new[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encodeIfPresent(id, forKey: Key("id"))
+        try container.encodeIfPresent(billingDetails, forKey: Key("billingDetails"))
+        for (name, arguments) in new { try container.encode(arguments, forKey: Key(name)) }
+    }
 
     /// The confirmation for `clientSecret` (a SetupIntent's with `setupIntent`). `path` is where
     /// this object sits in the method's params.
@@ -66,24 +78,19 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
             throw RPCError.invalidParams(
                 "not a \(kind) client secret (\(prefix)..._secret_...)", parameter: "clientSecret")
         }
-        let data: [(String, PaymentMethodData?)] = [
-            ("card", card.map(PaymentMethodData.card)),
-            ("ideal", ideal.map { .ideal(bank: $0.bank) }),
-            ("sofort", sofort.map { .sofort(country: $0.country) }),
-            ("bancontact", bancontact.map { _ in .bancontact }),
-            ("giropay", giropay.map { _ in .giropay }),
-            ("eps", eps.map { .eps(bank: $0.bank) }),
-            ("p24", p24.map { .p24(bank: $0.bank) }),
-            ("sepaDebit", sepaDebit.map { .sepaDebit(iban: $0.iban) }),
-        ]
-        let given = (id == nil ? [] : ["id"]) + data.filter { $0.1 != nil }.map(\.0)
+        if let unknown = new.keys.sorted().first(where: { !Self.members.contains($0) }) {
+            throw RPCError.invalidParams("no payment method type \(unknown)", parameter: memberPath(unknown, path))
+        }
+        let given = (id == nil ? [] : ["id"]) + Self.members.filter { new[$0] != nil }
         guard given.count == 1 else {
             let detail = given.isEmpty ? "" : " (got \(given.joined(separator: ", ")))"
             throw RPCError.invalidParams(
                 "give exactly one of: \(Self.members.joined(separator: ", "))" + detail,
                 parameter: given.count > 1 ? memberPath(given[1], path) : (path ?? "params"))
         }
-        guard let (name, chosen) = data.lazy.compactMap({ name, value in value.map { (name, $0) } }).first else {
+        guard let name = given.first, let member = Self.types.first(where: { $0.name == name }),
+            let arguments = new[name]
+        else {
             if billingDetails != nil {
                 throw RPCError.invalidParams(
                     "billingDetails goes with a new payment method, not an existing id",
@@ -92,47 +99,48 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
             return PaymentIntentConfirmParams(
                 clientSecret: clientSecret, paymentMethodID: id ?? "", returnURL: returnURL)
         }
-        for field in chosen.requiredBillingDetails {
-            let value = field == "name" ? billingDetails?.name : billingDetails?.email
-            if value?.isEmpty ?? true {
-                throw RPCError.invalidParams(
-                    "\(name) needs billingDetails.\(field)", parameter: memberPath("billingDetails.\(field)", path))
-            }
+        let data: PaymentMethodData
+        do { data = try member.make(arguments) } catch let missing as MissingArgument {
+            throw RPCError.invalidParams(
+                "\(name) needs \(missing.key)", parameter: memberPath("\(name).\(missing.key)", path))
+        } catch {
+            throw RPCError.invalidParams("\(name): \(error)", parameter: memberPath(name, path))
+        }
+        if setupIntent, !data.confirmsSetupIntents {
+            throw RPCError.invalidParams(
+                "\(name) cannot be set up for later payments (setupIntent.confirm)", parameter: memberPath(name, path))
+        }
+        for field in data.requiredBillingDetails where billingDetails?.value(at: field) == nil {
+            throw RPCError.invalidParams(
+                "\(name) needs billingDetails.\(field)", parameter: memberPath("billingDetails.\(field)", path))
         }
         return PaymentIntentConfirmParams(
-            clientSecret: clientSecret, paymentMethodData: chosen, billingDetails: billingDetails, returnURL: returnURL)
+            clientSecret: clientSecret, paymentMethodData: data, billingDetails: billingDetails, returnURL: returnURL)
     }
 
     public static let schema: JSONSchema = {
-        func bank(_ description: String) -> JSONSchema {
-            .object(["bank": .string("The customer's bank, e.g. ing (optional)")], description: description)
-        }
+        var properties = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0.schema) })
+        properties["id"] = .string(
+            "An existing PaymentMethod (pm_…; legacy card_… and src_… ids work too)", pattern: "^[A-Za-z0-9_]+$")
+        properties["billingDetails"] = billingDetailsSchema
         return JSONSchema.object(
-            [
-                "id": .string(
-                    "An existing PaymentMethod (pm_…; legacy card_… and src_… ids work too)", pattern: "^[A-Za-z0-9_]+$"
-                ),
-                "card": SourceConstructor.cardSchema,
-                "ideal": bank("iDEAL"),
-                "sofort": .object(
-                    ["country": SourceConstructor.country("The country of the customer's bank")], required: ["country"]),
-                "bancontact": .object([:], description: "Bancontact; needs billingDetails.name"),
-                "giropay": .object([:], description: "giropay; needs billingDetails.name"),
-                "eps": bank("EPS; needs billingDetails.name"),
-                "p24": bank("Przelewy24; needs billingDetails.email"),
-                "sepaDebit": .object(
-                    ["iban": .string("The customer's IBAN")], required: ["iban"],
-                    description:
-                        "SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online acceptance of the mandate"
-                ),
-                "billingDetails": .object(
-                    ["name": .string("The payer's full name"), "email": .string("The payer's email")],
-                    description:
-                        "With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit both"
-                ),
-            ],
+            properties,
             description:
-                "Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24, sepaDebit)"
+                "Exactly one of id or a new payment method, a member per type; each type's description names the billingDetails Stripe requires for it"
         )
     }()
+
+    static let billingDetailsSchema = JSONSchema.object(
+        [
+            "name": .string("The payer's full name"), "email": .string("The payer's email"),
+            "phone": .string("The payer's phone number"),
+            "address": .object(
+                [
+                    "line1": .string("Street"), "line2": .string("Street, more"), "city": .string("City"),
+                    "state": .string("State, county or province"), "postalCode": .string("Postal code"),
+                    "country": SourceConstructor.country("Country"),
+                ], description: "The payer's billing address"),
+            "taxId": .string("The payer's tax id (CPF or CNPJ in Brazil)"),
+        ],
+        description: "With a new payment method; its type's description says which fields Stripe requires")
 }

@@ -40,7 +40,7 @@ public enum SetupIntentConfirm: RPCMethod {
     }
     public static let name = "setupIntent.confirm"
     public static let summary =
-        "Confirms a SetupIntent with a card or bank-redirect payment method; opens a redirect session when Stripe asks for one."
+        "Confirms a SetupIntent with a saved payment method or a new one of any type; opens a redirect session when Stripe asks for one."
     public static let description: String? = """
         Takes paymentIntent.confirm's params with a SetupIntent's client secret. A requires_action \
         SetupIntent with a redirect_to_url next action gets a redirect session (kind setupIntent); when \
@@ -50,5 +50,5 @@ public enum SetupIntentConfirm: RPCMethod {
     public static let paramsSchema = PaymentIntentConfirm.confirmParamsSchema(secret: setupIntentSecret)
     public static let resultSchema = JSONSchema.object(
         ["setupIntent": setupIntentObject, "redirect": .nullable(.ref("RedirectSession"))], required: ["setupIntent"])
-    public static let errors = ["Disabled", "RedirectOpenFailed"] + stripeCallErrors
+    public static let errors = ["Disabled", "RedirectOpenFailed", "CardInvalid"] + stripeCallErrors
 }

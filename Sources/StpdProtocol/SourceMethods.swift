@@ -52,7 +52,7 @@ public enum SourceCreate: RPCMethod {
         ],
         required: ["params"])
     public static let resultSchema = SourceResult.schema
-    public static let errors = stripeCallErrors
+    public static let errors = ["CardInvalid"] + stripeCallErrors
 }
 
 public enum SourceRetrieve: RPCMethod {

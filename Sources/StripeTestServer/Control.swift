@@ -44,6 +44,7 @@ extension StripeTestState {
                 sourceCards = [:]
                 paymentIntents = [:]
                 setupIntents = [:]
+                pendingActions = [:]
                 ephemeralKeys = [:]
                 created = [:]
                 idempotency = [:]
@@ -66,10 +67,12 @@ extension StripeTestState {
                     ])
             case ("POST", 4) where s[1] == "sources":
                 return .json(200, try driveSource(s[2], s[3]))
-            case ("POST", 4) where s[1] == "payment_intents":
-                return .json(200, try drivePaymentIntent(s[2], s[3]))
-            case ("POST", 4) where s[1] == "setup_intents":
-                return .json(200, try driveSetupIntent(s[2], s[3]))
+            case ("POST", 4) where s[1] == "payment_intents" || s[1] == "setup_intents":
+                guard s[2].hasPrefix(s[1] == "setup_intents" ? "seti_" : "pi_") else {
+                    throw .notFound(String(s[1].dropLast()), s[2])
+                }
+                if s[3] == "next_action" { return .json(200, try setNextAction(s[2], request.body)) }
+                return .json(200, try finishAction(s[2], try Outcome(control: s[3])))
             case ("GET", 3) where s[1] == "redirect":
                 return try redirectPage(s[2], query: FormDecoding.decode(request.query))
             default:
@@ -80,8 +83,9 @@ extension StripeTestState {
         }
     }
 
-    /// The "bank page" a redirect URL points at. Without `action` it is a small HTML page with
-    /// links; with `action=authorize|fail|cancel` (sources) or `succeed|fail` (payment and setup intents) it
+    /// The "bank page" a redirect URL points at, and every page Stripe hosts for a next action
+    /// (voucher, QR code, microdeposits). Without `action` it is a small HTML page with links; with
+    /// `action=authorize|fail|cancel` (sources) or `succeed|fail|expire` (payment and setup intents) it
     /// drives the object and answers 302 to the return URL as Stripe does.
     func redirectPage(_ id: String, query: Obj) throws(APIError) -> TestHTTPResponse {
         let action = query["action"]?.stringValue
@@ -96,7 +100,7 @@ extension StripeTestState {
             throw .invalid("The client_secret does not match.", param: "client_secret", status: 404)
         }
         guard let action else {
-            let actions = isSource ? ["authorize", "fail", "cancel"] : ["succeed", "fail"]
+            let actions = isSource ? ["authorize", "fail", "cancel"] : ["succeed", "fail", "expire"]
             let links = actions.map { "<li><a href=\"?client_secret=\(secret)&amp;action=\($0)\">\($0)</a></li>" }
                 .joined()
             let html = "<!doctype html><html><body><h1>Test payment page for \(id)</h1><ul>\(links)</ul></body></html>"
@@ -110,9 +114,9 @@ extension StripeTestState {
             returnURL = result["redirect"]?["return_url"]?.stringValue
             items = [("client_secret", secret), ("livemode", "false"), ("source", id)]
         } else {
-            let before = object["next_action"]?["redirect_to_url"]?["return_url"]?.stringValue
-            let result = isSetup ? try driveSetupIntent(id, action) : try drivePaymentIntent(id, action)
-            returnURL = before
+            returnURL =
+                pendingActions[id]?.returnURL ?? object["next_action"]?["redirect_to_url"]?["return_url"]?.stringValue
+            let result = try finishAction(id, try Outcome(control: action))
             let kind = isSetup ? "setup_intent" : "payment_intent"
             items = [
                 (kind, id), ("\(kind)_client_secret", secret),

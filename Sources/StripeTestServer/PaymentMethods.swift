@@ -2,16 +2,6 @@ import Foundation
 import JSONRPC
 
 extension StripeTestState {
-    static let nonCardPaymentMethodTypes: Set<String> = [
-        "ideal", "sofort", "bancontact", "giropay", "eps", "p24", "sepa_debit", "alipay", "fpx", "au_becs_debit",
-        "bacs_debit",
-        "grabpay", "oxxo", "klarna", "afterpay_clearpay", "wechat_pay",
-    ]
-    static let redirectPaymentMethodTypes: Set<String> = [
-        "ideal", "sofort", "bancontact", "giropay", "eps", "p24", "alipay", "fpx", "grabpay", "klarna",
-        "afterpay_clearpay",
-    ]
-
     /// Validates card params (`card[number|exp_month|exp_year|cvc]` or `card[token]`) and returns
     /// the card with its expiry. `prefix` names the params in errors (`card` or `payment_method_data[card]`).
     func parseCard(_ card: Obj?, prefix: String) throws(APIError) -> (TestCard, Int64, Int64) {
@@ -68,6 +58,7 @@ extension StripeTestState {
             "email": input?["email"]?.stringValue.map(JSONValue.string) ?? .null,
             "name": input?["name"]?.stringValue.map(JSONValue.string) ?? .null,
             "phone": input?["phone"]?.stringValue.map(JSONValue.string) ?? .null,
+            "tax_id": input?["tax_id"]?.stringValue.map(JSONValue.string) ?? .null,
         ]
     }
 
@@ -99,28 +90,11 @@ extension StripeTestState {
                 "three_d_secure_usage": ["supported": true], "wallet": .null,
             ]
             paymentMethodCards[id] = card
-        } else if Self.nonCardPaymentMethodTypes.contains(type) {
-            var details: Obj = data[type]?.objectValue ?? [:]
-            switch type {
-            case "ideal": details = ["bank": details["bank"] ?? .null, "bic": .null]
-            case "sofort": details = ["country": details["country"] ?? .null]
-            case "sepa_debit":
-                guard let iban = details["iban"]?.stringValue, iban.count >= 8 else {
-                    throw .missing(name("sepa_debit[iban]"))
-                }
-                details = [
-                    "bank_code": "37040044", "branch_code": "", "country": .string(String(iban.prefix(2)).uppercased()),
-                    "fingerprint": .string(TestCard(number: iban).fingerprint),
-                    "generated_from": ["charge": .null, "setup_attempt": .null],
-                    "last4": .string(String(iban.suffix(4))),
-                ]
-            case "bancontact", "giropay", "alipay": details = [:]
-            default: break
-            }
-            pm[type] = .object(details)
+        } else if Self.paymentMethodTypes[type] != nil {
+            pm[type] = try paymentMethodDetails(type, data) { ParamSpec.display((prefix.map { [$0] } ?? []) + $0) }
         } else {
             throw .invalid(
-                "Invalid type: must be one of card, \(Self.nonCardPaymentMethodTypes.sorted().joined(separator: ", "))",
+                "Invalid type: must be one of card, \(Self.paymentMethodTypes.keys.sorted().joined(separator: ", "))",
                 param: name("type"))
         }
         paymentMethods[id] = pm

@@ -2,10 +2,11 @@ import Foundation
 import JSONRPC
 
 /// SetupIntents: saving a payment method without a charge. Confirmation takes the same payment
-/// method forms as a PaymentIntent's; a 3-D Secure card or a bank redirect asks for the test bank
-/// page (`redirect_to_url`), whose `succeed` / `fail` drive the SetupIntent as they drive a PaymentIntent.
+/// method forms as a PaymentIntent's; a 3-D Secure card asks for the test bank page
+/// (`redirect_to_url`), other types start their next action as a PaymentIntent's (NextActions.swift).
 extension StripeTestState {
     func setupIntent(_ id: String) throws(APIError) -> Obj {
+        settle(id)
         guard let seti = setupIntents[id] else { throw .notFound("setup_intent", id) }
         return seti
     }
@@ -43,11 +44,13 @@ extension StripeTestState {
     }
 
     func confirmSetupIntent(_ call: inout Call) throws(APIError) -> JSONValue {
-        try checkSetupClientSecret(try setupIntent(call.id), call)
+        let seti = try setupIntent(call.id)
+        try Self.refuseClientSecretFromServerKey(call)
+        try checkSetupClientSecret(seti, call)
         return try confirmSetup(call.id, call: call)
     }
 
-    private func checkSetupClientSecret(_ seti: Obj, _ call: Call) throws(APIError) {
+    func checkSetupClientSecret(_ seti: Obj, _ call: Call) throws(APIError) {
         guard case .publishable = call.auth else { return }
         guard let secret = call.string("client_secret") else { throw .missing("client_secret") }
         guard secret == seti["client_secret"]?.stringValue else {
@@ -82,6 +85,7 @@ extension StripeTestState {
         seti["payment_method"] = .string(pmID)
         seti["last_setup_error"] = .null
         seti["next_action"] = .null
+        pendingActions[id] = nil
         seti["latest_attempt"] = .string(IDs.make("setatt_"))
         if type == "card", let card = paymentMethodCards[pmID] {
             if let decline = card.decline {
@@ -101,15 +105,9 @@ extension StripeTestState {
             } else {
                 succeedSetup(&seti)
             }
-        } else if Self.redirectPaymentMethodTypes.contains(type) {
-            guard let returnURL = call.string("return_url"), !returnURL.isEmpty else { throw .missing("return_url") }
-            seti["status"] = "requires_action"
-            seti["next_action"] = redirectAction(id, seti, returnURL: returnURL, base: call.baseURL)
-        } else if type == "sepa_debit" {
+        } else if try !startAction(on: &seti, pm: pm, call: call) {
             // Stripe refuses a SEPA Debit mandate without the customer's acceptance.
-            guard call.params["mandate_data"] != nil else { throw .missing("mandate_data") }
-            succeedSetup(&seti)
-        } else {
+            if type == "sepa_debit", call.params["mandate_data"] == nil { throw .missing("mandate_data") }
             succeedSetup(&seti)
         }
         setupIntents[id] = seti
@@ -117,7 +115,7 @@ extension StripeTestState {
     }
 
     /// Succeeded: the payment method is saved to the SetupIntent's customer, if it has one.
-    private func succeedSetup(_ seti: inout Obj) {
+    func succeedSetup(_ seti: inout Obj) {
         seti["status"] = "succeeded"
         seti["next_action"] = .null
         seti["last_setup_error"] = .null
@@ -126,36 +124,5 @@ extension StripeTestState {
         {
             paymentMethods[pmID]?["customer"] = .string(customerID)
         }
-    }
-
-    /// The test bank page's actions: `succeed`, or `fail` (requires_payment_method with
-    /// last_setup_error setup_intent_authentication_failure), or `process` (processing).
-    func driveSetupIntent(_ id: String, _ action: String) throws(APIError) -> JSONValue {
-        var seti = try setupIntent(id)
-        switch action {
-        case "succeed":
-            succeedSetup(&seti)
-        case "fail":
-            var error = APIError(
-                status: 400, type: "invalid_request_error",
-                message:
-                    "The latest attempt to set up the payment method has failed because authentication failed.",
-                code: "setup_intent_authentication_failure"
-            ).error
-            if let pm = seti["payment_method"]?.stringValue, let obj = paymentMethods[pm] {
-                error["payment_method"] = .object(obj)
-            }
-            seti["status"] = "requires_payment_method"
-            seti["next_action"] = .null
-            seti["payment_method"] = .null
-            seti["last_setup_error"] = .object(error)
-        case "process":
-            seti["status"] = "processing"
-            seti["next_action"] = .null
-        default:
-            throw .invalid("Unknown setup intent action \(action): use succeed, fail or process")
-        }
-        setupIntents[id] = seti
-        return .object(seti)
     }
 }

@@ -230,6 +230,7 @@ extension StripeTestState {
     // MARK: PaymentIntents
 
     func paymentIntent(_ id: String) throws(APIError) -> Obj {
+        settle(id)
         guard let pi = paymentIntents[id] else { throw .notFound("payment_intent", id) }
         return pi
     }
@@ -309,8 +310,16 @@ extension StripeTestState {
 
     func confirmPaymentIntent(_ call: inout Call) throws(APIError) -> JSONValue {
         let pi = try paymentIntent(call.id)
+        try Self.refuseClientSecretFromServerKey(call)
         try checkClientSecret(pi, call)
         return try confirm(call.id, call: call)
+    }
+
+    /// A confirmation takes `client_secret` from a publishable key only: Stripe's API has no such
+    /// parameter for a secret or restricted key, and says so.
+    static func refuseClientSecretFromServerKey(_ call: Call) throws(APIError) {
+        if case .publishable = call.auth { return }
+        if call.params["client_secret"] != nil { throw .unknownParameters(["client_secret"]) }
     }
 
     func confirm(_ id: String, call: Call) throws(APIError) -> JSONValue {
@@ -351,6 +360,7 @@ extension StripeTestState {
         pi["payment_method"] = .string(pmID)
         pi["last_payment_error"] = .null
         pi["next_action"] = .null
+        pendingActions[id] = nil
         if let r = call.string("receipt_email") { pi["receipt_email"] = .string(r) }
         if let s = call.string("setup_future_usage") { pi["setup_future_usage"] = .string(s) }
         if call.params["shipping"] != nil {
@@ -386,15 +396,14 @@ extension StripeTestState {
                 return renderPaymentIntent(pi, expand: call.expand)
             }
             succeed(&pi)
-        } else if Self.redirectPaymentMethodTypes.contains(type) {
-            guard let returnURL, !returnURL.isEmpty else { throw .missing("return_url") }
-            pi["status"] = "requires_action"
-            pi["next_action"] = redirectAction(id, pi, returnURL: returnURL, base: call.baseURL)
-        } else if type == "sepa_debit" || type == "bacs_debit" || type == "au_becs_debit" {
-            pi["status"] = "processing"
-            pi["processing"] = .null
-        } else {
-            succeed(&pi)
+        } else if try !startAction(on: &pi, pm: pm, call: call) {
+            // No next action: a bank debit is processing for days, the rest succeed at once.
+            if ["sepa_debit", "bacs_debit", "au_becs_debit"].contains(type) {
+                pi["status"] = "processing"
+                pi["processing"] = .null
+            } else {
+                succeed(&pi)
+            }
         }
         paymentIntents[id] = pi
         return renderPaymentIntent(pi, expand: call.expand)
@@ -435,37 +444,7 @@ extension StripeTestState {
         pi["cancellation_reason"] = call.string("cancellation_reason").map(JSONValue.string) ?? .null
         pi["next_action"] = .null
         paymentIntents[call.id] = pi
-        return .object(pi)
-    }
-
-    /// `succeed` finishes the customer's redirect/authentication; `fail` makes it fail
-    /// (status requires_payment_method, last_payment_error payment_intent_authentication_failure).
-    func drivePaymentIntent(_ id: String, _ action: String) throws(APIError) -> JSONValue {
-        var pi = try paymentIntent(id)
-        switch action {
-        case "succeed":
-            succeed(&pi)
-        case "fail":
-            var error = APIError(
-                status: 400, type: "invalid_request_error",
-                message:
-                    "The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod to attempt to fulfill this PaymentIntent again.",
-                code: "payment_intent_authentication_failure"
-            ).error
-            if let pm = pi["payment_method"]?.stringValue, let obj = paymentMethods[pm] {
-                error["payment_method"] = .object(obj)
-            }
-            pi["status"] = "requires_payment_method"
-            pi["next_action"] = .null
-            pi["payment_method"] = .null
-            pi["last_payment_error"] = .object(error)
-        case "process":
-            pi["status"] = "processing"
-            pi["next_action"] = .null
-        default:
-            throw .invalid("Unknown payment intent action \(action): use succeed, fail or process")
-        }
-        paymentIntents[id] = pi
+        pendingActions[call.id] = nil
         return .object(pi)
     }
 }

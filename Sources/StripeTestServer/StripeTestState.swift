@@ -41,6 +41,8 @@ public final class StripeTestState: @unchecked Sendable {
     var sourceCards: [String: TestCard] = [:]
     var paymentIntents: [String: Obj] = [:]
     var setupIntents: [String: Obj] = [:]
+    /// Started next actions, by intent id (NextActions.swift).
+    var pendingActions: [String: PendingAction] = [:]
     var ephemeralKeys: [String: Obj] = [:]  // by secret
     var created: [String: Int] = [:]  // id → creation sequence
     var sequence = 0
@@ -86,6 +88,7 @@ public final class StripeTestState: @unchecked Sendable {
             sourceCards = [:]
             paymentIntents = [:]
             setupIntents = [:]
+            pendingActions = [:]
             ephemeralKeys = [:]
             created = [:]
             idempotency = [:]
@@ -276,13 +279,17 @@ public final class StripeTestState: @unchecked Sendable {
             ]
             + shipping + address("address") + expand
         let billing =
-            ["billing_details[name]", "billing_details[email]", "billing_details[phone]"]
+            ["billing_details[name]", "billing_details[email]", "billing_details[phone]", "billing_details[tax_id]"]
             + address("billing_details[address]")
         let pmData =
             [
                 "type", "card[number]", "card[exp_month]", "card[exp_year]", "card[cvc]", "card[token]", "metadata[*]",
                 "ideal[bank]", "sepa_debit[iban]", "sofort[country]", "p24[bank]", "eps[bank]", "fpx[bank]",
-                "bancontact", "giropay", "alipay", "au_becs_debit[**]", "bacs_debit[**]", "allow_redisplay",
+                "fpx[account_holder_type]", "bancontact", "giropay", "alipay", "au_becs_debit[bsb_number]",
+                "au_becs_debit[account_number]", "bacs_debit[sort_code]", "bacs_debit[account_number]",
+                "boleto[tax_id]", "klarna[dob][day]", "klarna[dob][month]", "klarna[dob][year]",
+                "us_bank_account[routing_number]", "us_bank_account[account_number]",
+                "us_bank_account[account_holder_type]", "us_bank_account[account_type]", "allow_redisplay",
             ]
             + billing
         let pmCreate = pmData + ["customer", "payment_method"] + expand + telemetry
@@ -322,6 +329,7 @@ public final class StripeTestState: @unchecked Sendable {
         let setiShared =
             ["payment_method", "return_url", "mandate_data[**]", "payment_method_options[**]", "use_stripe_sdk"]
             + pmData.map { "payment_method_data[\(FormDecoding.segments(of: $0).joined(separator: "]["))]" } + expand
+        let verifyMicrodeposits = ["client_secret", "amounts[#]", "descriptor_code"] + expand + telemetry
         let setiCreate =
             ["customer", "confirm", "usage", "description", "metadata[*]", "payment_method_types[#]"] + setiShared
 
@@ -384,6 +392,10 @@ public final class StripeTestState: @unchecked Sendable {
                 spec: ParamSpec(piConfirm),
                 handler: { s, c throws(APIError) in try s.confirmPaymentIntent(&c) }),
             Route(
+                method: "POST", pattern: ["v1", "payment_intents", ":id", "verify_microdeposits"], access: .publishable,
+                spec: ParamSpec(verifyMicrodeposits),
+                handler: { s, c throws(APIError) in try s.verifyMicrodeposits(&c) }),
+            Route(
                 method: "POST", pattern: ["v1", "payment_intents", ":id", "cancel"], access: .secretOnly,
                 spec: ParamSpec(["cancellation_reason"] + expand),
                 handler: { s, c throws(APIError) in try s.cancelPaymentIntent(&c) }),
@@ -398,6 +410,10 @@ public final class StripeTestState: @unchecked Sendable {
                 method: "POST", pattern: ["v1", "setup_intents", ":id", "confirm"], access: .publishable,
                 spec: ParamSpec(["client_secret"] + setiShared + telemetry),
                 handler: { s, c throws(APIError) in try s.confirmSetupIntent(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "setup_intents", ":id", "verify_microdeposits"], access: .publishable,
+                spec: ParamSpec(verifyMicrodeposits),
+                handler: { s, c throws(APIError) in try s.verifyMicrodeposits(&c) }),
         ]
     }()
 

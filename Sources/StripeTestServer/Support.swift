@@ -48,7 +48,8 @@ public enum AuthKind: String, Sendable, Codable {
     case secret, publishable, ephemeral, none, invalid
 }
 
-/// One entry of the request log (`GET /_test/requests`).
+/// One entry of the request log (`GET /_test/requests`): what was sent, with the form (query and
+/// body) decoded into nested JSON, and who sent it (`auth`, the key's kind).
 public struct LoggedRequest: Sendable, Equatable {
     public var seq: Int
     public var method: String
@@ -72,6 +73,7 @@ public struct LoggedRequest: Sendable, Equatable {
             "fault": fault.map(JSONValue.string) ?? .null,
             "stripe_version": stripeVersion.map(JSONValue.string) ?? .null,
             "body": .string(body),
+            "form": .object(FormDecoding.tree(FormDecoding.pairs(query) + FormDecoding.pairs(body))),
         ]
     }
 }

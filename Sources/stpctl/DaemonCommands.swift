@@ -96,7 +96,7 @@ struct MetricsCommand: AsyncParsableCommand, ClientCommand {
         commandName: "metrics", abstract: DaemonMetrics.summary,
         discussion: """
             Prints the text as the daemon sends it (Prometheus text format), JSON or not, so that \
-            `stpctl metrics > file` feeds node_exporter's textfile collector (README, "Metrics").
+            `stpctl metrics > file` feeds node_exporter's textfile collector (docs/metrics-and-logs.md).
             """)
 
     @OptionGroup(title: "Global Options") var global: GlobalOptions

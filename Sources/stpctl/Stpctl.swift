@@ -35,7 +35,7 @@ struct Stpctl: AsyncParsableCommand, ClientCommand {
             CallCommand.self, PingCommand.self, StatusCommand.self, MetricsCommand.self, DiscoverCommand.self,
             DescribeCommand.self, WatchCommand.self,
             EventsCommand.self, CustomerCommand.self, ContextCommand.self, SourceCommand.self, RedirectCommand.self,
-            HandleURLCommand.self, AppCommand.self,
+            HandleURLCommand.self, AppCommand.self, CardCommand.self,
         ]
     )
 

@@ -153,14 +153,59 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
     }
 
     @Test func newPaymentMethodWithItsBillingDetails() throws {
-        let input = PaymentMethodInput(bancontact: .init(), billingDetails: .init(name: "Jo"))
+        let input = PaymentMethodInput("bancontact", billingDetails: .init(name: "Jo"))
         let params = try input.confirmParams(clientSecret: secret, returnURL: nil)
-        #expect(params.paymentMethodData == .bancontact)
+        #expect(params.paymentMethodData == .plain(.bancontact))
         #expect(
-            params.formParams()["payment_method_data"] == ["type": "bancontact", "billing_details": ["name": "Jo"]])
-        let ideal = try PaymentMethodInput(ideal: .init(bank: "ing")).confirmParams(
+            params.formParams(for: .publishable)["payment_method_data"] == [
+                "type": "bancontact", "billing_details": ["name": "Jo"],
+            ])
+        let ideal = try PaymentMethodInput("ideal", ["bank": "ing"]).confirmParams(
             clientSecret: secret, returnURL: "app://done")
         #expect(ideal.paymentMethodData == .ideal(bank: "ing"))
+        let bank = try PaymentMethodInput(
+            "usBankAccount",
+            ["routingNumber": "110000000", "accountNumber": "000123456789", "accountHolderType": "company"],
+            billingDetails: .init(name: "Jo Ltd")
+        ).confirmParams(clientSecret: secret, returnURL: nil)
+        #expect(
+            bank.paymentMethodData
+                == .usBankAccount(
+                    .init(routingNumber: "110000000", accountNumber: "000123456789", accountHolderType: .company)))
+    }
+
+    /// Each member's example confirms, once given the billing details its description names.
+    @Test func everyMemberMapsToItsType() throws {
+        let everything = PaymentMethodInput.BillingDetails(
+            name: "Jo Doe", email: "jo@example.test",
+            address: .init(line1: "1 Main St", city: "Sao Paulo", state: "SP", postalCode: "01000-000", country: "BR"))
+        var types: [String: String] = [:]
+        for member in PaymentMethodInput.members where member != "id" {
+            let example = try #require(PaymentMethodInput.examples[member])
+            let params = try PaymentMethodInput(member, example, billingDetails: everything).confirmParams(
+                clientSecret: secret, returnURL: nil)
+            types[member] = params.paymentMethodData?.type
+            let description = PaymentMethodInput.schema.json["properties"]?[member]?["description"]?.stringValue ?? ""
+            for field in params.paymentMethodData?.requiredBillingDetails ?? [] {
+                #expect(description.contains("billingDetails.\(field)"), "\(member): \(description)")
+            }
+            if params.paymentMethodData?.requiredBillingDetails.isEmpty == false {
+                #expect(throws: RPCError.self, "\(member) without its billing details") {
+                    try PaymentMethodInput(member, example).confirmParams(clientSecret: secret, returnURL: nil)
+                }
+            }
+        }
+        #expect(types["usBankAccount"] == "us_bank_account" && types["afterpayClearpay"] == "afterpay_clearpay")
+        #expect(types["auBecsDebit"] == "au_becs_debit" && types["wechatPay"] == "wechat_pay")
+        #expect(types["raw"] == "satispay" && types["card"] == "card" && types.count == 43)
+        #expect(
+            Set(types.values).isSuperset(of: [
+                "us_bank_account", "bacs_debit", "au_becs_debit", "klarna", "affirm", "afterpay_clearpay", "paypal",
+                "cashapp", "revolut_pay", "amazon_pay", "alipay", "wechat_pay", "oxxo", "boleto", "konbini",
+                "multibanco", "pix", "promptpay", "paynow", "blik", "swish", "twint", "mobilepay", "grabpay", "fpx",
+                "zip", "ideal", "bancontact", "eps", "p24", "sepa_debit", "sofort", "giropay", "alma", "billie",
+                "sunbit", "crypto", "pay_by_bank", "kr_card", "naver_pay", "payco",
+            ]))
     }
 
     @Test func exactlyOneAndRequiredBillingDetails() {
@@ -169,23 +214,41 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
         }
         #expect(none?.data == ["parameter": "paymentMethod"])
         let two = #expect(throws: RPCError.self) {
-            try PaymentMethodInput(id: "pm_1", sofort: .init(country: "DE")).confirmParams(
+            try PaymentMethodInput(id: "pm_1", new: ["sofort": ["country": "DE"]]).confirmParams(
                 clientSecret: secret, returnURL: nil, at: "paymentMethod")
         }
         #expect(two?.data == ["parameter": "paymentMethod.sofort"])
         let p24 = #expect(throws: RPCError.self) {
-            try PaymentMethodInput(p24: .init(), billingDetails: .init(name: "Jo")).confirmParams(
+            try PaymentMethodInput("p24", billingDetails: .init(name: "Jo")).confirmParams(
                 clientSecret: secret, returnURL: nil, at: "paymentMethod")
         }
         #expect(p24?.data == ["parameter": "paymentMethod.billingDetails.email"])
         let giropay = #expect(throws: RPCError.self) {
-            try PaymentMethodInput(giropay: .init()).confirmParams(clientSecret: secret, returnURL: nil)
+            try PaymentMethodInput("giropay").confirmParams(clientSecret: secret, returnURL: nil)
         }
         #expect(giropay?.data == ["parameter": "billingDetails.name"])
+        let klarna = #expect(throws: RPCError.self) {
+            try PaymentMethodInput("klarna", billingDetails: .init(email: "jo@example.test")).confirmParams(
+                clientSecret: secret, returnURL: nil, at: "paymentMethod")
+        }
+        #expect(klarna?.data == ["parameter": "paymentMethod.billingDetails.address.country"])
+        let missing = #expect(throws: RPCError.self) {
+            try PaymentMethodInput("blik").confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")
+        }
+        #expect(missing?.data == ["parameter": "paymentMethod.blik.code"])
+        let unknown = #expect(throws: RPCError.self) {
+            try PaymentMethodInput("venmo").confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")
+        }
+        #expect(unknown?.data == ["parameter": "paymentMethod.venmo"])
         let secretError = #expect(throws: RPCError.self) {
             try PaymentMethodInput(id: "pm_1").confirmParams(clientSecret: "seti_1_secret_x", returnURL: nil)
         }
         #expect(secretError?.data == ["parameter": "clientSecret"])
+        let weChat = #expect(throws: RPCError.self) {
+            try PaymentMethodInput("wechatPay").confirmParams(
+                clientSecret: "seti_1_secret_x", returnURL: nil, at: "paymentMethod", setupIntent: true)
+        }
+        #expect(weChat?.data == ["parameter": "paymentMethod.wechatPay"])
     }
 
     @Test func schema() throws {
@@ -196,9 +259,30 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
                     "billingDetails": ["name": "Jo"],
                 ], PaymentMethodInput.schema) == nil)
         #expect(validate(["giropay": [:], "billingDetails": ["name": "Jo"]], PaymentMethodInput.schema) == nil)
-        let failure = try #require(validate(["paypal": [:]], PaymentMethodInput.schema))
-        #expect(failure.path == "paypal")
-        let decoded = try decode(PaymentMethodInput.self, ["sofort": ["country": "DE"]])
-        #expect(decoded == PaymentMethodInput(sofort: .init(country: "DE")))
+        #expect(validate(["paypal": [:]], PaymentMethodInput.schema) == nil)
+        let venmo = try #require(validate(["venmo": [:]], PaymentMethodInput.schema))
+        #expect(venmo.path == "venmo")
+        let routing = try #require(
+            validate(
+                [
+                    "usBankAccount": [
+                        "routingNumber": "1100", "accountNumber": "000123456789", "accountHolderType": "individual",
+                    ]
+                ],
+                PaymentMethodInput.schema))
+        #expect(routing.path == "usBankAccount.routingNumber")
+        let blik = try #require(validate(["blik": ["code": "12345"]], PaymentMethodInput.schema))
+        #expect(blik.path == "blik.code")
+        let country = try #require(
+            validate(["klarna": [:], "billingDetails": ["address": ["country": "Germany"]]], PaymentMethodInput.schema))
+        #expect(country.path == "billingDetails.address.country")
+        let decoded = try decode(
+            PaymentMethodInput.self, ["sofort": ["country": "DE"], "billingDetails": ["name": "Jo"]])
+        #expect(decoded == PaymentMethodInput("sofort", ["country": "DE"], billingDetails: .init(name: "Jo")))
+        #expect(try JSONCoding.value(of: decoded) == ["sofort": ["country": "DE"], "billingDetails": ["name": "Jo"]])
+        let sofort = PaymentMethodInput.schema.json["properties"]?["sofort"]?["description"]?.stringValue ?? ""
+        let giropay = PaymentMethodInput.schema.json["properties"]?["giropay"]?["description"]?.stringValue ?? ""
+        #expect(sofort.contains("Discontinued by Stripe on 31 March 2025"))
+        #expect(giropay.contains("Discontinued by Stripe on 30 June 2024"))
     }
 }

@@ -106,7 +106,8 @@ struct ConcurrencyStressTests {
                                 case 1: _ = try? await sessions.retrieveCustomer(id: id, for: Self.owner)
                                 case 2: _ = try? await sessions.attach(id: id, paymentMethod: "pm_1", for: Self.owner)
                                 case 3:
-                                    let shipping = try? StripeAddress(json: ["line1": "1 Main"], codingPath: [])
+                                    let shipping = try? StripeAddress(
+                                        json: ["name": "Jo", "line1": "1 Main"], codingPath: [])
                                     if let shipping {
                                         _ = try? await sessions.updateShipping(
                                             id: id, shipping: shipping, for: Self.owner)

@@ -491,6 +491,20 @@ struct PaymentContextsTests {
             id: (try await world.create(.init(session: "cs_1"))).id, for: Caller(uid: 1000), card: irish)
     }
 
+    /// Nor does it submit a card STPCardValidator refuses (an expiry in the past, here): nothing
+    /// is created or attached.
+    @Test func addCardRefusesACardTheSDKsValidatorRefuses() async throws {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let view = try await world.create(.init(session: "cs_1"))
+        let expired = CardInput(number: "5555555555554444", expMonth: 10, expYear: 2023, zip: "10115")  // t0: Nov 2023
+        await #expect(throws: CardRefused(field: .expYear, state: .invalid, brand: .mastercard)) {
+            try await world.contexts.addCard(id: view.id, for: Caller(uid: 1000), card: expired)
+        }
+        #expect(customer.calls(.attach).isEmpty)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).paymentOptions.count == 2)
+    }
+
     @Test func aFailedAttachLeavesTheSelectionAlone() async throws {
         let customer = Self.cards()
         customer.fail(.attach, with: StpdErrors.backendError("attach refused"))

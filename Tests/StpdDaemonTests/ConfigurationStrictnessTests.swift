@@ -207,16 +207,16 @@ import Testing
         for key in ConfigurationKeys.all.map(\.key) { #expect(logged.contains("\(key)="), "\(key)") }
     }
 
-    /// The README's table is `ConfigurationKeys.markdownTable` (`make readme-settings` writes it).
-    @Test func theReadmeTableIsCurrent() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    /// docs/configuration.md's table is `ConfigurationKeys.markdownTable` (`make settings-table` writes it).
+    @Test func theDocumentedTableIsCurrent() throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/configuration.md")
+        let text = try String(contentsOf: page, encoding: .utf8)
         let begin = try #require(text.range(of: "<!-- settings:begin -->\n"))
         let end = try #require(text.range(of: "\n<!-- settings:end -->"))
         #expect(
             String(text[begin.upperBound..<end.lowerBound]) == ConfigurationKeys.markdownTable,
-            "README.md's settings table is stale: run make readme-settings")
+            "docs/configuration.md's settings table is stale: run make settings-table")
     }
 
     // MARK: Server-key sessions

@@ -3,7 +3,7 @@ import Testing
 
 @testable import StpdDaemon
 
-/// The transport's limits (README, "Limits"): each a key with a default and a documented range,
+/// The transport's limits (docs/protocol.md, "Limits"): each a key with a default and a documented range,
 /// set by flag, environment or config file like every setting.
 @Suite struct LimitSettingsTests {
     private let environment = ["XDG_CONFIG_HOME": "/nonexistent"]

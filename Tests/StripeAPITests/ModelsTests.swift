@@ -499,7 +499,7 @@ private let paymentIntentJSON = #"""
     #expect(pi.lastPaymentError?.type == "invalid_request_error")
     #expect(pi.lastPaymentError?.paymentMethod?.label == "Visa 3063")
     #expect(pi.nextAction?.type == .redirectToURL)
-    #expect(pi.nextAction?.redirectToURL?.returnURL?.absoluteString == "payments-example://stripe-redirect")
+    #expect(pi.nextAction?.redirect?.returnURL?.absoluteString == "payments-example://stripe-redirect")
     let urls = try #require(pi.redirectURLs)
     #expect(urls.url.host == "hooks.stripe.com")
     #expect(urls.returnURL.scheme == "payments-example")

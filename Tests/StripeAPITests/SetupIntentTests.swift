@@ -80,16 +80,23 @@ func setupIntentRequiredFields(field: String) throws {
     let params = PaymentIntentConfirmParams(clientSecret: secret, paymentMethodID: "pm_1", returnURL: "app://done")
     #expect(params.intentID == "seti_123")
     #expect(
-        params.formParams() == [
+        params.formParams(for: .publishable) == [
             "client_secret": .string(secret), "payment_method": "pm_1", "return_url": "app://done",
         ])
+}
+
+@Test(arguments: [StripeKey.Kind.secret, .restricted])
+func aServerKeyConfirmsByThePathWithoutTheClientSecret(kind: StripeKey.Kind) {
+    // Stripe answers client_secret from a secret or restricted key with "Received unknown parameter".
+    let params = PaymentIntentConfirmParams(clientSecret: "pi_1_secret_x", paymentMethodID: "pm_1")
+    #expect(params.formParams(for: kind) == ["payment_method": "pm_1"])
 }
 
 @Test func sepaDebitConfirmationSendsTheCustomersOnlineAcceptance() {
     let params = PaymentIntentConfirmParams(
         clientSecret: "seti_123_secret_abc", paymentMethodData: .sepaDebit(iban: "DE89370400440532013000"),
         billingDetails: .init(name: "Jo Doe", email: "jo@example.test"))
-    let form = params.formParams()
+    let form = params.formParams(for: .publishable)
     #expect(form["payment_method_data"]?["type"] == "sepa_debit")
     #expect(form["payment_method_data"]?["sepa_debit"] == ["iban": "DE89370400440532013000"])
     #expect(form["payment_method_data"]?["billing_details"] == ["name": "Jo Doe", "email": "jo@example.test"])

@@ -160,6 +160,48 @@ import Testing
         #expect(failed["last_payment_error"]?["code"] == "payment_intent_authentication_failure")
     }
 
+    @Test func aSecretKeyConfirmsWithoutTheClientSecret() async throws {
+        let state = StripeTestState()
+        let (id, secret) = try await intent(state)
+        let refused = await call(
+            state, "POST", "/v1/payment_intents/\(id)/confirm",
+            form: ["client_secret": .string(secret), "payment_method": "pm_card_visa"])
+        #expect(refused.status == 400)
+        #expect(refused.error?["message"] == "Received unknown parameter: client_secret")
+        let confirmed = await call(
+            state, "POST", "/v1/payment_intents/\(id)/confirm", form: ["payment_method": "pm_card_visa"])
+        #expect(confirmed["status"] == "succeeded")
+
+        let seti = await call(state, "POST", "/v1/setup_intents", form: [:])
+        let setiID = try #require(seti["id"]?.stringValue)
+        let setupRefused = await call(
+            state, "POST", "/v1/setup_intents/\(setiID)/confirm",
+            form: ["client_secret": seti["client_secret"]!, "payment_method": "pm_card_visa"])
+        #expect(setupRefused.error?["param"] == "client_secret")
+        #expect(
+            await call(state, "POST", "/v1/setup_intents/\(setiID)/confirm", form: ["payment_method": "pm_card_visa"])
+                .status == 200)
+    }
+
+    @Test func theRequestLogDecodesTheForm() async throws {
+        let state = StripeTestState()
+        let (id, secret) = try await intent(state)
+        await call(
+            state, "POST", "/v1/payment_intents/\(id)/confirm", key: pk,
+            form: [
+                "client_secret": .string(secret), "payment_method_data": ["type": "card", "card": ["exp_month": 4]],
+            ])
+        await call(state, "GET", "/v1/payment_intents/\(id)", key: pk, form: ["expand": ["payment_method"]])
+        let log = await control(state, "GET", "/_test/requests")
+        let entries = try #require(log["data"]?.arrayValue)
+        #expect(entries[1]["auth"] == "publishable")
+        #expect(
+            entries[1]["form"] == [
+                "client_secret": .string(secret), "payment_method_data": ["type": "card", "card": ["exp_month": "4"]],
+            ])
+        #expect(entries[2]["form"] == ["expand": ["payment_method"]])
+    }
+
     @Test func declineLeavesRequiresPaymentMethod() async throws {
         let state = StripeTestState()
         let (id, secret) = try await intent(state)

@@ -5,7 +5,7 @@ import RPCTransport
 import TestSupport
 import Testing
 
-// The limits a connection is held to (README, "Limits"): work in flight counted per batch
+// The limits a connection is held to (docs/protocol.md, "Limits"): work in flight counted per batch
 // entry, batch size, connections in all, idle and half-sent frames, credentials, and work
 // cancelled with its connection. Each waits on events (replies, EOF, gates), not on time.
 

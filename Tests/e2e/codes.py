@@ -28,3 +28,4 @@ REDIRECT_LOAD_FAILED = errors.RedirectLoadFailed.code
 PENDING_ACTION_GONE = errors.PendingActionGone.code
 PENDING_ACTION_TIMED_OUT = errors.PendingActionTimedOut.code
 PAYMENT_FAILED = errors.PaymentFailed.code
+CARD_INVALID = errors.CardInvalid.code

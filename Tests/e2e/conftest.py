@@ -24,6 +24,7 @@ import pytest
 
 from contract import ContractChecker
 from rpc import Client
+from stripe_check import RequestCheck
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_PATH = REPO_ROOT / "proto" / "stpd.openrpc.json"
@@ -329,8 +330,14 @@ def start_stpd(stpd_bin: Path, checker: ContractChecker) -> Callable[..., Daemon
 
 # -- Stripe stand-ins (see stripe_servers.py) ----------------------------------------------------
 
+# Every request stpd sent to a stripe-test-server this session, checked against the stripe
+# package's types once the tests are done (stripe_check.py): a request Stripe would refuse fails the run.
+_stripe_requests = RequestCheck()
+_stripe_findings: list[str] = []
+
+
 @pytest.fixture
-def stripe_test_server(bin_dir: Path, tmp_path: Path):
+def stripe_test_server(bin_dir: Path, tmp_path: Path, request: pytest.FixtureRequest):
     """The project's stripe-test-server on 127.0.0.1 (ephemeral port), stopped at teardown.
     Its keys are stripe_servers.TEST_SECRET_KEY / TEST_PUBLISHABLE_KEY (`.secret_key`,
     `.publishable_key`); `.base_url` is what STPD_STRIPE_API_BASE takes."""
@@ -338,7 +345,23 @@ def stripe_test_server(bin_dir: Path, tmp_path: Path):
 
     server = start_stripe_test_server(bin_dir / "stripe-test-server", tmp_path / "stripe-test-server")
     yield server
-    server.stop()
+    try:
+        _stripe_requests.collect(request.node.nodeid, server.every_request())
+    finally:
+        server.stop()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _stripe_findings.extend(_stripe_requests.findings())
+    if _stripe_findings:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _stripe_findings:
+        terminalreporter.section("requests stpd sent that Stripe's API types refuse (stripe_check.py)", red=True)
+        for finding in _stripe_findings:
+            terminalreporter.line(finding)
 
 
 @pytest.fixture

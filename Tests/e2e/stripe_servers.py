@@ -162,6 +162,7 @@ class StripeTestServer(StripeLike):
         self.secret_key = secret_key
         self.publishable_key = publishable_key
         self.log_path = log
+        self.cleared: list[dict] = []
 
     @property
     def port(self) -> int:
@@ -176,7 +177,12 @@ class StripeTestServer(StripeLike):
         return reply.json()["data"]
 
     def clear_requests(self) -> None:
+        self.cleared += self.requests()  # still checked against Stripe's types (stripe_check.py)
         assert http_request("DELETE", f"{self.base_url}/_test/requests").status == 200
+
+    def every_request(self) -> list[dict]:
+        """The whole log since the server started, cleared or not."""
+        return self.cleared + self.requests()
 
     def add_fault(self, **fault: Any) -> None:
         reply = http_request("POST", f"{self.base_url}/_test/faults", body=json.dumps(fault).encode(),

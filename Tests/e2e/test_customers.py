@@ -17,7 +17,7 @@ notification is checked against the contract by the conftest's checker.
 from __future__ import annotations
 
 from codes import (APP_ANSWER_INVALID, APP_REQUEST_FAILED, APP_REQUEST_TIMED_OUT, BACKEND_ERROR,
-                   INVALID_STATE, NOT_FOUND, STRIPE_CARD_ERROR)
+                   INVALID_PARAMS, INVALID_STATE, NOT_FOUND, STRIPE_CARD_ERROR)
 import json
 import os
 import shutil
@@ -333,6 +333,11 @@ def test_stripe_adapter_with_backend_key_provider(start_stpd, tmp_path, stripe_t
     assert stored["address"]["line1"] == "1 Main St" and stored["address"]["postal_code"] == "12345"
     retrieved = client.call("customer.retrieve", {"session": sid})["customer"]
     assert retrieved["shipping"]["address"]["city"] == "Springfield"
+    # Stripe requires a recipient (shipping[name]): refused before any request, naming it.
+    for nameless in ({"address": shipping["address"]}, {**shipping, "name": ""}):
+        error = rpc_error(client, "customer.updateShipping", {"session": sid, "shipping": nameless})
+        assert error.code == INVALID_PARAMS and error.data["parameter"] == "shipping.name", error
+    assert len(server.requests(path=f"/v1/customers/{cus}", method="POST")) == 1
 
     # A declined card on attach: StripeCardError with Stripe's decline code.
     declined = server.create_card_payment_method("4000000000000002")

@@ -1,4 +1,4 @@
-"""Fleet mode: two stpd instances on one PostgreSQL database (README, Fleet; docs/fleet.md).
+"""Fleet mode: two stpd instances on one PostgreSQL database (docs/fleet.md).
 
 Runs where scripts/test-postgres started a throwaway cluster (STPD_TEST_DATABASE_URL); each test
 gets a database of its own on it, dropped afterwards. Skipped without a cluster.

@@ -793,9 +793,9 @@ def test_localstripe_card_flows(start_stpd, tmp_path, localstripe_server):
 
 
 def test_localstripe_refuses_a_managed_confirm(start_stpd, tmp_path, localstripe_server):
-    """localstripe's confirm takes no parameters: a stpd-managed PaymentIntent (confirmed with
-    client_secret and payment_method) finishes with didFinish(error), localstripe's 400
-    (StripeInvalidRequest, "Unexpected client_secret")."""
+    """localstripe's confirm takes no parameters: a stpd-managed PaymentIntent (confirmed with its
+    payment_method; with this secret key, without its client_secret) finishes with didFinish(error),
+    localstripe's invalid_request_error (StripeInvalidRequest, 500 "Not implemented")."""
     stripe = localstripe_server
     cus = stripe.api("POST", "/v1/customers", {"email": "jenny@example.com"})["id"]
     card = saved_card(stripe, cus, "4242424242424242")
@@ -807,7 +807,7 @@ def test_localstripe_refuses_a_managed_confirm(start_stpd, tmp_path, localstripe
     assert event["type"] == "paymentContext.didFinish", f"the app was asked instead: {event['object'].get('pendingAction')}"
     failure = event["object"]["lastResult"]["error"]
     assert event["object"]["lastResult"]["status"] == "error"
-    assert failure["code"] == STRIPE_INVALID_REQUEST and failure["data"]["http_status"] == 400, failure
+    assert failure["code"] == STRIPE_INVALID_REQUEST and failure["data"]["message"] == "Not implemented", failure
     assert stripe.api("GET", f"/v1/payment_intents/{intent['id']}")["status"] == "requires_payment_method"
 
 

@@ -7,6 +7,7 @@ server's bank page (/_test/redirect/{id}?action=...) drives the SetupIntent and 
 the app's return URL, which the test hands to stpd with ``handle-url``.
 
 - a card: succeeded at once, and the PaymentMethod saved to the customer;
+- with a secret key, a confirmation without the client secret (Stripe refuses it from that key);
 - SEPA Debit: succeeded at once, with the customer's online acceptance of the mandate;
 - iDEAL: a redirect session, authorized at the bank page, followed up to ``succeeded``;
 - a 3-D Secure card failing at the bank page: ``requires_payment_method``;
@@ -58,6 +59,19 @@ def test_card_setup_succeeds_and_saves_the_payment_method(start_stpd, tmp_path, 
 
     retrieved = client.call("setupIntent.retrieve", {"clientSecret": secret})["setupIntent"]
     assert retrieved["status"] == "succeeded" and "client_secret" not in retrieved
+
+
+def test_a_secret_key_confirms_without_the_client_secret(start_stpd, tmp_path, stripe_test_server):
+    """Stripe takes client_secret on a confirmation from a publishable key only; from a secret key
+    it is an unknown parameter. stpd beside a server sends the id in the path alone."""
+    server = stripe_test_server
+    client = stpd_for(start_stpd, tmp_path / "stpd", server, env={"STPD_STRIPE_KEY": server.secret_key}).client()
+    intent = create_setup_intent(server, ["card"])
+    confirmed = client.call("setupIntent.confirm", {"clientSecret": intent["client_secret"],
+                                                    "paymentMethod": {"id": "pm_card_visa"}})
+    assert confirmed["setupIntent"]["status"] == "succeeded"
+    (call,) = server.requests(path=f"/v1/setup_intents/{intent['id']}/confirm")
+    assert call["auth"] == "secret" and call["form"] == {"payment_method": "pm_card_visa"}, call
 
 
 def test_sepa_debit_setup_sends_the_mandate(start_stpd, tmp_path, stripe_test_server):

@@ -12,7 +12,8 @@ changes without the customer (a Source expiring, a bank authorizing later) go th
 - failed / canceled / still-pending outcomes, and a follow-up poll that ends at its timeout;
 - source.poll on its own: chargeable, a 4xx ending it, stopPolling, a replaced poll;
 - kill -9 during a redirect and during a poll, restart on the same state directory;
-- iDEAL PaymentIntent redirects (succeeded, requires_payment_method);
+- iDEAL PaymentIntent redirects (succeeded, requires_payment_method); with a secret key, a
+  confirmation without the client secret;
 - app.background / app.foreground;
 - errors, another uid, and --url-opener.
 
@@ -606,6 +607,20 @@ def test_payment_intent_ideal_redirect_succeeds(start_stpd, tmp_path, stripe_tes
     # A succeeded PaymentIntent needs no redirect.
     error = rpc_error(client, "redirect.create", {"paymentIntent": {"clientSecret": secret}})
     assert error.code == REDIRECT_UNAVAILABLE and error.data["status"] == "succeeded", error
+
+
+def test_a_secret_key_confirms_a_payment_intent_without_its_client_secret(start_stpd, tmp_path, stripe_test_server):
+    """Stripe takes client_secret on a confirmation from a publishable key only; from a secret key
+    it is an unknown parameter. stpd beside a server sends the id in the path alone."""
+    server = stripe_test_server
+    client = stpd_for(start_stpd, tmp_path / "stpd", server, env={"STPD_STRIPE_KEY": server.secret_key}).client()
+    intent = server.api("POST", "/v1/payment_intents", {"amount": 1099, "currency": "eur",
+                                                        "payment_method_types": ["card"]})
+    confirmed = client.call("paymentIntent.confirm", {"clientSecret": intent["client_secret"],
+                                                      "paymentMethod": {"id": "pm_card_visa"}})
+    assert confirmed["paymentIntent"]["status"] == "succeeded"
+    (call,) = server.requests(path=f"/v1/payment_intents/{intent['id']}/confirm")
+    assert call["auth"] == "secret" and call["form"] == {"payment_method": "pm_card_visa"}, call
 
 
 def test_payment_intent_ideal_redirect_fails(start_stpd, tmp_path, stripe_test_server):

@@ -111,6 +111,9 @@ const (
 
 	// CodePaymentFailed is 5003: The payment did not succeed.
 	CodePaymentFailed = 5003
+
+	// CodeCardInvalid is 6001: The card is not valid.
+	CodeCardInvalid = 6001
 )
 
 // ErrParseError matches every error with code -32700 (errors.Is): Parse error. The line was not
@@ -335,6 +338,14 @@ var ErrPendingActionTimedOut = &Error{Code: CodePendingActionTimedOut, Message: 
 // (`data.paymentIntentStatus`, `data.lastPaymentError`).
 var ErrPaymentFailed = &Error{Code: CodePaymentFailed, Message: "The payment did not succeed"}
 
+// ErrCardInvalid matches every error with code 6001 (errors.Is): The card is not valid. The card
+// given to source.create, paymentIntent.confirm, setupIntent.confirm or paymentContext.addCard
+// fails the SDK's STPCardValidator rules (see card.validate), so nothing was sent to Stripe.
+// `data.parameter` is the path of the first field that is not valid (e.g. `card.number`),
+// `data.field` its card member (number, expMonth, expYear or cvc), `data.state` `invalid` or
+// `incomplete`, and `data.brand` the brand the number names: highlight that field.
+var ErrCardInvalid = &Error{Code: CodeCardInvalid, Message: "The card is not valid"}
+
 // codeName is the contract's name of a code, or "" for a code it does not list.
 func codeName(code int) string {
 	switch code {
@@ -410,6 +421,8 @@ func codeName(code int) string {
 		return "PendingActionTimedOut"
 	case CodePaymentFailed:
 		return "PaymentFailed"
+	case CodeCardInvalid:
+		return "CardInvalid"
 	}
 	return ""
 }

@@ -347,6 +347,18 @@ export class PaymentFailed extends RpcError {
   static code = 5003;
 }
 
+/**
+ * 6001: The card is not valid. The card given to source.create, paymentIntent.confirm,
+ * setupIntent.confirm or paymentContext.addCard fails the SDK's STPCardValidator rules (see
+ * card.validate), so nothing was sent to Stripe. `data.parameter` is the path of the first field
+ * that is not valid (e.g. `card.number`), `data.field` its card member (number, expMonth, expYear
+ * or cvc), `data.state` `invalid` or `incomplete`, and `data.brand` the brand the number names:
+ * highlight that field.
+ */
+export class CardInvalid extends RpcError {
+  static code = 6001;
+}
+
 /** Every code by name. */
 export const ErrorCode = Object.freeze({
   ParseError: -32700,
@@ -385,6 +397,7 @@ export const ErrorCode = Object.freeze({
   PendingActionGone: 5001,
   PendingActionTimedOut: 5002,
   PaymentFailed: 5003,
+  CardInvalid: 6001,
 });
 
 /** The class of each code; any other code is a plain RpcError. */
@@ -425,6 +438,7 @@ export const errorClasses = new Map([
   [5001, PendingActionGone],
   [5002, PendingActionTimedOut],
   [5003, PaymentFailed],
+  [6001, CardInvalid],
 ]);
 
 /** The error to throw for a reply's error object. */

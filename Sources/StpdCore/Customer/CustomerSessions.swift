@@ -110,10 +110,16 @@ public final class CustomerSessions: Sendable {
         }.view
     }
 
+    /// Stripe keeps no shipping address without a recipient (`shipping[name]` is required), so
+    /// one without a name is refused before any request, whichever adapter would carry it.
     public func updateShipping(id: String, shipping: StripeAddress, for caller: Caller) async throws
         -> CustomerSessionView
     {
-        try await operate(id, caller, "updateShipping", .shippingUpdated) { backend, _ in
+        guard !(shipping.name ?? "").isEmpty else {
+            throw DomainError.invalidInput(
+                input: "shipping.name", detail: "a shipping address needs the recipient's name")
+        }
+        return try await operate(id, caller, "updateShipping", .shippingUpdated) { backend, _ in
             try await backend.updateShipping(shipping)
         } apply: { _, _ in
         }.view

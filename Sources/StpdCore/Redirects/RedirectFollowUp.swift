@@ -55,7 +55,7 @@ extension RedirectSessions: PollFollower {
                 let intent = try await api.retrievePaymentIntent(clientSecret: record.clientSecret)
                 await settle(
                     record.id, result: intent.status.rawValue, error: nil,
-                    object: SourceRecord.public(intent.allResponseFields))
+                    object: intent.allResponseFields.withoutClientSecret)
             } catch {
                 await settleFailure(record.id, error)
             }
@@ -64,7 +64,7 @@ extension RedirectSessions: PollFollower {
                 let intent = try await api.retrieveSetupIntent(clientSecret: record.clientSecret)
                 await settle(
                     record.id, result: intent.status.rawValue, error: nil,
-                    object: SourceRecord.public(intent.allResponseFields))
+                    object: intent.allResponseFields.withoutClientSecret)
             } catch {
                 await settleFailure(record.id, error)
             }

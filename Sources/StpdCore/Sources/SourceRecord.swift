@@ -32,15 +32,9 @@ struct SourceRecord: DurableRecord {
         id = source.id
         self.owner = owner
         self.clientSecret = clientSecret ?? source.clientSecret
-        self.source = Self.public(source.allResponseFields)
+        self.source = source.allResponseFields.withoutClientSecret
         createdAt = time
         updatedAt = time
-    }
-
-    static func `public`(_ fields: JSONValue) -> JSONValue {
-        guard case .object(var members) = fields else { return fields }
-        members["client_secret"] = nil
-        return .object(members)
     }
 
     var decoded: Source? { try? Source(json: source, codingPath: []) }

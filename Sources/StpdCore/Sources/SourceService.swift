@@ -64,7 +64,7 @@ public final class SourceService: Sendable {
             throw DomainError.notFound(.source, id: id)
         }
         let source = try await api.retrieveSource(id: id, clientSecret: clientSecret)
-        let fresh = SourceRecord.public(source.allResponseFields)
+        let fresh = source.allResponseFields.withoutClientSecret
         do {
             let change = try await table.update(id, for: caller) { record in
                 guard record.source != fresh || record.clientSecret != clientSecret else { return nil }
@@ -237,7 +237,7 @@ public final class SourceService: Sendable {
             let visible = SeenProgress.differ(poll.progress, progress)
             poll.progress = progress
             record.poll = poll
-            if let latest = progress.latestSource { record.source = SourceRecord.public(latest) }
+            if let latest = progress.latestSource { record.source = latest.withoutClientSecret }
             return visible ? .polled : nil
         }
     }
@@ -248,7 +248,7 @@ public final class SourceService: Sendable {
         let errorJSON = error.map { RPCError.json($0.stripeError) }
         let change = try? await table.update(id, for: .daemon) { record in
             guard var poll = record.poll, poll.id == pollID, poll.isRunningOrPaused else { return nil }
-            if let source { record.source = SourceRecord.public(source) }
+            if let source { record.source = source.withoutClientSecret }
             poll.status = .finished
             poll.progress = progress
             poll.sourceStatus = source?["status"]?.stringValue

@@ -27,6 +27,17 @@ extension StripeModel {
     }
 }
 
+extension JSONValue {
+    /// A Stripe object without its `client_secret`: what stpd keeps and replies with, since replies,
+    /// events and stored objects reach other processes and logs, and the secret only serves calls to
+    /// Stripe (the methods that need it return it in a member of their own).
+    public var withoutClientSecret: JSONValue {
+        guard case .object(var members) = self else { return self }
+        members["client_secret"] = nil
+        return .object(members)
+    }
+}
+
 /// A coding key for error paths.
 struct ModelKey: CodingKey {
     var stringValue: String

@@ -24,51 +24,8 @@ public struct PaymentIntent: StripeModel, Hashable {
         }
     }
 
-    /// `next_action`: requires `type`.
-    public struct NextAction: StripeModel, Hashable {
-        public enum ActionType: String, TolerantStringEnum {
-            case redirectToURL = "redirect_to_url"
-            case useStripeSDK = "use_stripe_sdk"
-            case unknown
-        }
-
-        /// `redirect_to_url`: requires `url` (a non-empty, parseable URL).
-        public struct RedirectToURL: StripeModel, Hashable {
-            public var url: URL
-            /// The return URL the merchant passed at confirmation, echoed back.
-            public var returnURL: URL?
-            public var allResponseFields: JSONValue
-
-            public init(json: JSONValue, codingPath: [any CodingKey]) throws {
-                let f = try ModelFields(json, codingPath: codingPath)
-                _ = try f.requirePresent("url")
-                guard let url = f.url("url") else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: f.path("url"), debugDescription: "not a URL"))
-                }
-                self.url = url
-                returnURL = f.url("return_url")
-                allResponseFields = json
-            }
-
-            public init(from decoder: any Decoder) throws { self = try .decode(from: decoder) }
-        }
-
-        public var type: ActionType
-        /// The API's `type` string as sent.
-        public var rawType: String
-        public var redirectToURL: RedirectToURL?
-        public var allResponseFields: JSONValue
-
-        public init(json: JSONValue, codingPath: [any CodingKey]) throws {
-            let f = try ModelFields(json, codingPath: codingPath)
-            rawType = try f.requireString("type")
-            type = ActionType(apiValue: rawType)
-            redirectToURL = f.model("redirect_to_url")
-            allResponseFields = json
-        }
-
-        public init(from decoder: any Decoder) throws { self = try .decode(from: decoder) }
-    }
+    /// The next action type both intents share, under the name the domain uses for it.
+    public typealias NextAction = StripeAPI.NextAction
 
     /// `last_payment_error`: every field optional.
     public struct LastPaymentError: StripeModel, Hashable {
@@ -135,15 +92,5 @@ public struct PaymentIntent: StripeModel, Hashable {
     /// status is `requires_action`, the next action is `redirect_to_url` and both URLs parse.
     public var redirectURLs: (url: URL, returnURL: URL)? {
         status == .requiresAction ? nextAction?.redirectURLs : nil
-    }
-}
-
-extension PaymentIntent.NextAction {
-    /// A `redirect_to_url` action's URLs when both parse (PaymentIntents and SetupIntents alike).
-    public var redirectURLs: (url: URL, returnURL: URL)? {
-        guard type == .redirectToURL, let redirect = redirectToURL, let returnURL = redirect.returnURL else {
-            return nil
-        }
-        return (redirect.url, returnURL)
     }
 }

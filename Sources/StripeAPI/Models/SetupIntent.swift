@@ -21,7 +21,7 @@ public struct SetupIntent: StripeModel, Hashable {
     public var paymentMethodID: String?
     public var paymentMethodTypes: [String]
     public var lastSetupError: PaymentIntent.LastPaymentError?
-    public var nextAction: PaymentIntent.NextAction?
+    public var nextAction: NextAction?
     public var allResponseFields: JSONValue
 
     public init(json: JSONValue, codingPath: [any CodingKey]) throws {

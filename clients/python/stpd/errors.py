@@ -412,6 +412,19 @@ class PaymentFailed(RpcError):
     code = 5003
 
 
+class CardInvalid(RpcError):
+    """6001: The card is not valid.
+
+    The card given to source.create, paymentIntent.confirm, setupIntent.confirm or
+    paymentContext.addCard fails the SDK's STPCardValidator rules (see card.validate), so nothing
+    was sent to Stripe. `data.parameter` is the path of the first field that is not valid (e.g.
+    `card.number`), `data.field` its card member (number, expMonth, expYear or cvc), `data.state`
+    `invalid` or `incomplete`, and `data.brand` the brand the number names: highlight that field.
+    """
+
+    code = 6001
+
+
 #: The class of each code; any other code is raised as a plain RpcError.
 ERRORS: dict[int, type[RpcError]] = {
     -32700: ParseError,
@@ -450,6 +463,7 @@ ERRORS: dict[int, type[RpcError]] = {
     5001: PendingActionGone,
     5002: PendingActionTimedOut,
     5003: PaymentFailed,
+    6001: CardInvalid,
 }
 
 

@@ -12,6 +12,7 @@ from .schemas import (
     AppLifecycleResult,
     AppRequestAnswerParamsError,
     AppRequestAnswerResult,
+    CardValidateResult,
     CustomerListPaymentMethodsResult,
     CustomerListResult,
     CustomerOpenParamsAdapter,
@@ -112,6 +113,34 @@ class AppRequestMethods:
                 "request": request,
                 "error": error,
                 "result": result,
+            }),
+        )
+
+
+class CardMethods:
+    """The `card.*` methods."""
+
+    def __init__(self, client: Methods):
+        self._client = client
+
+    def validate(
+        self,
+        *,
+        cvc: str = OMITTED,
+        expMonth: str = OMITTED,
+        expYear: str = OMITTED,
+        number: str = OMITTED,
+    ) -> CardValidateResult:
+        """`card.validate`: Validates card details as typed, field by field, with the SDK's
+        STPCardValidator rules; nothing is sent to Stripe.
+        """
+        return self._client.call(
+            "card.validate",
+            _params({
+                "cvc": cvc,
+                "expMonth": expMonth,
+                "expYear": expYear,
+                "number": number,
             }),
         )
 
@@ -514,8 +543,8 @@ class PaymentIntentMethods:
         returnURL: str = OMITTED,
         start: PaymentIntentConfirmParamsStart = OMITTED,
     ) -> PaymentIntentConfirmResult:
-        """`paymentIntent.confirm`: Confirms a PaymentIntent with a card or bank-redirect payment
-        method; opens a redirect session when Stripe asks for one.
+        """`paymentIntent.confirm`: Confirms a PaymentIntent with a saved payment method or a new one
+        of any type; opens a redirect session when Stripe asks for one.
         """
         return self._client.call(
             "paymentIntent.confirm",
@@ -652,8 +681,8 @@ class SetupIntentMethods:
         returnURL: str = OMITTED,
         start: SetupIntentConfirmParamsStart = OMITTED,
     ) -> SetupIntentConfirmResult:
-        """`setupIntent.confirm`: Confirms a SetupIntent with a card or bank-redirect payment method;
-        opens a redirect session when Stripe asks for one.
+        """`setupIntent.confirm`: Confirms a SetupIntent with a saved payment method or a new one of
+        any type; opens a redirect session when Stripe asks for one.
         """
         return self._client.call(
             "setupIntent.confirm",
@@ -745,6 +774,11 @@ class Methods:
     def app_request(self) -> AppRequestMethods:
         """`appRequest.*`."""
         return AppRequestMethods(self)
+
+    @cached_property
+    def card(self) -> CardMethods:
+        """`card.*`."""
+        return CardMethods(self)
 
     @cached_property
     def customer(self) -> CustomerMethods:

@@ -112,6 +112,46 @@ class AppRequestEventObject(TypedDict):
     state: Literal["pending", "answered", "timedOut", "cancelled", "abandoned"]
 
 
+class CardValidateParams(TypedDict):
+    """The params of `card.validate`."""
+
+    #: The card verification code as typed
+    cvc: NotRequired[str]
+    #: The expiry month as typed, e.g. 4 or 04
+    expMonth: NotRequired[str]
+    #: The expiry year as typed, e.g. 31 (or 2031)
+    expYear: NotRequired[str]
+    #: The card number as typed
+    number: NotRequired[str]
+
+
+class CardValidateResult(TypedDict):
+    """Component `CardValidateResult`."""
+
+    #: The brand the number's first digits name (unknown until one does)
+    brand: Literal[
+        "visa",
+        "amex",
+        "mastercard",
+        "discover",
+        "jcb",
+        "dinersClub",
+        "unionPay",
+        "cartesBancaires",
+        "unknown",
+    ]
+    #: The card as a whole: invalid if a field is, else incomplete if a field is
+    card: Literal["valid", "invalid", "incomplete"]
+    #: The CVC, for the brand
+    cvc: Literal["valid", "invalid", "incomplete"]
+    #: The expiry month
+    expMonth: Literal["valid", "invalid", "incomplete"]
+    #: The expiry year, with the month
+    expYear: Literal["valid", "invalid", "incomplete"]
+    #: The number
+    number: Literal["valid", "invalid", "incomplete"]
+
+
 class CustomerAttachPaymentMethodParams(TypedDict):
     """The params of `customer.attachPaymentMethod`."""
 
@@ -319,7 +359,7 @@ class CustomerUpdateShippingParamsShipping(TypedDict):
     #: Contact email (payment contexts)
     email: NotRequired[str]
     #: Recipient
-    name: NotRequired[str]
+    name: str
     #: Phone number
     phone: NotRequired[str]
 
@@ -1046,8 +1086,8 @@ class PaymentIntentConfirmParams(TypedDict):
 
     #: The PaymentIntent's client secret (never shown back)
     clientSecret: str
-    #: Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps,
-    #: p24, sepaDebit)
+    #: Exactly one of id or a new payment method, a member per type; each type's description names
+    #: the billingDetails Stripe requires for it
     paymentMethod: PaymentIntentConfirmParamsPaymentMethod
     #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)
     returnURL: NotRequired[str]
@@ -1056,47 +1096,228 @@ class PaymentIntentConfirmParams(TypedDict):
 
 
 class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
-    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24,
-    sepaDebit)
+    """Exactly one of id or a new payment method, a member per type; each type's description names the
+    billingDetails Stripe requires for it
     """
 
-    #: Bancontact; needs billingDetails.name
+    #: Affirm (buy now, pay later), USD or CAD: a redirect to Affirm
+    affirm: NotRequired[PaymentIntentConfirmParamsPaymentMethodAffirm]
+    #: Afterpay / Clearpay (buy now, pay later): a redirect; needs billingDetails.name,
+    #: billingDetails.email, billingDetails.address.line1, billingDetails.address.postalCode,
+    #: billingDetails.address.country
+    afterpayClearpay: NotRequired[PaymentIntentConfirmParamsPaymentMethodAfterpayClearpay]
+    #: Alipay: a redirect to Alipay's page (next action alipay_handle_redirect)
+    alipay: NotRequired[PaymentIntentConfirmParamsPaymentMethodAlipay]
+    #: Alma (buy now, pay later), EUR: a redirect
+    alma: NotRequired[PaymentIntentConfirmParamsPaymentMethodAlma]
+    #: Amazon Pay: a redirect to Amazon
+    amazonPay: NotRequired[PaymentIntentConfirmParamsPaymentMethodAmazonPay]
+    #: BECS Direct Debit, AUD; sends the mandate; needs billingDetails.name, billingDetails.email
+    auBecsDebit: NotRequired[PaymentIntentConfirmParamsPaymentMethodAuBecsDebit]
+    #: Bacs Direct Debit, GBP; sends the mandate; needs billingDetails.name, billingDetails.email,
+    #: billingDetails.address.line1, billingDetails.address.postalCode,
+    #: billingDetails.address.country
+    bacsDebit: NotRequired[PaymentIntentConfirmParamsPaymentMethodBacsDebit]
+    #: Bancontact, EUR: a redirect to the customer's bank; needs billingDetails.name
     bancontact: NotRequired[PaymentIntentConfirmParamsPaymentMethodBancontact]
-    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
-    #: both
+    #: Billie (buy now, pay later for businesses), EUR: a redirect
+    billie: NotRequired[PaymentIntentConfirmParamsPaymentMethodBillie]
+    #: With a new payment method; its type's description says which fields Stripe requires
     billingDetails: NotRequired[PaymentIntentConfirmParamsPaymentMethodBillingDetails]
+    #: BLIK, PLN: the customer approves in their banking app within 60 s (next action
+    #: blik_authorize)
+    blik: NotRequired[PaymentIntentConfirmParamsPaymentMethodBlik]
+    #: Boleto, BRL: a voucher the customer pays at a bank or online (next action
+    #: boleto_display_details); needs billingDetails.name, billingDetails.email,
+    #: billingDetails.address.line1, billingDetails.address.city, billingDetails.address.state,
+    #: billingDetails.address.postalCode, billingDetails.address.country
+    boleto: NotRequired[PaymentIntentConfirmParamsPaymentMethodBoleto]
     #: A card (its number and CVC are redacted from logs and output)
     card: NotRequired[PaymentIntentConfirmParamsPaymentMethodCard]
-    #: EPS; needs billingDetails.name
+    #: Cash App Pay, USD: a redirect to Cash App, or its QR code (next action
+    #: cashapp_handle_redirect_or_display_qr_code)
+    cashapp: NotRequired[PaymentIntentConfirmParamsPaymentMethodCashapp]
+    #: Crypto (stablecoins), USD: a redirect to Stripe's crypto page
+    crypto: NotRequired[PaymentIntentConfirmParamsPaymentMethodCrypto]
+    #: EPS, EUR: a redirect to the customer's bank; needs billingDetails.name
     eps: NotRequired[PaymentIntentConfirmParamsPaymentMethodEps]
-    #: giropay; needs billingDetails.name
+    #: FPX, MYR: a redirect to the customer's bank
+    fpx: NotRequired[PaymentIntentConfirmParamsPaymentMethodFpx]
+    #: giropay, EUR: a redirect to the customer's bank. Discontinued by Stripe on 30 June 2024 (kept
+    #: as the SDK has it); needs billingDetails.name
     giropay: NotRequired[PaymentIntentConfirmParamsPaymentMethodGiropay]
+    #: GrabPay, MYR or SGD: a redirect
+    grabpay: NotRequired[PaymentIntentConfirmParamsPaymentMethodGrabpay]
     #: An existing PaymentMethod (pm_…; legacy card_… and src_… ids work too)
     id: NotRequired[str]
-    #: iDEAL
+    #: iDEAL, EUR: a redirect to the customer's bank
     ideal: NotRequired[PaymentIntentConfirmParamsPaymentMethodIdeal]
-    #: Przelewy24; needs billingDetails.email
+    #: Klarna (buy now, pay later): a redirect to Klarna; needs billingDetails.email,
+    #: billingDetails.address.country
+    klarna: NotRequired[PaymentIntentConfirmParamsPaymentMethodKlarna]
+    #: Konbini, JPY: a voucher paid at a convenience store (next action konbini_display_details);
+    #: needs billingDetails.name, billingDetails.email
+    konbini: NotRequired[PaymentIntentConfirmParamsPaymentMethodKonbini]
+    #: Korean cards, KRW: a redirect
+    krCard: NotRequired[PaymentIntentConfirmParamsPaymentMethodKrCard]
+    #: MobilePay, DKK, EUR, NOK or SEK: a redirect
+    mobilepay: NotRequired[PaymentIntentConfirmParamsPaymentMethodMobilepay]
+    #: Multibanco, EUR: a reference paid at an ATM or online (next action
+    #: multibanco_display_details); needs billingDetails.email
+    multibanco: NotRequired[PaymentIntentConfirmParamsPaymentMethodMultibanco]
+    #: Naver Pay, KRW: a redirect
+    naverPay: NotRequired[PaymentIntentConfirmParamsPaymentMethodNaverPay]
+    #: OXXO, MXN: a voucher paid in cash at a store (next action oxxo_display_details); needs
+    #: billingDetails.name, billingDetails.email
+    oxxo: NotRequired[PaymentIntentConfirmParamsPaymentMethodOxxo]
+    #: Przelewy24, EUR or PLN: a redirect to the customer's bank; needs billingDetails.email
     p24: NotRequired[PaymentIntentConfirmParamsPaymentMethodP24]
-    #: SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
-    #: acceptance of the mandate
+    #: Pay by Bank (open banking), GBP: a redirect to the customer's bank
+    payByBank: NotRequired[PaymentIntentConfirmParamsPaymentMethodPayByBank]
+    #: PAYCO, KRW: a redirect
+    payco: NotRequired[PaymentIntentConfirmParamsPaymentMethodPayco]
+    #: PayNow, SGD: a QR code (next action paynow_display_qr_code)
+    paynow: NotRequired[PaymentIntentConfirmParamsPaymentMethodPaynow]
+    #: PayPal: a redirect to PayPal
+    paypal: NotRequired[PaymentIntentConfirmParamsPaymentMethodPaypal]
+    #: Pix, BRL: a QR code the customer scans in their banking app (next action pix_display_qr_code)
+    pix: NotRequired[PaymentIntentConfirmParamsPaymentMethodPix]
+    #: PromptPay, THB: a QR code (next action promptpay_display_qr_code); needs billingDetails.email
+    promptpay: NotRequired[PaymentIntentConfirmParamsPaymentMethodPromptpay]
+    #: Any other type: Stripe's own payment_method_data fields as nested JSON (billing details
+    #: apart), e.g. {type: satispay}
+    raw: NotRequired[PaymentIntentConfirmParamsPaymentMethodRaw]
+    #: Revolut Pay: a redirect to Revolut
+    revolutPay: NotRequired[PaymentIntentConfirmParamsPaymentMethodRevolutPay]
+    #: SEPA Direct Debit, EUR; sends the mandate; needs billingDetails.name, billingDetails.email
     sepaDebit: NotRequired[PaymentIntentConfirmParamsPaymentMethodSepaDebit]
+    #: SOFORT, EUR: a redirect to the customer's bank. Discontinued by Stripe on 31 March 2025 (kept
+    #: as the SDK has it)
     sofort: NotRequired[PaymentIntentConfirmParamsPaymentMethodSofort]
+    #: Sunbit (buy now, pay later), USD: a redirect
+    sunbit: NotRequired[PaymentIntentConfirmParamsPaymentMethodSunbit]
+    #: Swish, SEK: a redirect to Swish, or its QR code (next action
+    #: swish_handle_redirect_or_display_qr_code)
+    swish: NotRequired[PaymentIntentConfirmParamsPaymentMethodSwish]
+    #: TWINT, CHF: a redirect
+    twint: NotRequired[PaymentIntentConfirmParamsPaymentMethodTwint]
+    #: A US bank account (ACH Direct Debit) entered by hand, USD: Stripe verifies it with
+    #: microdeposits (next action verify_with_microdeposits); sends the mandate; needs
+    #: billingDetails.name
+    usBankAccount: NotRequired[PaymentIntentConfirmParamsPaymentMethodUsBankAccount]
+    #: WeChat Pay: a QR code the customer scans in WeChat (client web; next action
+    #: wechat_pay_display_qr_code)
+    wechatPay: NotRequired[PaymentIntentConfirmParamsPaymentMethodWechatPay]
+    #: Zip (buy now, pay later), AUD or USD: a redirect
+    zip: NotRequired[PaymentIntentConfirmParamsPaymentMethodZip]
+
+
+class PaymentIntentConfirmParamsPaymentMethodAffirm(TypedDict):
+    """Affirm (buy now, pay later), USD or CAD: a redirect to Affirm"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodAfterpayClearpay(TypedDict):
+    """Afterpay / Clearpay (buy now, pay later): a redirect; needs billingDetails.name,
+    billingDetails.email, billingDetails.address.line1, billingDetails.address.postalCode,
+    billingDetails.address.country
+    """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodAlipay(TypedDict):
+    """Alipay: a redirect to Alipay's page (next action alipay_handle_redirect)"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodAlma(TypedDict):
+    """Alma (buy now, pay later), EUR: a redirect"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodAmazonPay(TypedDict):
+    """Amazon Pay: a redirect to Amazon"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodAuBecsDebit(TypedDict):
+    """BECS Direct Debit, AUD; sends the mandate; needs billingDetails.name, billingDetails.email"""
+
+    #: The account number
+    accountNumber: str
+    #: The Bank-State-Branch number, six digits
+    bsbNumber: str
+
+
+class PaymentIntentConfirmParamsPaymentMethodBacsDebit(TypedDict):
+    """Bacs Direct Debit, GBP; sends the mandate; needs billingDetails.name, billingDetails.email,
+    billingDetails.address.line1, billingDetails.address.postalCode, billingDetails.address.country
+    """
+
+    #: The account number, eight digits
+    accountNumber: str
+    #: The branch's sort code, six digits
+    sortCode: str
 
 
 class PaymentIntentConfirmParamsPaymentMethodBancontact(TypedDict):
-    """Bancontact; needs billingDetails.name"""
+    """Bancontact, EUR: a redirect to the customer's bank; needs billingDetails.name"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodBillie(TypedDict):
+    """Billie (buy now, pay later for businesses), EUR: a redirect"""
 
 
 
 class PaymentIntentConfirmParamsPaymentMethodBillingDetails(TypedDict):
-    """With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
-    both
-    """
+    """With a new payment method; its type's description says which fields Stripe requires"""
 
+    #: The payer's billing address
+    address: NotRequired[PaymentIntentConfirmParamsPaymentMethodBillingDetailsAddress]
     #: The payer's email
     email: NotRequired[str]
     #: The payer's full name
     name: NotRequired[str]
+    #: The payer's phone number
+    phone: NotRequired[str]
+    #: The payer's tax id (CPF or CNPJ in Brazil)
+    taxId: NotRequired[str]
+
+
+class PaymentIntentConfirmParamsPaymentMethodBillingDetailsAddress(TypedDict):
+    """The payer's billing address"""
+
+    #: City
+    city: NotRequired[str]
+    #: Country (two-letter ISO code)
+    country: NotRequired[str]
+    #: Street
+    line1: NotRequired[str]
+    #: Street, more
+    line2: NotRequired[str]
+    #: Postal code
+    postalCode: NotRequired[str]
+    #: State, county or province
+    state: NotRequired[str]
+
+
+class PaymentIntentConfirmParamsPaymentMethodBlik(TypedDict):
+    """BLIK, PLN: the customer approves in their banking app within 60 s (next action blik_authorize)"""
+
+    #: The six-digit code from the customer's banking app
+    code: str
+
+
+class PaymentIntentConfirmParamsPaymentMethodBoleto(TypedDict):
+    """Boleto, BRL: a voucher the customer pays at a bank or online (next action
+    boleto_display_details); needs billingDetails.name, billingDetails.email,
+    billingDetails.address.line1, billingDetails.address.city, billingDetails.address.state,
+    billingDetails.address.postalCode, billingDetails.address.country
+    """
+
+    #: The customer's CPF (000.000.000-00) or CNPJ (00.000.000/0000-00), punctuated or not
+    taxId: str
 
 
 class PaymentIntentConfirmParamsPaymentMethodCard(TypedDict):
@@ -1126,46 +1347,203 @@ class PaymentIntentConfirmParamsPaymentMethodCard(TypedDict):
     zip: NotRequired[str]
 
 
+class PaymentIntentConfirmParamsPaymentMethodCashapp(TypedDict):
+    """Cash App Pay, USD: a redirect to Cash App, or its QR code (next action
+    cashapp_handle_redirect_or_display_qr_code)
+    """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodCrypto(TypedDict):
+    """Crypto (stablecoins), USD: a redirect to Stripe's crypto page"""
+
+
+
 class PaymentIntentConfirmParamsPaymentMethodEps(TypedDict):
-    """EPS; needs billingDetails.name"""
+    """EPS, EUR: a redirect to the customer's bank; needs billingDetails.name"""
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
 
 
+class PaymentIntentConfirmParamsPaymentMethodFpx(TypedDict):
+    """FPX, MYR: a redirect to the customer's bank"""
+
+    #: The customer's bank, e.g. maybank2u
+    bank: str
+
+
 class PaymentIntentConfirmParamsPaymentMethodGiropay(TypedDict):
-    """giropay; needs billingDetails.name"""
+    """giropay, EUR: a redirect to the customer's bank. Discontinued by Stripe on 30 June 2024 (kept as
+    the SDK has it); needs billingDetails.name
+    """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodGrabpay(TypedDict):
+    """GrabPay, MYR or SGD: a redirect"""
 
 
 
 class PaymentIntentConfirmParamsPaymentMethodIdeal(TypedDict):
-    """iDEAL"""
+    """iDEAL, EUR: a redirect to the customer's bank"""
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
+
+
+class PaymentIntentConfirmParamsPaymentMethodKlarna(TypedDict):
+    """Klarna (buy now, pay later): a redirect to Klarna; needs billingDetails.email,
+    billingDetails.address.country
+    """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodKonbini(TypedDict):
+    """Konbini, JPY: a voucher paid at a convenience store (next action konbini_display_details); needs
+    billingDetails.name, billingDetails.email
+    """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodKrCard(TypedDict):
+    """Korean cards, KRW: a redirect"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodMobilepay(TypedDict):
+    """MobilePay, DKK, EUR, NOK or SEK: a redirect"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodMultibanco(TypedDict):
+    """Multibanco, EUR: a reference paid at an ATM or online (next action multibanco_display_details);
+    needs billingDetails.email
+    """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodNaverPay(TypedDict):
+    """Naver Pay, KRW: a redirect"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodOxxo(TypedDict):
+    """OXXO, MXN: a voucher paid in cash at a store (next action oxxo_display_details); needs
+    billingDetails.name, billingDetails.email
+    """
+
 
 
 class PaymentIntentConfirmParamsPaymentMethodP24(TypedDict):
-    """Przelewy24; needs billingDetails.email"""
+    """Przelewy24, EUR or PLN: a redirect to the customer's bank; needs billingDetails.email"""
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
 
 
-class PaymentIntentConfirmParamsPaymentMethodSepaDebit(TypedDict):
-    """SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
-    acceptance of the mandate
+class PaymentIntentConfirmParamsPaymentMethodPayByBank(TypedDict):
+    """Pay by Bank (open banking), GBP: a redirect to the customer's bank"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodPayco(TypedDict):
+    """PAYCO, KRW: a redirect"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodPaynow(TypedDict):
+    """PayNow, SGD: a QR code (next action paynow_display_qr_code)"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodPaypal(TypedDict):
+    """PayPal: a redirect to PayPal"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodPix(TypedDict):
+    """Pix, BRL: a QR code the customer scans in their banking app (next action pix_display_qr_code)"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodPromptpay(TypedDict):
+    """PromptPay, THB: a QR code (next action promptpay_display_qr_code); needs billingDetails.email"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodRaw(TypedDict):
+    """Any other type: Stripe's own payment_method_data fields as nested JSON (billing details apart),
+    e.g. {type: satispay}
     """
+
+    #: Stripe's payment method type, e.g. satispay
+    type: str
+
+
+class PaymentIntentConfirmParamsPaymentMethodRevolutPay(TypedDict):
+    """Revolut Pay: a redirect to Revolut"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodSepaDebit(TypedDict):
+    """SEPA Direct Debit, EUR; sends the mandate; needs billingDetails.name, billingDetails.email"""
 
     #: The customer's IBAN
     iban: str
 
 
 class PaymentIntentConfirmParamsPaymentMethodSofort(TypedDict):
-    """The `sofort` member of `PaymentIntentConfirmParamsPaymentMethod`."""
+    """SOFORT, EUR: a redirect to the customer's bank. Discontinued by Stripe on 31 March 2025 (kept as
+    the SDK has it)
+    """
 
     #: The country of the customer's bank (two-letter ISO code)
     country: str
+
+
+class PaymentIntentConfirmParamsPaymentMethodSunbit(TypedDict):
+    """Sunbit (buy now, pay later), USD: a redirect"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodSwish(TypedDict):
+    """Swish, SEK: a redirect to Swish, or its QR code (next action
+    swish_handle_redirect_or_display_qr_code)
+    """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodTwint(TypedDict):
+    """TWINT, CHF: a redirect"""
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodUsBankAccount(TypedDict):
+    """A US bank account (ACH Direct Debit) entered by hand, USD: Stripe verifies it with microdeposits
+    (next action verify_with_microdeposits); sends the mandate; needs billingDetails.name
+    """
+
+    #: Whose account it is
+    accountHolderType: Literal["individual", "company"]
+    #: The account number
+    accountNumber: str
+    #: checking (Stripe's default) or savings
+    accountType: NotRequired[Literal["checking", "savings"]]
+    #: The bank's ABA routing number
+    routingNumber: str
+
+
+class PaymentIntentConfirmParamsPaymentMethodWechatPay(TypedDict):
+    """WeChat Pay: a QR code the customer scans in WeChat (client web; next action
+    wechat_pay_display_qr_code)
+    """
+
+
+
+class PaymentIntentConfirmParamsPaymentMethodZip(TypedDict):
+    """Zip (buy now, pay later), AUD or USD: a redirect"""
+
 
 
 class PaymentIntentConfirmParamsStart(TypedDict):
@@ -1345,8 +1723,8 @@ class SetupIntentConfirmParams(TypedDict):
 
     #: The SetupIntent's client secret (never shown back)
     clientSecret: str
-    #: Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps,
-    #: p24, sepaDebit)
+    #: Exactly one of id or a new payment method, a member per type; each type's description names
+    #: the billingDetails Stripe requires for it
     paymentMethod: SetupIntentConfirmParamsPaymentMethod
     #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)
     returnURL: NotRequired[str]
@@ -1355,47 +1733,228 @@ class SetupIntentConfirmParams(TypedDict):
 
 
 class SetupIntentConfirmParamsPaymentMethod(TypedDict):
-    """Exactly one of id or a new payment method (card, ideal, sofort, bancontact, giropay, eps, p24,
-    sepaDebit)
+    """Exactly one of id or a new payment method, a member per type; each type's description names the
+    billingDetails Stripe requires for it
     """
 
-    #: Bancontact; needs billingDetails.name
+    #: Affirm (buy now, pay later), USD or CAD: a redirect to Affirm
+    affirm: NotRequired[SetupIntentConfirmParamsPaymentMethodAffirm]
+    #: Afterpay / Clearpay (buy now, pay later): a redirect; needs billingDetails.name,
+    #: billingDetails.email, billingDetails.address.line1, billingDetails.address.postalCode,
+    #: billingDetails.address.country
+    afterpayClearpay: NotRequired[SetupIntentConfirmParamsPaymentMethodAfterpayClearpay]
+    #: Alipay: a redirect to Alipay's page (next action alipay_handle_redirect)
+    alipay: NotRequired[SetupIntentConfirmParamsPaymentMethodAlipay]
+    #: Alma (buy now, pay later), EUR: a redirect
+    alma: NotRequired[SetupIntentConfirmParamsPaymentMethodAlma]
+    #: Amazon Pay: a redirect to Amazon
+    amazonPay: NotRequired[SetupIntentConfirmParamsPaymentMethodAmazonPay]
+    #: BECS Direct Debit, AUD; sends the mandate; needs billingDetails.name, billingDetails.email
+    auBecsDebit: NotRequired[SetupIntentConfirmParamsPaymentMethodAuBecsDebit]
+    #: Bacs Direct Debit, GBP; sends the mandate; needs billingDetails.name, billingDetails.email,
+    #: billingDetails.address.line1, billingDetails.address.postalCode,
+    #: billingDetails.address.country
+    bacsDebit: NotRequired[SetupIntentConfirmParamsPaymentMethodBacsDebit]
+    #: Bancontact, EUR: a redirect to the customer's bank; needs billingDetails.name
     bancontact: NotRequired[SetupIntentConfirmParamsPaymentMethodBancontact]
-    #: With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
-    #: both
+    #: Billie (buy now, pay later for businesses), EUR: a redirect
+    billie: NotRequired[SetupIntentConfirmParamsPaymentMethodBillie]
+    #: With a new payment method; its type's description says which fields Stripe requires
     billingDetails: NotRequired[SetupIntentConfirmParamsPaymentMethodBillingDetails]
+    #: BLIK, PLN: the customer approves in their banking app within 60 s (next action
+    #: blik_authorize)
+    blik: NotRequired[SetupIntentConfirmParamsPaymentMethodBlik]
+    #: Boleto, BRL: a voucher the customer pays at a bank or online (next action
+    #: boleto_display_details); needs billingDetails.name, billingDetails.email,
+    #: billingDetails.address.line1, billingDetails.address.city, billingDetails.address.state,
+    #: billingDetails.address.postalCode, billingDetails.address.country
+    boleto: NotRequired[SetupIntentConfirmParamsPaymentMethodBoleto]
     #: A card (its number and CVC are redacted from logs and output)
     card: NotRequired[SetupIntentConfirmParamsPaymentMethodCard]
-    #: EPS; needs billingDetails.name
+    #: Cash App Pay, USD: a redirect to Cash App, or its QR code (next action
+    #: cashapp_handle_redirect_or_display_qr_code)
+    cashapp: NotRequired[SetupIntentConfirmParamsPaymentMethodCashapp]
+    #: Crypto (stablecoins), USD: a redirect to Stripe's crypto page
+    crypto: NotRequired[SetupIntentConfirmParamsPaymentMethodCrypto]
+    #: EPS, EUR: a redirect to the customer's bank; needs billingDetails.name
     eps: NotRequired[SetupIntentConfirmParamsPaymentMethodEps]
-    #: giropay; needs billingDetails.name
+    #: FPX, MYR: a redirect to the customer's bank
+    fpx: NotRequired[SetupIntentConfirmParamsPaymentMethodFpx]
+    #: giropay, EUR: a redirect to the customer's bank. Discontinued by Stripe on 30 June 2024 (kept
+    #: as the SDK has it); needs billingDetails.name
     giropay: NotRequired[SetupIntentConfirmParamsPaymentMethodGiropay]
+    #: GrabPay, MYR or SGD: a redirect
+    grabpay: NotRequired[SetupIntentConfirmParamsPaymentMethodGrabpay]
     #: An existing PaymentMethod (pm_…; legacy card_… and src_… ids work too)
     id: NotRequired[str]
-    #: iDEAL
+    #: iDEAL, EUR: a redirect to the customer's bank
     ideal: NotRequired[SetupIntentConfirmParamsPaymentMethodIdeal]
-    #: Przelewy24; needs billingDetails.email
+    #: Klarna (buy now, pay later): a redirect to Klarna; needs billingDetails.email,
+    #: billingDetails.address.country
+    klarna: NotRequired[SetupIntentConfirmParamsPaymentMethodKlarna]
+    #: Konbini, JPY: a voucher paid at a convenience store (next action konbini_display_details);
+    #: needs billingDetails.name, billingDetails.email
+    konbini: NotRequired[SetupIntentConfirmParamsPaymentMethodKonbini]
+    #: Korean cards, KRW: a redirect
+    krCard: NotRequired[SetupIntentConfirmParamsPaymentMethodKrCard]
+    #: MobilePay, DKK, EUR, NOK or SEK: a redirect
+    mobilepay: NotRequired[SetupIntentConfirmParamsPaymentMethodMobilepay]
+    #: Multibanco, EUR: a reference paid at an ATM or online (next action
+    #: multibanco_display_details); needs billingDetails.email
+    multibanco: NotRequired[SetupIntentConfirmParamsPaymentMethodMultibanco]
+    #: Naver Pay, KRW: a redirect
+    naverPay: NotRequired[SetupIntentConfirmParamsPaymentMethodNaverPay]
+    #: OXXO, MXN: a voucher paid in cash at a store (next action oxxo_display_details); needs
+    #: billingDetails.name, billingDetails.email
+    oxxo: NotRequired[SetupIntentConfirmParamsPaymentMethodOxxo]
+    #: Przelewy24, EUR or PLN: a redirect to the customer's bank; needs billingDetails.email
     p24: NotRequired[SetupIntentConfirmParamsPaymentMethodP24]
-    #: SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
-    #: acceptance of the mandate
+    #: Pay by Bank (open banking), GBP: a redirect to the customer's bank
+    payByBank: NotRequired[SetupIntentConfirmParamsPaymentMethodPayByBank]
+    #: PAYCO, KRW: a redirect
+    payco: NotRequired[SetupIntentConfirmParamsPaymentMethodPayco]
+    #: PayNow, SGD: a QR code (next action paynow_display_qr_code)
+    paynow: NotRequired[SetupIntentConfirmParamsPaymentMethodPaynow]
+    #: PayPal: a redirect to PayPal
+    paypal: NotRequired[SetupIntentConfirmParamsPaymentMethodPaypal]
+    #: Pix, BRL: a QR code the customer scans in their banking app (next action pix_display_qr_code)
+    pix: NotRequired[SetupIntentConfirmParamsPaymentMethodPix]
+    #: PromptPay, THB: a QR code (next action promptpay_display_qr_code); needs billingDetails.email
+    promptpay: NotRequired[SetupIntentConfirmParamsPaymentMethodPromptpay]
+    #: Any other type: Stripe's own payment_method_data fields as nested JSON (billing details
+    #: apart), e.g. {type: satispay}
+    raw: NotRequired[SetupIntentConfirmParamsPaymentMethodRaw]
+    #: Revolut Pay: a redirect to Revolut
+    revolutPay: NotRequired[SetupIntentConfirmParamsPaymentMethodRevolutPay]
+    #: SEPA Direct Debit, EUR; sends the mandate; needs billingDetails.name, billingDetails.email
     sepaDebit: NotRequired[SetupIntentConfirmParamsPaymentMethodSepaDebit]
+    #: SOFORT, EUR: a redirect to the customer's bank. Discontinued by Stripe on 31 March 2025 (kept
+    #: as the SDK has it)
     sofort: NotRequired[SetupIntentConfirmParamsPaymentMethodSofort]
+    #: Sunbit (buy now, pay later), USD: a redirect
+    sunbit: NotRequired[SetupIntentConfirmParamsPaymentMethodSunbit]
+    #: Swish, SEK: a redirect to Swish, or its QR code (next action
+    #: swish_handle_redirect_or_display_qr_code)
+    swish: NotRequired[SetupIntentConfirmParamsPaymentMethodSwish]
+    #: TWINT, CHF: a redirect
+    twint: NotRequired[SetupIntentConfirmParamsPaymentMethodTwint]
+    #: A US bank account (ACH Direct Debit) entered by hand, USD: Stripe verifies it with
+    #: microdeposits (next action verify_with_microdeposits); sends the mandate; needs
+    #: billingDetails.name
+    usBankAccount: NotRequired[SetupIntentConfirmParamsPaymentMethodUsBankAccount]
+    #: WeChat Pay: a QR code the customer scans in WeChat (client web; next action
+    #: wechat_pay_display_qr_code)
+    wechatPay: NotRequired[SetupIntentConfirmParamsPaymentMethodWechatPay]
+    #: Zip (buy now, pay later), AUD or USD: a redirect
+    zip: NotRequired[SetupIntentConfirmParamsPaymentMethodZip]
+
+
+class SetupIntentConfirmParamsPaymentMethodAffirm(TypedDict):
+    """Affirm (buy now, pay later), USD or CAD: a redirect to Affirm"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodAfterpayClearpay(TypedDict):
+    """Afterpay / Clearpay (buy now, pay later): a redirect; needs billingDetails.name,
+    billingDetails.email, billingDetails.address.line1, billingDetails.address.postalCode,
+    billingDetails.address.country
+    """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodAlipay(TypedDict):
+    """Alipay: a redirect to Alipay's page (next action alipay_handle_redirect)"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodAlma(TypedDict):
+    """Alma (buy now, pay later), EUR: a redirect"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodAmazonPay(TypedDict):
+    """Amazon Pay: a redirect to Amazon"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodAuBecsDebit(TypedDict):
+    """BECS Direct Debit, AUD; sends the mandate; needs billingDetails.name, billingDetails.email"""
+
+    #: The account number
+    accountNumber: str
+    #: The Bank-State-Branch number, six digits
+    bsbNumber: str
+
+
+class SetupIntentConfirmParamsPaymentMethodBacsDebit(TypedDict):
+    """Bacs Direct Debit, GBP; sends the mandate; needs billingDetails.name, billingDetails.email,
+    billingDetails.address.line1, billingDetails.address.postalCode, billingDetails.address.country
+    """
+
+    #: The account number, eight digits
+    accountNumber: str
+    #: The branch's sort code, six digits
+    sortCode: str
 
 
 class SetupIntentConfirmParamsPaymentMethodBancontact(TypedDict):
-    """Bancontact; needs billingDetails.name"""
+    """Bancontact, EUR: a redirect to the customer's bank; needs billingDetails.name"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodBillie(TypedDict):
+    """Billie (buy now, pay later for businesses), EUR: a redirect"""
 
 
 
 class SetupIntentConfirmParamsPaymentMethodBillingDetails(TypedDict):
-    """With a new payment method: bancontact, giropay and eps need name; p24 needs email; sepaDebit
-    both
-    """
+    """With a new payment method; its type's description says which fields Stripe requires"""
 
+    #: The payer's billing address
+    address: NotRequired[SetupIntentConfirmParamsPaymentMethodBillingDetailsAddress]
     #: The payer's email
     email: NotRequired[str]
     #: The payer's full name
     name: NotRequired[str]
+    #: The payer's phone number
+    phone: NotRequired[str]
+    #: The payer's tax id (CPF or CNPJ in Brazil)
+    taxId: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodBillingDetailsAddress(TypedDict):
+    """The payer's billing address"""
+
+    #: City
+    city: NotRequired[str]
+    #: Country (two-letter ISO code)
+    country: NotRequired[str]
+    #: Street
+    line1: NotRequired[str]
+    #: Street, more
+    line2: NotRequired[str]
+    #: Postal code
+    postalCode: NotRequired[str]
+    #: State, county or province
+    state: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodBlik(TypedDict):
+    """BLIK, PLN: the customer approves in their banking app within 60 s (next action blik_authorize)"""
+
+    #: The six-digit code from the customer's banking app
+    code: str
+
+
+class SetupIntentConfirmParamsPaymentMethodBoleto(TypedDict):
+    """Boleto, BRL: a voucher the customer pays at a bank or online (next action
+    boleto_display_details); needs billingDetails.name, billingDetails.email,
+    billingDetails.address.line1, billingDetails.address.city, billingDetails.address.state,
+    billingDetails.address.postalCode, billingDetails.address.country
+    """
+
+    #: The customer's CPF (000.000.000-00) or CNPJ (00.000.000/0000-00), punctuated or not
+    taxId: str
 
 
 class SetupIntentConfirmParamsPaymentMethodCard(TypedDict):
@@ -1425,46 +1984,203 @@ class SetupIntentConfirmParamsPaymentMethodCard(TypedDict):
     zip: NotRequired[str]
 
 
+class SetupIntentConfirmParamsPaymentMethodCashapp(TypedDict):
+    """Cash App Pay, USD: a redirect to Cash App, or its QR code (next action
+    cashapp_handle_redirect_or_display_qr_code)
+    """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodCrypto(TypedDict):
+    """Crypto (stablecoins), USD: a redirect to Stripe's crypto page"""
+
+
+
 class SetupIntentConfirmParamsPaymentMethodEps(TypedDict):
-    """EPS; needs billingDetails.name"""
+    """EPS, EUR: a redirect to the customer's bank; needs billingDetails.name"""
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
 
 
+class SetupIntentConfirmParamsPaymentMethodFpx(TypedDict):
+    """FPX, MYR: a redirect to the customer's bank"""
+
+    #: The customer's bank, e.g. maybank2u
+    bank: str
+
+
 class SetupIntentConfirmParamsPaymentMethodGiropay(TypedDict):
-    """giropay; needs billingDetails.name"""
+    """giropay, EUR: a redirect to the customer's bank. Discontinued by Stripe on 30 June 2024 (kept as
+    the SDK has it); needs billingDetails.name
+    """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodGrabpay(TypedDict):
+    """GrabPay, MYR or SGD: a redirect"""
 
 
 
 class SetupIntentConfirmParamsPaymentMethodIdeal(TypedDict):
-    """iDEAL"""
+    """iDEAL, EUR: a redirect to the customer's bank"""
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
+
+
+class SetupIntentConfirmParamsPaymentMethodKlarna(TypedDict):
+    """Klarna (buy now, pay later): a redirect to Klarna; needs billingDetails.email,
+    billingDetails.address.country
+    """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodKonbini(TypedDict):
+    """Konbini, JPY: a voucher paid at a convenience store (next action konbini_display_details); needs
+    billingDetails.name, billingDetails.email
+    """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodKrCard(TypedDict):
+    """Korean cards, KRW: a redirect"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodMobilepay(TypedDict):
+    """MobilePay, DKK, EUR, NOK or SEK: a redirect"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodMultibanco(TypedDict):
+    """Multibanco, EUR: a reference paid at an ATM or online (next action multibanco_display_details);
+    needs billingDetails.email
+    """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodNaverPay(TypedDict):
+    """Naver Pay, KRW: a redirect"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodOxxo(TypedDict):
+    """OXXO, MXN: a voucher paid in cash at a store (next action oxxo_display_details); needs
+    billingDetails.name, billingDetails.email
+    """
+
 
 
 class SetupIntentConfirmParamsPaymentMethodP24(TypedDict):
-    """Przelewy24; needs billingDetails.email"""
+    """Przelewy24, EUR or PLN: a redirect to the customer's bank; needs billingDetails.email"""
 
     #: The customer's bank, e.g. ing (optional)
     bank: NotRequired[str]
 
 
-class SetupIntentConfirmParamsPaymentMethodSepaDebit(TypedDict):
-    """SEPA Direct Debit; needs billingDetails.name and email, and sends the customer's online
-    acceptance of the mandate
+class SetupIntentConfirmParamsPaymentMethodPayByBank(TypedDict):
+    """Pay by Bank (open banking), GBP: a redirect to the customer's bank"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodPayco(TypedDict):
+    """PAYCO, KRW: a redirect"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodPaynow(TypedDict):
+    """PayNow, SGD: a QR code (next action paynow_display_qr_code)"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodPaypal(TypedDict):
+    """PayPal: a redirect to PayPal"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodPix(TypedDict):
+    """Pix, BRL: a QR code the customer scans in their banking app (next action pix_display_qr_code)"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodPromptpay(TypedDict):
+    """PromptPay, THB: a QR code (next action promptpay_display_qr_code); needs billingDetails.email"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodRaw(TypedDict):
+    """Any other type: Stripe's own payment_method_data fields as nested JSON (billing details apart),
+    e.g. {type: satispay}
     """
+
+    #: Stripe's payment method type, e.g. satispay
+    type: str
+
+
+class SetupIntentConfirmParamsPaymentMethodRevolutPay(TypedDict):
+    """Revolut Pay: a redirect to Revolut"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodSepaDebit(TypedDict):
+    """SEPA Direct Debit, EUR; sends the mandate; needs billingDetails.name, billingDetails.email"""
 
     #: The customer's IBAN
     iban: str
 
 
 class SetupIntentConfirmParamsPaymentMethodSofort(TypedDict):
-    """The `sofort` member of `SetupIntentConfirmParamsPaymentMethod`."""
+    """SOFORT, EUR: a redirect to the customer's bank. Discontinued by Stripe on 31 March 2025 (kept as
+    the SDK has it)
+    """
 
     #: The country of the customer's bank (two-letter ISO code)
     country: str
+
+
+class SetupIntentConfirmParamsPaymentMethodSunbit(TypedDict):
+    """Sunbit (buy now, pay later), USD: a redirect"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodSwish(TypedDict):
+    """Swish, SEK: a redirect to Swish, or its QR code (next action
+    swish_handle_redirect_or_display_qr_code)
+    """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodTwint(TypedDict):
+    """TWINT, CHF: a redirect"""
+
+
+
+class SetupIntentConfirmParamsPaymentMethodUsBankAccount(TypedDict):
+    """A US bank account (ACH Direct Debit) entered by hand, USD: Stripe verifies it with microdeposits
+    (next action verify_with_microdeposits); sends the mandate; needs billingDetails.name
+    """
+
+    #: Whose account it is
+    accountHolderType: Literal["individual", "company"]
+    #: The account number
+    accountNumber: str
+    #: checking (Stripe's default) or savings
+    accountType: NotRequired[Literal["checking", "savings"]]
+    #: The bank's ABA routing number
+    routingNumber: str
+
+
+class SetupIntentConfirmParamsPaymentMethodWechatPay(TypedDict):
+    """WeChat Pay: a QR code the customer scans in WeChat (client web; next action
+    wechat_pay_display_qr_code)
+    """
+
+
+
+class SetupIntentConfirmParamsPaymentMethodZip(TypedDict):
+    """Zip (buy now, pay later), AUD or USD: a redirect"""
+
 
 
 class SetupIntentConfirmParamsStart(TypedDict):
