@@ -81,8 +81,10 @@ public final class PostgresStateStore: StateStore, Service {
     public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
         guard !changes.isEmpty else { return [] }
         let attempt = CommitAttempt()
+        // A call's change or few get the call's bound; a sweep's batch of hundreds (or a test's) more.
+        let bound = max(Self.callBound, .milliseconds(20) * changes.count)
         do {
-            return try await write(commit: attempt) { [sealer] connection, logger in
+            return try await write(bound: bound, commit: attempt) { [sealer] connection, logger in
                 try await Self.apply(changes, at: time, sealer, attempt, connection, logger)
             }
         } catch let error as StoreUnavailable {
