@@ -27,10 +27,13 @@ import Synchronization
 public final class LeasedWork: Sendable {
     public struct Job: Sendable {
         public var name: String
+        /// False for work that never ends by itself, which must not keep an idle daemon up.
+        public var holdsOffIdleExit = true
         public var run: @Sendable () async -> Void
 
-        public init(name: String, run: @escaping @Sendable () async -> Void) {
+        public init(name: String, holdsOffIdleExit: Bool = true, run: @escaping @Sendable () async -> Void) {
             self.name = name
+            self.holdsOffIdleExit = holdsOffIdleExit
             self.run = run
         }
     }
@@ -47,7 +50,7 @@ public final class LeasedWork: Sendable {
 
     /// Runs `job` as background work once the lease `name` is taken; does nothing more when
     /// another daemon holds it (it runs there).
-    public func start(_ name: String, _ job: @escaping @Sendable () async -> Void) {
+    public func start(_ name: String, holdsOffIdleExit: Bool = true, _ job: @escaping @Sendable () async -> Void) {
         let piece = Piece(job)
         let isNew = running.withLock { running in
             if let current = running[name] {
@@ -57,14 +60,16 @@ public final class LeasedWork: Sendable {
             running[name] = piece
             return true
         }
-        if isNew { background.start { [self] in await run(name, piece) } }
+        if isNew { background.start(holdsOffIdleExit: holdsOffIdleExit) { [self] in await run(name, piece) } }
     }
 
     /// Stops the work `name` wherever it runs: here at once, on another daemon within a third of
     /// a lease.
     public func stop(_ name: String) async {
         running.withLock { $0[name] }?.stop()
-        await leases.revoke(name)
+        // In a task of its own: a call whose client hung up (its task cancelled) still stops it.
+        let leases = leases
+        await Task { await leases.revoke(name) }.value
     }
 
     public func isRunning(_ name: String) -> Bool { running.withLock { $0[name] != nil } }
@@ -82,7 +87,9 @@ public final class LeasedWork: Sendable {
             do {
                 let jobs = try await finder().filter { !isRunning($0.name) }
                 let free = Set(await leases.free(among: jobs.map(\.name)))
-                for job in jobs where free.contains(job.name) { start(job.name, job.run) }
+                for job in jobs where free.contains(job.name) {
+                    start(job.name, holdsOffIdleExit: job.holdsOffIdleExit, job.run)
+                }
             } catch {
                 failure = error
             }

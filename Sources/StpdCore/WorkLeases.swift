@@ -1,7 +1,8 @@
 /// Leases on background work among the daemons sharing a store (a fleet): a piece of work runs
 /// only where its lease is held. A lease expires unless its holder renews it, so the work of a
-/// daemon that died (`kill -9`) is taken over by another once the lease runs out. `LeasedWork`
-/// is their only user: work plugs into that, never into leases directly.
+/// daemon that died (`kill -9`) is taken over by another once the lease runs out. Background
+/// work plugs into `LeasedWork`, never into leases directly; the app-request broker's askers hold
+/// one while they wait (a call's task, not background work), so other daemons can tell they live.
 public protocol WorkLeases: Sendable {
     /// Takes the lease `name` unless another daemon holds it unexpired; true when this daemon
     /// holds it now. `lost` runs if it is lost later (not renewed in time, say while the database

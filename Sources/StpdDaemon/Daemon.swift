@@ -261,7 +261,7 @@ enum Retention {
     static func schedule(on work: LeasedWork, log: EventLog, sweepable: [any Sweepable], logger: Logger) {
         work.adopt {
             [
-                LeasedWork.Job(name: lease) {
+                LeasedWork.Job(name: lease, holdsOffIdleExit: false) {
                     while (try? await Task.sleep(for: .seconds(3600))) != nil {
                         do {
                             try await apply(log, sweepable, logger: logger)

@@ -13,9 +13,11 @@ Every wait is on a reply or an event; nothing sleeps.
 
 from __future__ import annotations
 
+import subprocess
 import threading
 
-from fleet import database_url, instance, needs_cluster  # noqa: F401 (database_url is a fixture)
+from conftest import clean_environment
+from fleet import credentials, database_url, instance, needs_cluster, psql  # noqa: F401 (database_url is a fixture)
 from flows import Events, bank_page, create_source, drive_source, sofort
 
 pytestmark = needs_cluster
@@ -160,3 +162,36 @@ def test_concurrent_changes_on_two_instances_are_all_committed(start_stpd, tmp_p
     for _ in range(400):
         replay.next()
     assert [e["seq"] for e in replay.seen] == sorted(seqs)
+
+
+def test_state_key_rotation_reseals_while_the_fleet_serves(start_stpd, tmp_path, stripe_test_server, stpd_bin,
+                                                            database_url):
+    """docs/fleet.md's rotation: instances on the old key, then on the new one with the old as
+    state-key.previous, `stpd --rotate-state-key`, then the new key alone reads everything."""
+    old, new = "11" * 32, "22" * 32
+    server = stripe_test_server
+    a = instance(start_stpd, tmp_path / "a", server, database_url, "a", env={"CREDENTIALS_DIRECTORY": str(
+        credentials(tmp_path / "old", old))})
+    source, _ = create_source(a.client(), sofort(RETURN_URL))
+    assert a.terminate() == 0
+    both = credentials(tmp_path / "both", new)
+    (both / "state-key.previous").write_text(old)
+    b = instance(start_stpd, tmp_path / "b", server, database_url, "b", env={"CREDENTIALS_DIRECTORY": str(both)})
+    assert b.client().call("source.get", {"id": source["id"]})["id"] == source["id"]
+    # The rows are sealed with a key id of their own, never in the clear.
+    assert "sealed:v1:" in psql(database_url, f"SELECT state FROM object WHERE id = '{source['id']}'")
+    config = tmp_path / "rotate.conf"
+    config.touch()
+    rotated = subprocess.run(
+        [str(stpd_bin), "--rotate-state-key", "--state-dir", str(tmp_path / "rotate"), "--config", str(config)],
+        env={**clean_environment(), "STPD_DATABASE_URL": database_url, "CREDENTIALS_DIRECTORY": str(both)},
+        capture_output=True, text=True, timeout=120)
+    assert rotated.returncode == 0, rotated.stderr
+    assert "re-sealed 1 objects" in rotated.stdout and "written meanwhile" not in rotated.stdout, rotated.stdout
+    assert b.terminate() == 0
+    c = instance(start_stpd, tmp_path / "c", server, database_url, "c", env={"CREDENTIALS_DIRECTORY": str(
+        credentials(tmp_path / "new", new))})
+    assert c.client().call("source.get", {"id": source["id"]})["id"] == source["id"]
+    # The events the old key sealed read back too.
+    replayed = c.client().call("events.wait", {"since": 0, "timeout": 0})["events"]
+    assert [e["type"] for e in replayed if e["objectId"] == source["id"]] == ["source.created"]
