@@ -63,12 +63,19 @@ public final class PostgresLeases: WorkLeases {
 
     public func release(_ name: String) async {
         leases.withLock { $0[name] = nil }
-        _ = try? await store.query(
-            "DELETE FROM lease WHERE name = \(name) AND holder = \(holder)", "giving a lease back")
+        await bestEffort("giving a lease back", "DELETE FROM lease WHERE name = \(name) AND holder = \(holder)")
     }
 
     public func revoke(_ name: String) async {
-        _ = try? await store.query("DELETE FROM lease WHERE name = \(name)", "revoking a lease")
+        await bestEffort("revoking a lease", "DELETE FROM lease WHERE name = \(name)")
+    }
+
+    /// Giving back and revoking are worth a try, never a wait: with the database known down they
+    /// are skipped (the lease expires by itself), and they get a second at most, so a daemon
+    /// stopping on a dead database is not held up by them.
+    private func bestEffort(_ operation: String, _ query: PostgresQuery) async {
+        guard store.health.snapshot.up != false else { return }
+        _ = try? await store.query(query, operation, bound: .seconds(1))
     }
 
     public func free(among names: [String]) async -> [String] {
@@ -135,8 +142,7 @@ public final class PostgresLeases: WorkLeases {
                 if ContinuousClock.now - renewedAt >= duration * 2 / 3 { drop(leases.withLock { Set($0.keys) }) }
             }
         }
-        _ = try? await store.query(
-            "DELETE FROM lease WHERE holder = \(holder)", "giving leases back", bound: .seconds(1))
+        await bestEffort("giving leases back", "DELETE FROM lease WHERE holder = \(holder)")
     }
 
     /// The name claim was lost (the database was away longer than a lease): take it again, or

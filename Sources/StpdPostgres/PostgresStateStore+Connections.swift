@@ -10,8 +10,9 @@ import Synchronization
 /// - **Bounded.** An operation a call waits on gets `callBound` from asking the pool for a
 ///   connection to its last answer. When the bound passes, the connection it holds is closed (a
 ///   query in flight cannot be cancelled, but it fails at once when its connection goes, and the
-///   server rolls back an open transaction) and the operation fails as `StoreUnavailable`. So no
-///   call waits on a database that went away, and nothing waits for TCP to notice.
+///   server rolls back an open transaction) and the operation fails as `StoreUnavailable`,
+///   whether or not its query ever answers. So no call waits on a database that went away, and
+///   nothing waits for TCP to notice.
 /// - **A commit in flight is resolved, not guessed.** `apply` reads its transaction id before it
 ///   sends COMMIT; if the connection goes while COMMIT is on its way, `txid_status` on another
 ///   connection says whether it committed (then the call succeeds) or not (StoreUnavailable),
@@ -72,27 +73,42 @@ extension PostgresStateStore {
                 reason: "the database has not been reached since this daemon started", instance: instance)
         }
         let held = HeldConnection()
-        do {
-            let value = try await withThrowingTaskGroup(of: T?.self) { [client] group in
-                group.addTask {
-                    try await client.withConnection { connection in
-                        try held.attach(connection)
-                        defer { held.detach() }
-                        return try await body(connection)
-                    }
-                }
-                group.addTask {
-                    try await Task.sleep(for: bound)
-                    held.expire()
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let value = try await group.next() ?? nil else { throw CancellationError() }
-                return value
+        let race = Race<T>()
+        // The operation runs in a task of its own, not a child: postgres-nio can leave a query
+        // unanswered for good (one written just as its connection closes: `run` narrows that to a
+        // race), and a child would hold the call with it. When the bound wins, that task is left
+        // to its fate: its connection is closed, so it can change nothing, and the pool has
+        // given its place to another.
+        let work = Task { [client] in
+            do {
+                race.finish(
+                    .success(
+                        try await client.withConnection { connection in
+                            try held.attach(connection)
+                            defer { held.detach() }
+                            return try await body(connection)
+                        }))
+            } catch {
+                race.finish(.failure(error))
             }
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(for: bound)) != nil else { return }
+            held.expire()
+            work.cancel()
+            race.finish(.failure(CancellationError()))
+        }
+        let outcome = await withTaskCancellationHandler {
+            await race.outcome
+        } onCancel: {
+            work.cancel()
+        }
+        timer.cancel()
+        switch outcome {
+        case .success(let value):
             health.succeeded()
             return value
-        } catch {
+        case .failure(let error):
             throw failure(error, operation, expiredAfter: held.expired ? bound : nil)
         }
     }
@@ -168,6 +184,36 @@ extension PostgresConnection {
 
 struct ConnectionClosed: Error, CustomStringConvertible {
     var description: String { "the connection to the database closed" }
+}
+
+/// The first outcome of an operation or its bound; later ones are dropped.
+final class Race<T: Sendable>: Sendable {
+    private let state = Mutex<
+        (outcome: Result<T, any Error>?, waiter: CheckedContinuation<Result<T, any Error>, Never>?)
+    >(
+        (nil, nil))
+
+    func finish(_ outcome: Result<T, any Error>) {
+        let waiter = state.withLock { s -> CheckedContinuation<Result<T, any Error>, Never>? in
+            guard s.outcome == nil else { return nil }
+            s.outcome = outcome
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: outcome)
+    }
+
+    var outcome: Result<T, any Error> {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { s in
+                    if s.outcome == nil { s.waiter = continuation }
+                    return s.outcome
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
 }
 
 /// The connection an operation holds, so that its bound can close it.
