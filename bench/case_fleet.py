@@ -227,23 +227,19 @@ def fleet(settings: Settings) -> dict:
     urls: list[str] = []
     result: dict = {}
     try:
-        sqlite = Daemon(settings.stpd, directory / "sqlite", directory / "sqlite" / "state",
-                        stripe_api_base=stripe.base_url).wait_started()
-        daemons.append(sqlite)
-        result["sqlite"] = {"sessions_per_s": creation(settings, [sqlite]),
-                            "handle_url": handle_url(settings, sqlite, sqlite)}
-        sqlite.stop()
-        daemons.remove(sqlite)
-        log(f"  SQLite: {result['sqlite']['sessions_per_s']:.0f} sessions/s")
-
-        urls.append(cluster.database())
-        one = instance(settings, directory / "one", stripe, urls[-1], "one")
-        daemons.append(one)
-        result["postgres_1"] = {"sessions_per_s": creation(settings, [one]),
-                                "handle_url": handle_url(settings, one, one)}
-        one.stop()
-        daemons.remove(one)
-        log(f"  PostgreSQL, 1 instance: {result['postgres_1']['sessions_per_s']:.0f} sessions/s")
+        for key, label in (("sqlite", "SQLite"), ("postgres_1", "PostgreSQL, 1 instance")):
+            if key == "sqlite":
+                alone = Daemon(settings.stpd, directory / key, directory / key / "state",
+                               stripe_api_base=stripe.base_url).wait_started()
+            else:
+                urls.append(cluster.database())
+                alone = instance(settings, directory / key, stripe, urls[-1], key)
+            daemons.append(alone)
+            result[key] = {"sessions_per_s": creation(settings, [alone]),
+                           "handle_url": handle_url(settings, alone, alone)}
+            alone.stop()
+            daemons.remove(alone)
+            log(f"  {label}: {result[key]['sessions_per_s']:.0f} sessions/s")
 
         urls.append(cluster.database())
         a = instance(settings, directory / "a", stripe, urls[-1], "a", "--debug-methods")

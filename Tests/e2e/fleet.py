@@ -68,6 +68,11 @@ def instance(start_stpd, directory: Path, server, url: str, name: str | None, *a
                         env={**_stripe(server), **environment, **(env or {})}, wait_ready=False)
 
 
+def pair(start_stpd, tmp_path: Path, server, url: str, env: dict | None = None) -> tuple:
+    """Instances "a" and "b" of one fleet."""
+    return tuple(instance(start_stpd, tmp_path / name, server, url, name, env=env) for name in "ab")
+
+
 def _stripe(server) -> dict:
     from flows import stripe_env
     return stripe_env(server)

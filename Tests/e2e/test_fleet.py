@@ -17,7 +17,7 @@ import subprocess
 import threading
 
 from conftest import clean_environment
-from fleet import credentials, database_url, instance, needs_cluster, psql  # noqa: F401 (database_url is a fixture)
+from fleet import credentials, database_url, instance, needs_cluster, pair, psql  # noqa: F401 (a fixture)
 from flows import Events, bank_page, create_source, drive_source, sofort
 
 pytestmark = needs_cluster
@@ -37,8 +37,7 @@ def test_status_names_the_instance_and_the_database(start_stpd, tmp_path, stripe
 
 def test_handle_url_on_b_completes_a_session_started_on_a(start_stpd, tmp_path, stripe_test_server, database_url):
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["redirect.*"])
     client_a = a.client()
     source, _ = create_source(client_a, sofort(RETURN_URL))
@@ -117,8 +116,7 @@ def test_a_subscriber_on_b_sees_every_event_in_seq_order(start_stpd, tmp_path, s
 def test_kill_9_of_the_poll_holder_and_the_other_instance_finishes_the_poll(
         start_stpd, tmp_path, stripe_test_server, database_url):
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["source.*"])
     source, _ = create_source(a.client(), sofort(RETURN_URL))
     sid = source["id"]

@@ -21,8 +21,8 @@ import pytest
 import stpd
 
 from contexts import open_session, saved_card
-from fleet import (CLUSTER, LEASE_SECONDS, Load, Postgres, database_url, instance, needs_cluster, psql,  # noqa: F401
-                   seen_or_wait, wait_until)
+from fleet import (CLUSTER, LEASE_SECONDS, Load, Postgres, database_url,  # noqa: F401 (a fixture)
+                   instance, needs_cluster, pair, psql, seen_or_wait, wait_until)
 from flows import Events, bank_page, create_source, rpc_error, sofort
 
 pytestmark = needs_cluster
@@ -55,8 +55,7 @@ def assert_gap_free(events: list[dict]) -> None:
 
 def test_a_database_restart_under_load(start_stpd, tmp_path, stripe_test_server, database_url):
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     postgres = Postgres()
 
     def create(client, n):
@@ -179,8 +178,7 @@ def test_kill_9_mid_redirect_follow_up(start_stpd, tmp_path, stripe_test_server,
     """A's follow-up of a completed PaymentIntent session waits on Stripe when A dies: B follows it
     up (once its lease expired) and the session gets one outcome."""
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["redirect.*"])
     intent = server.api("POST", "/v1/payment_intents",
                         {"amount": 2500, "currency": "eur", "payment_method_types": ["ideal"]})
@@ -202,8 +200,7 @@ def test_kill_9_mid_loading_and_app_request(start_stpd, tmp_path, stripe_test_se
     """A loads a context through an app-answered customer session and waits on the app when it dies:
     its request is abandoned, and B loads the context again (asking the app itself), once."""
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     app = Events(b.client(), ["appRequest.*", "paymentContext.*"])
     client_a = a.client()
     session = client_a.call("customer.open", {"adapter": {"kind": "app", "timeout": 60}, "prefetch": False})["id"]
@@ -231,8 +228,7 @@ APP_CUSTOMER = {"id": "cus_fleet0001", "object": "customer", "email": "app@examp
 
 def test_an_answer_on_another_instance_reaches_the_asker(start_stpd, tmp_path, stripe_test_server, database_url):
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["appRequest.*"])
     client_a = a.client()
     session = client_a.call("customer.open", {"adapter": {"kind": "app", "timeout": 30}, "prefetch": False})["id"]
@@ -246,20 +242,25 @@ def test_an_answer_on_another_instance_reaches_the_asker(start_stpd, tmp_path, s
     assert error.code == INVALID_STATE and error.data["state"] == "answered"
 
 
-def test_kill_9_mid_pending_action_deadline(start_stpd, tmp_path, stripe_test_server, database_url):
-    """A times a pending action when it dies: B times it out at its stored deadline, once."""
-    server = stripe_test_server
+def loaded_context_on_a(start_stpd, tmp_path, server, database_url, **params):
+    """Two instances on the stand-in's secret key, a customer with a saved card, and a context
+    created on A over a server-key session, loaded: (a, b, events on B, A's client, customer, context)."""
     cus = server.create_customer(email="jenny@example.com")["id"]
     visa = saved_card(server, cus, "4242424242424242")
     env = {"STPD_STRIPE_KEY": server.secret_key}
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a", env=env)
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b", env=env)
+    a, b = pair(start_stpd, tmp_path, server, database_url, env=env)
     events = Events(b.client(), ["paymentContext.*"])
     client = a.client()
-    session = open_session(client, cus)
-    context = client.call("paymentContext.create", {"session": session, "amount": 1099,
-                                                    "defaultPaymentMethod": visa["id"], "pendingActionTimeout": 6})["id"]
+    context = client.call("paymentContext.create", {"session": open_session(client, cus), "amount": 1099,
+                                                    "defaultPaymentMethod": visa["id"], **params})["id"]
     seen_or_wait(events, "paymentContext.didChange", context, where=lambda e: not e["object"]["loading"])
+    return a, b, events, client, cus, context
+
+
+def test_kill_9_mid_pending_action_deadline(start_stpd, tmp_path, stripe_test_server, database_url):
+    """A times a pending action when it dies: B times it out at its stored deadline, once."""
+    a, b, events, client, _, context = loaded_context_on_a(start_stpd, tmp_path, stripe_test_server, database_url,
+                                                           pendingActionTimeout=6)
     client.call("paymentContext.requestPayment", {"context": context})
     pending = seen_or_wait(events, "paymentContext.pendingAction", context)["object"]["pendingAction"]
     wait_until(lambda: f"deadline:{pending['id']}" in status_leases(a), 30, "A timing the action")
@@ -273,17 +274,7 @@ def test_kill_9_mid_managed_payment(start_stpd, tmp_path, stripe_test_server, da
     """A's confirm of a managed PaymentIntent waits on Stripe when A dies: B looks at the
     PaymentIntent before confirming, and the context finishes once, paid once."""
     server = stripe_test_server
-    cus = server.create_customer(email="jenny@example.com")["id"]
-    visa = saved_card(server, cus, "4242424242424242")
-    env = {"STPD_STRIPE_KEY": server.secret_key}
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a", env=env)
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b", env=env)
-    events = Events(b.client(), ["paymentContext.*"])
-    client = a.client()
-    session = open_session(client, cus)
-    context = client.call("paymentContext.create", {"session": session, "amount": 1099,
-                                                    "defaultPaymentMethod": visa["id"]})["id"]
-    seen_or_wait(events, "paymentContext.didChange", context, where=lambda e: not e["object"]["loading"])
+    a, b, events, client, cus, context = loaded_context_on_a(start_stpd, tmp_path, server, database_url)
     intent = server.api("POST", "/v1/payment_intents", {"amount": 1099, "currency": "usd", "customer": cus})
     server.add_fault(method="POST", path=f"/v1/payment_intents/{intent['id']}/confirm", delayMs=30_000, times=1)
     client.call("paymentContext.requestPayment", {"context": context,
@@ -299,8 +290,7 @@ def test_kill_9_mid_managed_payment(start_stpd, tmp_path, stripe_test_server, da
 
 def test_kill_9_of_the_retention_holder(start_stpd, tmp_path, stripe_test_server, database_url):
     """One instance applies the retention hourly; when it dies, another takes the job over."""
-    a = instance(start_stpd, tmp_path / "a", stripe_test_server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", stripe_test_server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, stripe_test_server, database_url)
     holder = wait_until(lambda: next((d for d in (a, b) if "retention" in status_leases(d)), None), 30,
                         "one instance holding the retention")
     other = b if holder is a else a
