@@ -59,8 +59,8 @@ lint:
 check-imports:
 	scripts/check-imports
 
-# The project's own targets with warnings as errors (Package.swift reads STPD_WERROR; .ci/run
-# exports it, so `make test` there builds this way). Switching it rebuilds the own targets.
+# The project's own targets with warnings as errors, as every build is unless STPD_WERROR=0
+# (Package.swift reads it). Switching it rebuilds the own targets.
 werror:
 	scripts/bootstrap
 	STPD_WERROR=1 swift build --build-tests

@@ -172,11 +172,14 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: ["TestSupport", "RPCTransport", "JSONRPC", "StpdProtocol"]
         ),
-        // The StateStore contract runs against every store, hence StpdStore and StpdPostgres.
+        // The StateStore contract runs against every store, hence StpdStore and StpdPostgres (and
+        // PostgresNIO, to make a scratch database per test); StpdDaemon for how failures read to
+        // clients (WireFailures), which the tests check.
         .testTarget(
             name: "StpdCoreTests",
             dependencies: [
-                "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC",
+                "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC", "StpdDaemon",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
@@ -262,10 +265,10 @@ let package = Package(
     ]
 )
 
-// Warnings are errors when STPD_WERROR=1 (.ci/run exports it; `make werror` builds so), in the
-// project's own targets only: SwiftPM silences remote dependencies, whose warnings are not ours to
-// fix. Off by default, so that a warning does not stop a local build halfway.
-if Context.environment["STPD_WERROR"] == "1" {
+// Warnings are errors in the project's own targets, in every build, so that a developer sees what
+// CI sees; SwiftPM silences remote dependencies, whose warnings are not ours to fix. STPD_WERROR=0
+// turns it off (a compiler newer than the project's that warns about more).
+if Context.environment["STPD_WERROR"] != "0" {
     for target in package.targets where target.type != .system {
         target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
     }

@@ -3,8 +3,8 @@
 /// encodes its result. `Context` is whatever the server knows about the caller.
 ///
 /// Routing is split in two so a server can answer cheaply: `route` runs synchronously (method
-/// lookup, validation, decoding, and the whole of an immediate handler), and only a regular
-/// handler's body is left to run asynchronously.
+/// lookup, validation, decoding, and the answer of a constant method), and only a handler's
+/// body is left to run asynchronously.
 public struct MethodRouter<Context: Sendable>: Sendable {
     public typealias Routed = RoutedCall
 
@@ -42,26 +42,6 @@ public struct MethodRouter<Context: Sendable>: Sendable {
                 }
                 return id.map { Response(id: $0, outcome: outcome) }
             }
-        }
-    }
-
-    /// Registers a handler answered where the request is read, without a task: for cheap calls
-    /// that never wait (`daemon.ping`). It must not block or take long.
-    public mutating func registerImmediate<M: RPCMethod>(
-        _ method: M.Type, _ body: @escaping @Sendable (M.Params, Context) throws -> M.Result
-    ) {
-        precondition(entries[M.name] == nil, "\(M.name) registered twice")
-        let validator = self.validator
-        let emptyIsValid = Self.acceptsEmpty(M.self, validator)
-        entries[M.name] = { raw, id, context in
-            let outcome: Result<JSONValue, RPCError>
-            do {
-                let params = try Self.decode(M.self, raw, validator, emptyIsValid: emptyIsValid)
-                outcome = .success(try JSONCoding.value(of: try body(params, context)))
-            } catch {
-                outcome = .failure(Self.rpcError(error))
-            }
-            return .answered(id.map { Response(id: $0, outcome: outcome) })
         }
     }
 

@@ -10,8 +10,9 @@ public protocol RPCMethod: Sendable {
     static var description: String? { get }
     static var paramsSchema: JSONSchema { get }
     static var resultSchema: JSONSchema { get }
-    /// Names of application errors (keys into the error registry) this method may return.
-    static var errors: [String] { get }
+    /// The application errors this method may return, each declared once (the contract lists
+    /// them under `components/errors` and refers to them by name).
+    static var errors: [ErrorDeclaration] { get }
     /// Still served, but to be removed in the next major version of the protocol (docs/protocol.md,
     /// "Compatibility"); the description says what replaces it.
     static var deprecated: Bool { get }
@@ -20,7 +21,7 @@ public protocol RPCMethod: Sendable {
 extension RPCMethod {
     public static var description: String? { nil }
     public static var deprecated: Bool { false }
-    public static var errors: [String] { [] }
+    public static var errors: [ErrorDeclaration] { [] }
 }
 
 /// Params of a method that takes none. Any member sent is an error (like an unknown parameter).

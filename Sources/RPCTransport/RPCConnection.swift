@@ -50,12 +50,6 @@ public final class RPCConnection: Sendable {
 
     func endWork() { workSink.finish() }
 
-    /// Queues a notification, waiting while the connection is over its outbound budget.
-    /// False once the connection is closing.
-    public func notifyWaiting(_ notification: Request) async -> Bool {
-        await outbox.send(Framing.frame(notification))
-    }
-
     /// Queues a notification without waiting. False when the connection's outbound budget is
     /// spent or the connection is closing: the caller must treat this subscriber as gone.
     public func notify(_ notification: Request) -> Bool {

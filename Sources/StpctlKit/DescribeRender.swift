@@ -2,7 +2,36 @@ import JSONRPC
 
 /// `stpctl describe METHOD`: one method of the OpenRPC document (`rpc.discover`) for a person, as
 /// `lightning-cli help` and `varlinkctl introspect` do: summary, params, result and errors.
+/// Without a method, the methods by kind.
 public enum DescribeRender {
+    /// The methods grouped by kind (the part of the name before the dot: `source`, `redirect`;
+    /// a name without one is a kind of its own), kinds and methods in the document's order.
+    public static func kinds(in document: JSONValue) -> [(kind: String, methods: [(name: String, summary: String)])] {
+        var kinds: [(kind: String, methods: [(name: String, summary: String)])] = []
+        for method in document["methods"]?.arrayValue ?? [] {
+            let name = method["name"]?.stringValue ?? "?"
+            let kind = String(name.prefix { $0 != "." })
+            let entry = (name, method["summary"]?.stringValue ?? "")
+            if let index = kinds.firstIndex(where: { $0.kind == kind }) {
+                kinds[index].methods.append(entry)
+            } else {
+                kinds.append((kind, [entry]))
+            }
+        }
+        return kinds
+    }
+
+    /// `stpctl describe` without a method: each kind, then its methods with their summaries.
+    public static func overview(of document: JSONValue) -> String {
+        let kinds = kinds(in: document)
+        let count = kinds.reduce(0) { $0 + $1.methods.count }
+        var lines = ["\(count) methods by kind (stpctl describe METHOD tells more)"]
+        for (kind, methods) in kinds {
+            lines += ["", kind, Render.indent(Render.columns(methods.map { ($0.name, $0.summary) }))]
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// The method named `name` in `document`, rendered; a usage error (status 2) when the document
     /// lists none, naming the methods whose names contain it.
     public static func describe(_ name: String, in document: JSONValue) throws(StpctlFailure) -> String {

@@ -1,5 +1,6 @@
-/// Who is asking. Built once per connection from the kernel's peer credentials (SO_PEERCRED), or
-/// `.daemon` for work stpd does on its own (a poll's progress, a deadline, a follow-up).
+/// Who is asking. Built for each call from the connection's peer credentials, which the kernel
+/// gave when it connected (SO_PEERCRED), or `.daemon` for work stpd does on its own (a poll's
+/// progress, a deadline, a follow-up).
 /// Ownership is decided here and nowhere else: objects belong to the uid that created them; root
 /// and the daemon see every uid's, anyone else only its own.
 public struct Caller: Sendable, Hashable, CustomStringConvertible {

@@ -17,6 +17,8 @@ public final class EventLog: Sendable {
     /// Other processes append to the store too (a fleet on one database): the seqs before this
     /// process's own events may be theirs, so they are read from the store to be published.
     public let shared: Bool
+    /// How failures in the objects' state read to clients (the daemon's; see `Failure`).
+    public let failures: any FailureRenderer
     private let now: @Sendable () -> Date
     /// Told how many events each commit appended (the daemon counts them for `daemon.metrics`).
     private let appended: @Sendable (Int) -> Void
@@ -24,12 +26,14 @@ public final class EventLog: Sendable {
     private let started: Atomic<Bool>
 
     public init(
-        store: any StateStore, retention: EventRetention = EventRetention(), shared: Bool = false,
+        store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
+        shared: Bool = false,
         now: @escaping @Sendable () -> Date = Date.init, appended: @escaping @Sendable (Int) -> Void = { _ in }
     )
         async throws
     {
         self.store = store
+        self.failures = failures
         self.retention = retention
         self.shared = shared
         self.now = now
@@ -42,10 +46,11 @@ public final class EventLog: Sendable {
     /// until `start(after:)` says where the log ends. Until then subscribing fails as
     /// StoreUnavailable (a live subscription would not know where "live" begins).
     public init(
-        awaiting store: any StateStore, retention: EventRetention = EventRetention(),
+        awaiting store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
         now: @escaping @Sendable () -> Date = Date.init, appended: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.store = store
+        self.failures = failures
         self.retention = retention
         shared = true
         self.now = now

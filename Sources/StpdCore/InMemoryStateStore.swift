@@ -89,17 +89,6 @@ public actor InMemoryStateStore: StateStore {
 
     public func keyCount(key: String, cap: Int) -> Int { min(keys[key]?.count ?? 0, cap) }
 
-    public func rederive(_ object: StoredObject, keys newKeys: [String]) {
-        guard var stored = objectsByID[object.id], stored.version == object.version else { return }
-        stored.status = object.status
-        stored.live = object.live
-        stored.finished = object.finished
-        stored.version = max(stored.version, 1)
-        objectsByID[object.id] = stored
-        // Kept keys keep their ordinal; new ones sort after everything filed so far.
-        file(object.id, owner: stored.ownerUID, under: newKeys, seq: bounds.latestSeq)
-    }
-
     public func setAside(id: String, reason: String) { setAsideIDs.insert(id) }
 
     public func setAsideCount() -> Int { setAsideIDs.count }

@@ -14,16 +14,4 @@ public enum ObjectKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .debug: "debug object"
         }
     }
-
-    /// The member of an error's `data` naming the id, as the RPC params name it.
-    public var parameter: String {
-        switch self {
-        case .customerSession, .redirect: "session"
-        case .customerPreference: "customer"
-        case .appRequest: "request"
-        case .source: "source"
-        case .paymentContext: "context"
-        case .debug: "objectId"
-        }
-    }
 }

@@ -2,8 +2,8 @@ import Foundation
 import JSONRPC
 
 /// Where the domain keeps its objects and the event log. Implemented over SQLite by StpdStore
-/// and in memory here for tests; the domain never sees which (`RecordTable` is its only user
-/// for objects).
+/// (one daemon), over PostgreSQL by StpdPostgres (a fleet sharing one database), and in memory
+/// here for tests; the domain never sees which (`RecordTable` is its only user for objects).
 ///
 /// Invariants every store keeps:
 /// - `apply` is one transaction: every change's object write, its key rows and its event, or
@@ -24,9 +24,6 @@ public protocol StateStore: Sendable {
     func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) async throws -> [KeyHit]
     /// How many objects are filed under `key`, counting no further than `cap`.
     func keyCount(key: String, cap: Int) async throws -> Int
-    /// Rewrites what the store derives from an object's state (status, flags, keys) without an
-    /// event, if the object is still at `version`; for rows written by an older daemon.
-    func rederive(_ object: StoredObject, keys: [String]) async throws
     /// Takes an object that cannot be decoded out of every query, keeping its row for a human.
     func setAside(id: String, reason: String) async throws
     /// How many objects were set aside.

@@ -66,11 +66,3 @@ struct DaemonBackendFactory: CustomerBackendFactory {
         }
     }
 }
-
-extension MerchantBackendError: RPCErrorConvertible {
-    public var rpcError: RPCError {
-        StpdErrors.backendError(
-            String(describing: self),
-            data: ["status": .int(Int64(status)), "body": .string(excerpt), "route": .string(route)])
-    }
-}

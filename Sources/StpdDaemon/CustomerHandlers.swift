@@ -4,19 +4,9 @@ import StpdCore
 import StpdProtocol
 import StripeAPI
 
+/// `customer.*`.
 enum CustomerHandlers {
-    static func register(
-        into router: inout MethodRouter<CallContext>, sessions: CustomerSessions, broker: AppRequestBroker
-    ) {
-        router.register(AppRequestAnswer.self) { params, context in
-            if params.result != nil, params.error != nil {
-                throw RPCError.invalidParams("give result or error, not both", parameter: "error")
-            }
-            try await broker.answer(
-                id: params.request, for: context.caller, result: params.result ?? (params.error == nil ? .null : nil),
-                error: params.error.map { AppRequestFailure(message: $0.message, code: $0.code) })
-            return .init()
-        }
+    static func register(into router: inout MethodRouter<CallContext>, sessions: CustomerSessions) {
         router.register(CustomerOpen.self) { params, context in
             try validate(params.adapter)
             return try await sessions.open(

@@ -25,8 +25,10 @@ public enum Daemon {
         // A fleet's database may be down now: its log starts once it answers (FleetService).
         let log =
             opened.fleet == nil
-            ? try await EventLog(store: store, retention: configuration.eventRetention, appended: appended)
-            : EventLog(awaiting: store, retention: configuration.eventRetention, appended: appended)
+            ? try await EventLog(
+                store: store, failures: WireFailures(), retention: configuration.eventRetention, appended: appended)
+            : EventLog(
+                awaiting: store, failures: WireFailures(), retention: configuration.eventRetention, appended: appended)
 
         let facts = ProcessFacts(
             activation: listener.activation, socketPath: listener.socket.path,
@@ -90,14 +92,11 @@ public enum Daemon {
         logger.info("stopped")
     }
 
-    /// Picks up what was under way, once the store answers: rows an older daemon wrote are
-    /// brought up to date, the retention is applied once, and the work the store says must run
-    /// starts wherever its lease is free (all of it with SQLite). From then on the retention is
-    /// applied hourly by one daemon of the fleet (the leased job `retention`).
+    /// Picks up what was under way, once the store answers: the retention is applied once, and
+    /// the work the store says must run starts wherever its lease is free (all of it with
+    /// SQLite). From then on the retention is applied hourly by one daemon of the fleet (the
+    /// leased job `retention`).
     static func resume(_ parts: Parts, logger: Logger) async throws {
-        try await parts.sources.restore()
-        try await parts.redirects.restore()
-        try await parts.contexts.restore()
         try await Retention.apply(parts.log, parts.sweepable, logger: logger)
         try await parts.work.adoptAll()
     }
@@ -158,7 +157,10 @@ public enum Daemon {
             sources.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customers, api: payments, redirects: redirects, log: log, background: background,
-                pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName,
+                pendingActionTimeout: configuration.pendingActionTimeout,
+                companyName: { [merchantName = configuration.merchantName] caller in
+                    MerchantName.resolve(given: nil, configured: merchantName, caller: caller)
+                },
                 work: work, reportSetAside: setAside)
             redirects.follow(with: contexts)
             Retention.schedule(on: work, log: log, sweepable: sweepable, logger: logger)
@@ -171,13 +173,18 @@ public enum Daemon {
     > {
         var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
-        EventHandlers.register(
-            into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits,
-            debugMethods: configuration.debugMethods)
-        CustomerHandlers.register(into: &router, sessions: parts.customers, broker: parts.broker)
+        EventHandlers.register(into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits)
+        DebugHandlers.register(into: &router, log: parts.log, enabled: configuration.debugMethods)
+        CustomerHandlers.register(into: &router, sessions: parts.customers)
+        AppRequestHandlers.register(into: &router, broker: parts.broker)
         SourceHandlers.register(
-            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers,
-            api: parts.payments, cards: parts.cards, merchantName: configuration.merchantName)
+            into: &router, sources: parts.sources, cards: parts.cards, merchantName: configuration.merchantName)
+        RedirectHandlers.register(into: &router, redirects: parts.redirects)
+        AppHandlers.register(
+            into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
+        let payments = PaymentHandler(api: parts.payments, redirects: parts.redirects)
+        PaymentIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
+        SetupIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         CardHandlers.register(into: &router, cards: parts.cards)
         return router

@@ -3,10 +3,11 @@ import JSONRPC
 import StpdCore
 import StpdProtocol
 
+/// `events.*`.
 enum EventHandlers {
     static func register(
         into router: inout MethodRouter<CallContext>, log: EventLog, subscriptions: SubscriptionRegistry,
-        waits: EventWaits, debugMethods: Bool
+        waits: EventWaits
     ) {
         router.register(EventsSubscribe.self) { params, context in
             let id = ObjectID.make("sub_")
@@ -15,6 +16,7 @@ enum EventHandlers {
                 try await log.subscribe(id: id, since: params.since, filter: filter(params.filter, context), sink: sink)
             }
             subscriptions.add(id, connection: context.connection.id)
+            holdIdleTimeout(context, subscriptions)
             context.connection.afterReply { await log.start(subscription) }
             return .init(subscription: id, latestSeq: subscription.joinedAfter)
         }
@@ -23,6 +25,7 @@ enum EventHandlers {
             guard subscriptions.end(params.subscription, connection: context.connection.id) else {
                 throw StpdErrors.subscriptionNotFound(params.subscription)
             }
+            holdIdleTimeout(context, subscriptions)
             return .init()
         }
 
@@ -37,16 +40,12 @@ enum EventHandlers {
             }
             return .init(events: result.events.map(EventRecord.init), next: result.next)
         }
+    }
 
-        let emitter = DebugEmitter(log: log)
-        router.register(DebugEmit.self) { params, context in
-            guard debugMethods else {
-                throw StpdErrors.disabled("start stpd with --debug-methods", data: ["setting": "STPD_DEBUG_METHODS"])
-            }
-            let events = try await emitter.emit(
-                objectId: params.objectId, count: params.count ?? 1, payload: params.payload, uid: context.caller.uid)
-            return .init(firstSeq: events.first!.seq, lastSeq: events.last!.seq)
-        }
+    /// A subscriber waiting quietly for events is not idle: the connection's idle timeout is held
+    /// off while it has a subscription.
+    static func holdIdleTimeout(_ context: CallContext, _ subscriptions: SubscriptionRegistry) {
+        context.connection.keepAlive = subscriptions.hasAny(connection: context.connection.id)
     }
 
     /// Root sees every user's events; anyone else only those of objects they created.

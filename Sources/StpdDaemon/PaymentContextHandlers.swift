@@ -8,19 +8,8 @@ enum PaymentContextHandlers {
         into router: inout MethodRouter<CallContext>, contexts: PaymentContexts, customers: CustomerSessions
     ) {
         router.register(PaymentContextCreate.self) { params, context in
-            // The session must exist, be open and be the caller's.
-            let session = try await customers.get(id: params.session, for: context.caller)
-            guard session.status == .open else {
-                throw StpdErrors.invalidState(
-                    "customer session \(params.session) is closed", data: ["state": .string(session.status.rawValue)])
-            }
-            let terms = PaymentContextTerms(
-                session: params.session, amount: params.amount ?? 0, currency: params.currency,
-                country: params.country, configuration: params.configuration,
-                validatesShipping: params.validatesShipping ?? false,
-                prefilledShippingAddress: params.prefilledShippingAddress,
-                defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout)
-            return try await contexts.create(for: context.caller, terms)
+            try await requireOpen(params.session, of: context.caller, customers)
+            return try await contexts.create(for: context.caller, PaymentContextTerms(params))
         }
         router.register(PaymentContextGet.self) { params, context in
             try await contexts.get(id: params.context, for: context.caller)
@@ -42,7 +31,9 @@ enum PaymentContextHandlers {
             try await contexts.select(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)
         }
         router.register(PaymentContextAddCard.self) { params, context in
-            try await contexts.addCard(id: params.context, for: context.caller, card: params.card)
+            try await naming(inputsInside: "card") {
+                try await contexts.addCard(id: params.context, for: context.caller, card: params.card)
+            }
         }
         router.register(PaymentContextRemovePaymentMethod.self) { params, context in
             try await contexts.remove(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)
@@ -68,5 +59,24 @@ enum PaymentContextHandlers {
         router.register(PaymentContextClose.self) { params, context in
             try await contexts.close(id: params.context, for: context.caller)
         }
+    }
+
+    /// A context is made on the caller's own open session.
+    static func requireOpen(_ session: String, of caller: Caller, _ customers: CustomerSessions) async throws {
+        let view = try await customers.get(id: session, for: caller)
+        guard view.status == .open else {
+            throw StpdErrors.invalidState(
+                "customer session \(session) is closed", data: ["state": .string(view.status.rawValue)])
+        }
+    }
+}
+
+extension PaymentContextTerms {
+    init(_ params: PaymentContextCreate.Params) {
+        self.init(
+            session: params.session, amount: params.amount ?? 0, currency: params.currency, country: params.country,
+            configuration: params.configuration, validatesShipping: params.validatesShipping ?? false,
+            prefilledShippingAddress: params.prefilledShippingAddress,
+            defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout)
     }
 }

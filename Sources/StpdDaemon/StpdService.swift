@@ -1,7 +1,6 @@
 import JSONRPC
 import Logging
 import RPCTransport
-import StpdProtocol
 
 /// The daemon's answer to every call: the router built from the method declarations.
 final class StpdService: RPCService {
@@ -41,10 +40,6 @@ final class StpdService: RPCService {
             return .pending { [self] in
                 let response = await run()
                 finished(request, response, connection, since: start)
-                if request.method == EventsSubscribe.name || request.method == EventsUnsubscribe.name {
-                    // A subscriber waiting quietly for events is not idle.
-                    connection.keepAlive = subscriptions.hasAny(connection: connection.id)
-                }
                 return response
             }
         }

@@ -218,22 +218,6 @@ public final class PostgresStateStore: StateStore, Service {
             """, logger: logger)
     }
 
-    public func rederive(_ object: StoredObject, keys: [String]) async throws {
-        try await write { connection, logger in
-            let changed = try await connection.run(
-                """
-                UPDATE object SET status = \(object.status), live = \(object.live), finished = \(object.finished),
-                version = greatest(version, 1) WHERE id = \(object.id) AND version = \(object.version) RETURNING 1
-                """, logger: logger
-            ).count()
-            guard changed == 1 else { return }
-            let latest = try await connection.run(
-                "SELECT latest_seq FROM event_counter WHERE id = 1", logger: logger
-            ).single(Int64.self)
-            try await Self.file(object.id, owner: object.ownerUID, under: keys, ordinal: latest, connection, logger)
-        }
-    }
-
     public func setAside(id: String, reason: String) async throws {
         try await query("UPDATE object SET set_aside = TRUE, live = FALSE WHERE id = \(id)")
     }
@@ -418,45 +402,5 @@ public final class PostgresStateStore: StateStore, Service {
         var binds = PostgresBindings()
         for value in values { binds.append(value) }
         return binds
-    }
-}
-
-extension PostgresStateStore {
-    /// For tests: runs `body` while the store's pool runs (its schema migrated), then closes the pool.
-    @_spi(Testing)
-    @discardableResult
-    public func whileRunning<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await self.run() }
-            defer { group.cancelAll() }
-            _ = try await migrate()
-            open()
-            return try await body()
-        }
-    }
-
-    /// For tests: runs `body` on a store in a new database of the server `location` names (its
-    /// own database is only used to create and drop the new one), then drops it.
-    @_spi(Testing)
-    public static func withScratchDatabase(
-        at location: PostgresLocation, sealer: StateSealer = .plain, _ body: (PostgresStateStore) async throws -> Void
-    ) async throws {
-        let name = "stpd_test_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
-        let admin = PostgresClient(configuration: try location.configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await admin.run() }
-            defer { group.cancelAll() }
-            try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
-            var scratch = location
-            scratch.database = name
-            let store = try PostgresStateStore(location: scratch, sealer: sealer)
-            do {
-                try await store.whileRunning { try await body(store) }
-            } catch {
-                _ = try? await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"))
-                throw error
-            }
-            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE \(name) WITH (FORCE)"))
-        }
     }
 }

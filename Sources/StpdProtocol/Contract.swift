@@ -94,7 +94,7 @@ public enum Contract {
         if let description = method.description { entry["description"] = .string(description) }
         if method.deprecated { entry["deprecated"] = true }
         if !method.errors.isEmpty {
-            entry["errors"] = .array(method.errors.map { .object(["$ref": .string("#/components/errors/\($0)")]) })
+            entry["errors"] = .array(method.errors.map { .object(["$ref": .string("#/components/errors/\($0.name)")]) })
         }
         return .object(entry)
     }

@@ -212,12 +212,15 @@ public struct ShippingAddressParams: Codable, Sendable, Hashable {
 
 let sessionID = JSONSchema.string("The customer session id", pattern: "^cses_[A-Za-z0-9]+$")
 let paymentMethodID = JSONSchema.string("A PaymentMethod id", pattern: "^[A-Za-z0-9_]+$")
-let customerErrors = [
-    "NotFound", "InvalidState", "StripeCardError", "StripeInvalidRequest", "StripeAPIError",
-    "StripeAuthentication", "StripeRateLimited", "StripeConnection", "EphemeralKeyInvalid",
-    "StripeNotConfigured", "BackendError", "AppRequestFailed", "AppRequestTimedOut", "AppAnswerInvalid",
+let customerErrors: [ErrorDeclaration] = [
+    StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.stripeCardError, StpdErrors.stripeInvalidRequest,
+    StpdErrors.stripeAPIError,
+    StpdErrors.stripeAuthentication, StpdErrors.stripeRateLimited, StpdErrors.stripeConnection,
+    StpdErrors.ephemeralKeyInvalid,
+    StpdErrors.stripeNotConfigured, StpdErrors.backendError, StpdErrors.appRequestFailed, StpdErrors.appRequestTimedOut,
+    StpdErrors.appAnswerInvalid,
     // A server-key session whose owner STPD_SERVER_KEY_UIDS no longer lists (after a restart).
-    "PermissionDenied",
+    StpdErrors.permissionDenied,
 ]
 
 /// `customer.*`: customer sessions (the SDK's customer context and backend adapters).
@@ -247,7 +250,7 @@ public enum CustomerOpen: RPCMethod {
         required: ["adapter"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
     /// PermissionDenied: a server key provider for a uid and customer the configuration does not allow.
-    public static let errors = ["StripeNotConfigured", "PermissionDenied"]
+    public static let errors = [StpdErrors.stripeNotConfigured, StpdErrors.permissionDenied]
 }
 
 public enum CustomerGet: RPCMethod {
@@ -257,7 +260,7 @@ public enum CustomerGet: RPCMethod {
     public static let summary = "A customer session's state."
     public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum CustomerList: RPCMethod {
@@ -274,7 +277,7 @@ public enum CustomerList: RPCMethod {
     public static let summary = "A page of the caller's customer sessions (root: everyone's), oldest first."
     public static let paramsSchema = Params.schema("sessions", statusDescription: "Only sessions with this status")
     public static let resultSchema = JSONSchema.page("sessions", of: .ref("CustomerSession"))
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum CustomerRetrieve: RPCMethod {
@@ -376,7 +379,7 @@ public enum CustomerClearCache: RPCMethod {
     public static let summary = "Forgets the cached customer and payment methods."
     public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 public enum CustomerClose: RPCMethod {
@@ -386,7 +389,7 @@ public enum CustomerClose: RPCMethod {
     public static let summary = "Closes a customer session; it stays readable, closed."
     public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 /// The app's answer to an `appRequest.pending` event (app adapters and app key providers).
@@ -423,5 +426,5 @@ public enum AppRequestAnswer: RPCMethod {
         ], required: ["request"])
     public static let resultSchema = JSONSchema.object(
         ["answered": JSONSchema(["const": true])], required: ["answered"])
-    public static let errors = ["NotFound", "PermissionDenied", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.permissionDenied, StpdErrors.invalidState]
 }

@@ -1,18 +1,5 @@
 import JSONRPC
 
-/// One application error of the contract: clients switch on `code`, humans read `message`.
-public struct ErrorDeclaration: Sendable {
-    public var name: String
-    public var code: Int
-    public var message: String
-    public var description: String
-
-    /// The error as sent, with details for this occurrence in `data`.
-    public func callAsFunction(_ detail: String? = nil, data: JSONValue? = nil) -> RPCError {
-        RPCError(code: code, message: detail.map { "\(message): \($0)" } ?? message, data: data)
-    }
-}
-
 /// Application error codes, grouped by kind in blocks of a thousand (all outside the
 /// -32768...-32000 range the JSON-RPC spec reserves):
 /// 1xxx the request against the daemon's objects, 2xxx events and subscriptions,
@@ -121,6 +108,12 @@ public enum StpdErrors {
             "Carried as the error of didFinish: the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's), or a managed PaymentIntent ended unpaid (`data.paymentIntentStatus`, `data.lastPaymentError`)."
     )
 
+    public static let shippingAddressIncomplete = ErrorDeclaration(
+        name: "ShippingAddressIncomplete", code: 5004, message: "The shipping address lacks required fields",
+        description:
+            "paymentContext.setShippingAddress was given an address that fails the configuration's `requiredShippingAddressFields` by the SDK's rules (a name; an email address; a phone number with its country's digits; line 1, city, country, a US state and a postal code valid for the country), which the SDK's shipping form would not submit: nothing was asked of the app or saved. `data.fields` are the required fields it fails, `data.parameters` the params that are missing or not valid (e.g. `address.phone`, `address.address.postalCode`), `data.parameter` the first."
+    )
+
     public static let cardInvalid = ErrorDeclaration(
         name: "CardInvalid", code: 6001, message: "The card is not valid",
         description:
@@ -136,6 +129,6 @@ public enum StpdErrors {
         ] + stripe
         + [
             redirectUnavailable, redirectOpenFailed, redirectCancelled, redirectLoadFailed, pendingActionGone,
-            pendingActionTimedOut, paymentFailed, cardInvalid,
+            pendingActionTimedOut, paymentFailed, shippingAddressIncomplete, cardInvalid,
         ]
 }

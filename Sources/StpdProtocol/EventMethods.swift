@@ -79,7 +79,7 @@ public enum EventsSubscribe: RPCMethod {
             "latestSeq": .integer(
                 "The last seq published when the subscription began; every later event reaches it", minimum: 0),
         ], required: ["subscription", "latestSeq"])
-    public static let errors = ["CursorExpired", "CursorAhead"]
+    public static let errors = [StpdErrors.cursorExpired, StpdErrors.cursorAhead]
 }
 
 public enum EventsUnsubscribe: RPCMethod {
@@ -97,7 +97,7 @@ public enum EventsUnsubscribe: RPCMethod {
         ["subscription": .string("The id events.subscribe returned")], required: ["subscription"])
     public static let resultSchema = JSONSchema.object(
         ["unsubscribed": JSONSchema(["const": true])], required: ["unsubscribed"])
-    public static let errors = ["SubscriptionNotFound"]
+    public static let errors = [StpdErrors.subscriptionNotFound]
 }
 
 public enum EventsWait: RPCMethod {
@@ -144,7 +144,7 @@ public enum EventsWait: RPCMethod {
             "events": .array(of: .ref("Event")),
             "next": .integer("Pass as `since` next time", minimum: 0),
         ], required: ["events", "next"])
-    public static let errors = ["CursorExpired", "CursorAhead", "TooManyWaits"]
+    public static let errors = [StpdErrors.cursorExpired, StpdErrors.cursorAhead, StpdErrors.tooManyWaits]
 }
 
 public enum DebugEmit: RPCMethod {
@@ -184,5 +184,5 @@ public enum DebugEmit: RPCMethod {
         ],
         required: ["firstSeq", "lastSeq"])
     /// PermissionDenied: objectId names another uid's debug object.
-    public static let errors = ["Disabled", "PermissionDenied"]
+    public static let errors = [StpdErrors.disabled, StpdErrors.permissionDenied]
 }

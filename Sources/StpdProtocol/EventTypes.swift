@@ -82,8 +82,29 @@ public enum CustomerPreferenceEvent: String, EventName {
     public var summary: String { "The last selected PaymentMethod of a customer changed (any session of the uid)" }
 }
 
-public enum AppRequestEvent: String, EventName {
-    case pending, answered, timedOut, cancelled, abandoned, removed
+/// An app request's events: one for each state it enters (`appRequest.<state>`), then its removal.
+public enum AppRequestEvent: EventName {
+    case entered(AppRequestState)
+    case removed
+
+    public init?(rawValue: String) {
+        if rawValue == "removed" {
+            self = .removed
+        } else if let state = AppRequestState(rawValue: rawValue) {
+            self = .entered(state)
+        } else {
+            return nil
+        }
+    }
+
+    public var rawValue: String {
+        switch self {
+        case .entered(let state): state.rawValue
+        case .removed: "removed"
+        }
+    }
+
+    public static var allCases: [AppRequestEvent] { AppRequestState.allCases.map(Self.entered) + [.removed] }
 
     public static let prefix = "appRequest"
     public static let object = JSONSchema.object(
@@ -91,18 +112,17 @@ public enum AppRequestEvent: String, EventName {
             "id": .string("The request id (areq_...)"), "object": JSONSchema(["const": "app_request"]),
             "session": .string("The customer session asking"), "operation": .string("What the app is asked to do"),
             "params": JSONSchema(["description": "The operation's arguments"]),
-            "state": .enumeration(
-                ["pending", "answered", "timedOut", "cancelled", "abandoned"], "Where the request stands"),
+            "state": .cases(of: AppRequestState.self, "Where the request stands"),
             "deadline": .string("RFC 3339", format: "date-time"),
             "error": JSONSchema(["type": "object", "description": "The app's error answer"]),
         ], required: ["id", "object", "session", "operation", "state", "deadline"])
     public var summary: String {
         switch self {
-        case .pending: "The app is asked for something; answer with appRequest.answer"
-        case .answered: "The app answered"
-        case .timedOut: "Nobody answered before the deadline"
-        case .cancelled: "The asker stopped waiting"
-        case .abandoned: "Its asker is gone: the daemon process that asked stopped or died"
+        case .entered(.pending): "The app is asked for something; answer with appRequest.answer"
+        case .entered(.answered): "The app answered"
+        case .entered(.timedOut): "Nobody answered before the deadline"
+        case .entered(.cancelled): "The asker stopped waiting"
+        case .entered(.abandoned): "Its asker is gone: the daemon process that asked stopped or died"
         case .removed: "Finished longer than the retention age: removed (its last state)"
         }
     }

@@ -1,7 +1,7 @@
 import JSONRPC
 import StripeAPI
 
-let paymentContextErrors = ["NotFound", "InvalidState"] + customerErrors
+let paymentContextErrors: [ErrorDeclaration] = [StpdErrors.notFound, StpdErrors.invalidState] + customerErrors
 
 public struct PaymentContextParams: Codable, Sendable {
     public var context: String
@@ -63,7 +63,7 @@ public enum PaymentContextCreate: RPCMethod {
             "pendingActionTimeout": .number("Seconds a pending action waits (default 600)", minimum: 1),
         ], required: ["session"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 public enum PaymentContextGet: RPCMethod {
@@ -73,7 +73,7 @@ public enum PaymentContextGet: RPCMethod {
     public static let summary = "A payment context's full state."
     public static let paramsSchema = JSONSchema.object(["context": paymentContextID], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum PaymentContextList: RPCMethod {
@@ -90,7 +90,7 @@ public enum PaymentContextList: RPCMethod {
     public static let summary = "A page of the caller's payment contexts (root: everyone's), oldest first."
     public static let paramsSchema = Params.schema("contexts", statusDescription: "Only contexts with this status")
     public static let resultSchema = JSONSchema.page("contexts", of: .ref("PaymentContext"))
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum PaymentContextRetryLoading: RPCMethod {
@@ -100,7 +100,7 @@ public enum PaymentContextRetryLoading: RPCMethod {
     public static let summary = "Loads again (after didFailToLoad), as retryLoading."
     public static let paramsSchema = JSONSchema.object(["context": paymentContextID], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 /// A summary item the app sets (PKPaymentSummaryItem); the last one is the total.
@@ -139,8 +139,9 @@ public enum PaymentContextUpdate: RPCMethod {
     public static let description: String? = """
         As the SDK's setters: paymentSummaryItems replaces the items stpd builds (the last is the total, \
         its amount the payment amount; with a shipping method selected, a shipping item goes before the \
-        total and the total grows by its amount); setting amount drops them again. Give amount or \
-        paymentSummaryItems, not both.
+        total and the total grows by its amount); setting amount drops them again. An empty list is \
+        taken, as the SDK takes it: no items, and a payment amount of the shipping method's alone. Give \
+        amount or paymentSummaryItems, not both.
         """
     public static let paramsSchema = JSONSchema.object(
         [
@@ -151,10 +152,10 @@ public enum PaymentContextUpdate: RPCMethod {
                 of: .object(
                     ["label": .string("Label"), "amount": .integer("Minor units", minimum: 0)],
                     required: ["label", "amount"]),
-                "The items, at least one; the last is the total"),
+                "The items; the last is the total (none: no items, and shipping alone is paid)"),
         ], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 public enum PaymentContextSelectPaymentMethod: RPCMethod {
@@ -192,7 +193,7 @@ public enum PaymentContextAddCard: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         ["context": paymentContextID, "card": SourceConstructor.cardSchema], required: ["context", "card"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["CardInvalid"] + paymentContextErrors
+    public static let errors = [StpdErrors.cardInvalid] + paymentContextErrors
 }
 
 public enum PaymentContextRemovePaymentMethod: RPCMethod {
@@ -221,7 +222,9 @@ public enum PaymentContextSetShippingAddress: RPCMethod {
     public static let summary =
         "The customer submitted a shipping address: validated by the app when it said so, else accepted as the SDK does."
     public static let description: String? = """
-        With validatesShipping and shippingType shipping, a didUpdateShippingAddress pending action asks the \
+        An address that fails the configuration's requiredShippingAddressFields by the SDK's rules is \
+        refused with ShippingAddressIncomplete naming what is missing, as the SDK's form does not submit \
+        it. With validatesShipping and shippingType shipping, a didUpdateShippingAddress pending action asks the \
         app (answer valid with shippingMethods and selectedShippingMethod, or invalid with an error: \
         paymentContext.shippingInvalid). An accepted address is set, the shipping methods kept by the SDK's \
         rule, and saved to the customer through the adapter afterwards (paymentContext.shippingSaveFailed \
@@ -230,7 +233,7 @@ public enum PaymentContextSetShippingAddress: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         ["context": paymentContextID, "address": ShippingAddressParams.schema], required: ["context", "address"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.shippingAddressIncomplete]
 }
 
 public enum PaymentContextSelectShippingMethod: RPCMethod {
@@ -249,7 +252,7 @@ public enum PaymentContextSelectShippingMethod: RPCMethod {
         ["context": paymentContextID, "shippingMethod": .string("A shipping method identifier")],
         required: ["context", "shippingMethod"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 public enum PaymentContextRequestPayment: RPCMethod {
@@ -292,7 +295,7 @@ public enum PaymentContextRequestPayment: RPCMethod {
                 ], required: ["clientSecret"], description: "Let stpd confirm this PaymentIntent"),
         ], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 public enum PaymentContextAnswer: RPCMethod {
@@ -338,7 +341,7 @@ public enum PaymentContextAnswer: RPCMethod {
             "selectedShippingMethod": .string("didUpdateShippingAddress valid: the preselected method"),
         ], required: ["action", "status"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["PendingActionGone", "PermissionDenied"]
+    public static let errors = [StpdErrors.pendingActionGone, StpdErrors.permissionDenied]
 }
 
 public enum PaymentContextCancel: RPCMethod {
@@ -349,7 +352,7 @@ public enum PaymentContextCancel: RPCMethod {
         "The customer cancelled while requestPayment waited for input: didFinish(userCancellation)."
     public static let paramsSchema = JSONSchema.object(["context": paymentContextID], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 public enum PaymentContextClose: RPCMethod {
@@ -359,5 +362,5 @@ public enum PaymentContextClose: RPCMethod {
     public static let summary = "Closes a context (a pending action is dropped); it stays readable."
     public static let paramsSchema = JSONSchema.object(["context": paymentContextID], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }

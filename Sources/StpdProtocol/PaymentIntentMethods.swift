@@ -87,5 +87,6 @@ public enum PaymentIntentConfirm: RPCMethod {
             ]),
             "redirect": .nullable(.ref("RedirectSession")),
         ], required: ["paymentIntent"])
-    public static let errors = ["Disabled", "RedirectOpenFailed", "CardInvalid"] + stripeCallErrors
+    public static let errors =
+        [StpdErrors.disabled, StpdErrors.redirectOpenFailed, StpdErrors.cardInvalid] + stripeCallErrors
 }

@@ -1,6 +1,7 @@
 import JSONRPC
 
-let redirectErrors = ["NotFound", "InvalidState", "RedirectUnavailable"] + stripeCallErrors
+let redirectErrors: [ErrorDeclaration] =
+    [StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.redirectUnavailable] + stripeCallErrors
 
 /// `redirect.*`: redirect sessions (the SDK's STPRedirectContext).
 public enum RedirectCreate: RPCMethod {
@@ -67,8 +68,10 @@ public enum RedirectStart: RPCMethod {
         URL, which completes on the return URL only (WeChat Pay instead completes with RedirectOpenFailed). \
         inApp completes only on the return URL; browser opens the redirect URL and completes on either. \
         With opener app (default) the app opens openURL and reports what its browser did with \
-        redirect.report; with opener daemon, stpd runs STPD_URL_OPENER (Disabled unless configured) and \
-        falls back itself. Starting a session that is not notStarted changes nothing.
+        redirect.report; with opener daemon, stpd runs STPD_URL_OPENER (Disabled unless configured), \
+        falls back itself, and the session is the SDK's external-browser flow whatever the mode: it \
+        completes on the return URL or the app's next app.foreground, and takes no closed or loadFailed \
+        report (the app sees no page). Starting a session that is not notStarted changes nothing.
         """
     public static let paramsSchema = JSONSchema.object(
         [
@@ -77,14 +80,14 @@ public enum RedirectStart: RPCMethod {
             "opener": .enumeration(RedirectOpener.allCases.map(\.rawValue), "Who opens the URL (default app)"),
         ], required: ["session"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = ["NotFound", "Disabled", "RedirectOpenFailed"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.disabled, StpdErrors.redirectOpenFailed]
 }
 
 public enum RedirectReport: RPCMethod {
     public struct Params: Codable, Sendable {
         public var session: String
         public var outcome: RedirectReportOutcome
-        /// loadFailed: the URL whose load failed (default: the session's openURL).
+        /// loadFailed (required there): the URL whose load failed, the page the browser had reached.
         public var url: String?
         /// The app's description, carried in the error's `data.message`.
         public var message: String?
@@ -100,10 +103,12 @@ public enum RedirectReport: RPCMethod {
     public static let summary =
         "Tells stpd what the app's browser or web view did: closed, loadFailed or nativeOpenFailed (the SDK's UI outcomes)."
     public static let description: String? = """
-        closed: the customer closed the page the app shows (mode inApp, or automatic on its web page): the \
-        session completes with RedirectCancelled (the SDK's code 80). loadFailed: the first load of that \
-        page failed: when the page's host (url, default openURL) contains stripe.com the session completes \
-        with RedirectLoadFailed (code 40), otherwise nothing changes, as in the SDK. nativeOpenFailed: in \
+        closed: the customer closed the page the app shows (mode inApp, or automatic on its web page, \
+        unless stpd opened it with opener daemon): the session completes with RedirectCancelled (the SDK's \
+        code 80). loadFailed: the first load of that page failed, and url is the page the browser had \
+        reached when it failed (required: Stripe's hooks.stripe.com page redirects at once to the bank's): \
+        when its host contains stripe.com the session completes with RedirectLoadFailed (code 40), \
+        otherwise nothing changes, as in the SDK. nativeOpenFailed: in \
         automatic mode on a native URL, the app could not open it: the session falls back to its web page \
         (openURL changes, event redirect.fallback; it then completes on the return URL only), and WeChat \
         Pay completes with RedirectOpenFailed (STPRedirectContextErrorDomain 0). A session no longer in \
@@ -114,11 +119,11 @@ public enum RedirectReport: RPCMethod {
         [
             "session": redirectSessionID,
             "outcome": .cases(of: RedirectReportOutcome.self, "What the app's browser or web view did"),
-            "url": .string("loadFailed: the URL whose load failed (default openURL)"),
+            "url": .string("loadFailed (required there): the URL whose load failed, where the browser had got to"),
             "message": .string("The app's description, carried in the error's data.message"),
         ], required: ["session", "outcome"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = ["NotFound", "InvalidState"]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
 public struct RedirectSessionParams: Codable, Sendable {
@@ -133,7 +138,7 @@ public enum RedirectGet: RPCMethod {
     public static let summary = "A redirect session's state."
     public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum RedirectList: RPCMethod {
@@ -150,7 +155,7 @@ public enum RedirectList: RPCMethod {
     public static let summary = "A page of the caller's redirect sessions (root: everyone's), oldest first."
     public static let paramsSchema = Params.schema("sessions", statusDescription: "Only sessions with this status")
     public static let resultSchema = JSONSchema.page("sessions", of: .ref("RedirectSession"))
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum RedirectCancel: RPCMethod {
@@ -161,7 +166,7 @@ public enum RedirectCancel: RPCMethod {
         "Cancels an inProgress session; it never reports completion (other states are left as they are)."
     public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 /// `handle-url`: StripeAPI.handleURLCallback.

@@ -50,5 +50,6 @@ public enum SetupIntentConfirm: RPCMethod {
     public static let paramsSchema = PaymentIntentConfirm.confirmParamsSchema(secret: setupIntentSecret)
     public static let resultSchema = JSONSchema.object(
         ["setupIntent": setupIntentObject, "redirect": .nullable(.ref("RedirectSession"))], required: ["setupIntent"])
-    public static let errors = ["Disabled", "RedirectOpenFailed", "CardInvalid"] + stripeCallErrors
+    public static let errors =
+        [StpdErrors.disabled, StpdErrors.redirectOpenFailed, StpdErrors.cardInvalid] + stripeCallErrors
 }

@@ -2,9 +2,10 @@ import JSONRPC
 
 let sourceID = JSONSchema.string("A Stripe Source id", pattern: "^src_[A-Za-z0-9]+$")
 let clientSecretSchema = JSONSchema.string("The object's client secret (never shown back)")
-let stripeCallErrors = [
-    "StripeCardError", "StripeInvalidRequest", "StripeAPIError", "StripeAuthentication",
-    "StripeRateLimited", "StripeConnection", "StripeNotConfigured",
+let stripeCallErrors: [ErrorDeclaration] = [
+    StpdErrors.stripeCardError, StpdErrors.stripeInvalidRequest, StpdErrors.stripeAPIError,
+    StpdErrors.stripeAuthentication,
+    StpdErrors.stripeRateLimited, StpdErrors.stripeConnection, StpdErrors.stripeNotConfigured,
 ]
 
 /// `source.create` and `source.retrieve` answer with the record and, to the caller only, the
@@ -28,7 +29,7 @@ public enum SourceCreate: RPCMethod {
     public struct Params: Codable, Sendable {
         public var params: SourceConstructor
         /// Appended to the return URL as `redirect_merchant_name` (default: STPD_MERCHANT_NAME, else
-        /// the calling process's name, as the SDK defaults to the app's bundle name).
+        /// the calling app's name, as the SDK names the app).
         public var merchantName: String?
         public init(params: SourceConstructor, merchantName: String? = nil) {
             self.params = params
@@ -40,9 +41,9 @@ public enum SourceCreate: RPCMethod {
     public static let summary = "Creates a Source from one of the SDK's typed constructors (or raw Stripe params)."
     public static let description: String? = """
         `params` holds exactly one constructor (card, sofort, ideal, ...). When the return URL has no \
-        redirect_merchant_name, one is appended, as the SDK appends its companyName: merchantName, else \
-        STPD_MERCHANT_NAME, else the calling process's name (/proc/<pid>/comm of the socket's peer, as the \
-        SDK defaults to the app's bundle name). The Source is remembered \
+        redirect_merchant_name, one is appended, as the SDK appends the app's name: merchantName, else \
+        STPD_MERCHANT_NAME, else the calling app's name (the socket peer's program, or the script an \
+        interpreter runs, from /proc/<pid>/cmdline). The Source is remembered \
         (source.get, source.list) and announced as source.created.
         """
     public static let paramsSchema = JSONSchema.object(
@@ -52,7 +53,7 @@ public enum SourceCreate: RPCMethod {
         ],
         required: ["params"])
     public static let resultSchema = SourceResult.schema
-    public static let errors = ["CardInvalid"] + stripeCallErrors
+    public static let errors = [StpdErrors.cardInvalid] + stripeCallErrors
 }
 
 public enum SourceRetrieve: RPCMethod {
@@ -71,7 +72,7 @@ public enum SourceRetrieve: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         ["id": sourceID, "clientSecret": clientSecretSchema], required: ["id", "clientSecret"])
     public static let resultSchema = SourceResult.schema
-    public static let errors = ["PermissionDenied"] + stripeCallErrors
+    public static let errors = [StpdErrors.permissionDenied] + stripeCallErrors
 }
 
 public struct SourceIDParams: Codable, Sendable {
@@ -86,7 +87,7 @@ public enum SourceGet: RPCMethod {
     public static let summary = "A remembered Source as last fetched, with its poll."
     public static let paramsSchema = JSONSchema.object(["id": sourceID], required: ["id"])
     public static let resultSchema = JSONSchema.ref("Source")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum SourceList: RPCMethod {
@@ -104,7 +105,7 @@ public enum SourceList: RPCMethod {
     public static let paramsSchema = Params.schema(
         "sources", statusDescription: "Only Sources Stripe last gave this status")
     public static let resultSchema = JSONSchema.page("sources", of: .ref("Source"))
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum SourcePoll: RPCMethod {
@@ -138,7 +139,7 @@ public enum SourcePoll: RPCMethod {
             "timeout": .number("Seconds (default and maximum 300)", minimum: 0),
         ], required: ["id"])
     public static let resultSchema = JSONSchema.ref("Source")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }
 
 public enum SourceStopPolling: RPCMethod {
@@ -148,5 +149,5 @@ public enum SourceStopPolling: RPCMethod {
     public static let summary = "Stops a Source's poll; it never reports (source.pollStopped)."
     public static let paramsSchema = JSONSchema.object(["id": sourceID], required: ["id"])
     public static let resultSchema = JSONSchema.ref("Source")
-    public static let errors = ["NotFound"]
+    public static let errors = [StpdErrors.notFound]
 }

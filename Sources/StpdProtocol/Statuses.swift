@@ -21,6 +21,22 @@ public enum PollStatus: String, Codable, Sendable, Hashable, CaseIterable {
     case polling, paused, finished, stopped
 }
 
+/// Where an app request is in its life. Each state is also the event announcing it
+/// (`AppRequestEvent.entered`: `appRequest.pending`, `appRequest.answered`, ...).
+public enum AppRequestState: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Waiting for the app's answer.
+    case pending
+    /// The app answered, with a result or an error.
+    case answered
+    /// No answer came before the deadline; the asker got AppRequestTimedOut.
+    case timedOut
+    /// The asker stopped waiting (its task was cancelled) before an answer came.
+    case cancelled
+    /// Its asker is gone: the daemon process that asked stopped or died (found at the next start,
+    /// or in a fleet by another daemon once the asker's lease expired).
+    case abandoned
+}
+
 extension JSONSchema {
     /// A string schema listing a status enum's cases.
     static func cases<T: CaseIterable & RawRepresentable<String>>(of _: T.Type, _ description: String) -> JSONSchema {

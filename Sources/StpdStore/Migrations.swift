@@ -28,8 +28,7 @@ extension SQLiteStateStore {
             }
         }
         // The record core: versions for optimistic concurrency, what is derived from the state
-        // to query it without decoding it, and lookup keys. Rows from v1 get version 0 and
-        // live = 1, so the next start decodes each once and derives its columns (RecordTable.restore).
+        // to query it without decoding it, and lookup keys. (No release wrote rows under v1.)
         migrator.registerMigration("v2: record core") { db in
             try db.alter(table: "object") { t in
                 t.add(column: "version", .integer).notNull().defaults(to: 0)

@@ -195,20 +195,6 @@ public final class SQLiteStateStore: StateStore {
         }
     }
 
-    public func rederive(_ object: StoredObject, keys: [String]) async throws {
-        try await pool.write { db in
-            try db.execute(
-                sql: """
-                    UPDATE object SET status = ?, live = ?, finished = ?, version = max(version, 1)
-                    WHERE id = ? AND version = ?
-                    """,
-                arguments: [object.status, object.live, object.finished, object.id, object.version])
-            guard db.changesCount == 1 else { return }
-            let latest = try Self.bounds(db).latestSeq
-            try Self.file(object.id, owner: object.ownerUID, under: keys, ordinal: latest, db)
-        }
-    }
-
     public func setAside(id: String, reason: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE object SET set_aside = 1, live = 0 WHERE id = ?", arguments: [id])

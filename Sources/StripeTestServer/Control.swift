@@ -37,20 +37,7 @@ extension StripeTestState {
                 faults.removeAll()
                 return .json(200, ["deleted": true])
             case ("POST", 2) where s[1] == "reset":
-                customers = [:]
-                paymentMethods = [:]
-                paymentMethodCards = [:]
-                sources = [:]
-                sourceCards = [:]
-                paymentIntents = [:]
-                setupIntents = [:]
-                pendingActions = [:]
-                ephemeralKeys = [:]
-                created = [:]
-                idempotency = [:]
-                faults = []
-                log = []
-                clockOffset = 0
+                clear()
                 return .json(200, ["reset": true])
             case ("POST", 2) where s[1] == "clock":
                 let json = try? JSONCoding.decode(JSONValue.self, from: Data(request.body))

@@ -75,19 +75,38 @@ struct DescribeCommand: AsyncParsableCommand, ClientCommand {
     static let configuration = CommandConfiguration(
         commandName: "describe",
         abstract: "Print a method's summary, params, result and errors, from rpc.discover.",
-        discussion: "With --json, prints the method's entry of the OpenRPC document.")
+        discussion: """
+            Without a method, lists the methods by kind with their summaries. With --json, prints \
+            the method's entry of the OpenRPC document (without a method, its kinds and their methods).
+            """)
 
     @OptionGroup(title: "Global Options") var global: GlobalOptions
 
     @Argument(help: ArgumentHelp("The method, as `stpctl discover` lists it.", valueName: "method"))
-    var method: String
+    var method: String?
 
     func run() async throws {
         let output = global.output
         let document = try await global.connection().run { try await $0.call(Discover.self, NoParams()) }
+        guard let method else {
+            let kinds = DescribeRender.kinds(in: document).map { kind in
+                MethodKind(kind: kind.kind, methods: kind.methods.map { .init(name: $0.name, summary: $0.summary) })
+            }
+            return output.result(kinds) { _ in DescribeRender.overview(of: document) }
+        }
         let text = try DescribeRender.describe(method, in: document)
         let entry = document["methods"]?.arrayValue?.first { $0["name"]?.stringValue == method } ?? .null
         output.result(entry) { _ in text }
+    }
+
+    /// One kind of `describe`'s JSON without a method.
+    struct MethodKind: Encodable {
+        struct Method: Encodable {
+            var name: String
+            var summary: String
+        }
+        var kind: String
+        var methods: [Method]
     }
 }
 

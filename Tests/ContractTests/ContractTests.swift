@@ -85,8 +85,8 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         let declared = Set(StpdErrors.all.map(\.name))
         #expect(Set(errors.keys) == declared)
         for method in StpdAPI.methods {
-            for name in method.errors {
-                #expect(declared.contains(name), "\(method.name) lists undeclared error \(name)")
+            for error in method.errors {
+                #expect(declared.contains(error.name), "\(method.name) lists undeclared error \(error.name)")
             }
         }
         for entry in try #require(Contract.document["methods"]?.arrayValue) {
@@ -179,7 +179,7 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         let directory = try TemporaryDirectory(prefix: "stpd-contract")
         defer { directory.remove() }
         let store = try SQLiteStateStore(path: directory.appending("stpd.sqlite"))
-        let log = try await EventLog(store: store)
+        let log = try await EventLog(store: store, failures: WireFailures())
         var configuration = DaemonConfiguration(stateDirectory: directory.path)
         configuration.debugMethods = debugMethods
         let stripe = StripeSetup(configuration: configuration, logger: Logger(label: "test"))  // no key: no HTTP client

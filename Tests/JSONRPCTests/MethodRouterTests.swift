@@ -207,13 +207,12 @@ private func error(of response: Response?) -> RPCError? {
     }
 }
 
-/// `route` does everything but a regular handler's body synchronously, so a server can answer
-/// unknown methods, bad params and immediate methods where it reads the request.
+/// `route` does everything but a handler's body synchronously, so a server can answer unknown
+/// methods, bad params and constant methods where it reads the request.
 @Suite struct RoutingTests {
     private func router() throws -> MethodRouter<String> {
         var router = MethodRouter<String>()
         router.register(Repeat.self) { params, caller in .init(text: params.text, caller: caller) }
-        router.registerImmediate(Loose.self) { params, _ in params.count * 2 }
         try router.registerConstant(Ping.self, result: Ping.Result(version: "9"))
         try router.registerConstant(Fail.self, result: true, immediate: false)
         return router
@@ -228,8 +227,6 @@ private func error(of response: Response?) -> RPCError? {
         let router = try router()
         let ping = answered(router.route(Request(id: 1, method: "daemon.ping", params: nil), context: ""))
         #expect(ping??.outcome == .success(["pong": true, "version": "9"]))
-        let loose = answered(router.route(Request(id: 2, method: "test.loose", params: ["count": 4]), context: ""))
-        #expect(loose??.outcome == .success(8))
         let unknown = answered(router.route(Request(id: 3, method: "nope", params: nil), context: ""))
         #expect(error(of: unknown ?? nil)?.code == -32601)
         let bad = answered(router.route(Request(id: 4, method: "test.repeat", params: ["times": 2]), context: ""))

@@ -40,4 +40,23 @@ import Testing
             #expect(error.description.contains("did you mean source.poll, source.stopPolling?"))
         }
     }
+
+    @Test func withoutAMethodTheMethodsByKind() throws {
+        let text = DescribeRender.overview(of: document)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let methods = document["methods"]?.arrayValue ?? []
+        #expect(lines[0] == "\(methods.count) methods by kind (stpctl describe METHOD tells more)")
+        // Each kind is a heading line, its methods indented under it with their summaries.
+        let source = try #require(lines.firstIndex(of: "source"))
+        #expect(lines[source - 1] == "")
+        #expect(lines[source + 1].hasPrefix("  source.create  "))
+        let kinds = DescribeRender.kinds(in: document)
+        #expect(kinds.map(\.kind).contains("paymentContext"))
+        #expect(kinds.reduce(0) { $0 + $1.methods.count } == methods.count)
+        for method in methods {
+            let name = try #require(method["name"]?.stringValue)
+            let summary = try #require(method["summary"]?.stringValue)
+            #expect(lines.contains { $0.hasPrefix("  \(name) ") && $0.hasSuffix(summary) }, "\(name) is listed")
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdDaemon
 import StpdProtocol
 @_spi(Testing) import StpdProtocol
 import Testing
@@ -270,17 +271,19 @@ struct AppRequestBrokerTests {
     /// one says so and abandons it, and adoption (at start, and in a fleet every half lease)
     /// abandons the rest, leaving this process's own requests alone.
     @Test func requestsWhoseAskerIsGoneAreAbandoned() async throws {
-        // An earlier process's requests, as its rows read after the upgrade to the record core
-        // (live until their first decoding): two left pending, one answered.
+        // An earlier process's requests, as it stored them: two left pending, one answered.
         func leftover(_ id: String, _ state: String) -> StateChange {
-            StateChange(
+            let stamp = JSONValue.double(t0.timeIntervalSinceReferenceDate)
+            return StateChange(
                 object: StoredObject(
                     id: id, kind: "appRequest", ownerUID: 1000,
                     state: [
                         "id": .string(id), "object": "app_request", "state": .string(state), "operation": "op",
-                        "session": "cses_1", "params": [:], "deadline": "2023-11-14T22:13:20Z",
+                        "session": "cses_1", "params": [:], "deadline": "2023-11-14T22:13:20Z", "owner": 1000,
+                        "createdAt": stamp, "updatedAt": stamp,
                     ],
-                    createdAt: t0, updatedAt: t0, live: true),
+                    createdAt: t0, updatedAt: t0, status: state, live: state == "pending",
+                    finished: state != "pending"),
                 eventType: EventType(testing: "appRequest.\(state)"))
         }
         try await fx.log.apply([

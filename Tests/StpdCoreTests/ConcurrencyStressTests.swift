@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Synchronization
@@ -45,7 +46,7 @@ struct ConcurrencyStressTests {
     static let adapter = CustomerAdapter(kind: .app)
 
     func sessions(_ store: any StateStore, gate: Gate? = nil) async throws -> (CustomerSessions, EventLog) {
-        let log = try await EventLog(store: store)
+        let log = try await EventLog(store: store, failures: WireFailures())
         return (CustomerSessions(log: log, factory: Factory(gate: gate), background: BackgroundWork()), log)
     }
 
@@ -125,7 +126,7 @@ struct ConcurrencyStressTests {
                     #expect(types.last == "customer.closed", "close always lands: \(types)")
                     #expect(types.filter { $0 == "customer.closed" }.count == 1)
                     let stored = try #require(try await sessions.table.find(id))
-                    try await expectLastEventCarries(log, id, stored.view)
+                    try await expectLastEventCarries(log, id, sessions.table.view(stored))
                 }
             }
         }
@@ -139,7 +140,7 @@ struct ConcurrencyStressTests {
         let runner: Task<Void, Never>
 
         init(_ store: any StateStore) async throws {
-            log = try await EventLog(store: store)
+            log = try await EventLog(store: store, failures: WireFailures())
             let background = BackgroundWork()
             sources = SourceService(api: api, log: log, background: background)
             redirects = RedirectSessions(api: api, sources: sources, opener: nil, log: log, background: background)
@@ -194,7 +195,7 @@ struct ConcurrencyStressTests {
                     #expect(ends.count == 1, "one end: \(types)")
                     if types.contains("redirect.cancelled") { #expect(types.last == "redirect.cancelled") }
                     let stored = try #require(try await world.redirects.table.find(id))
-                    try await expectLastEventCarries(world.log, id, stored.view)
+                    try await expectLastEventCarries(world.log, id, world.redirects.table.view(stored))
                 }
             }
         }
@@ -232,7 +233,7 @@ struct ConcurrencyStressTests {
                     #expect(ends.count == 1, "one end: \(types)")
                     #expect(types.last == ends.first)
                     let stored = try #require(try await world.sources.table.find(id))
-                    try await expectLastEventCarries(world.log, id, stored.view)
+                    try await expectLastEventCarries(world.log, id, world.sources.table.view(stored))
                 }
             }
         }
@@ -267,7 +268,7 @@ struct ConcurrencyStressTests {
             let stored = try #require(try await world.contexts.table.find(view.id))
             #expect(stored.selected == nil || stored.options.contains { $0.id == stored.selected })
             #expect(stored.pending == nil)
-            try await expectLastEventCarries(world.log, view.id, stored.view)
+            try await expectLastEventCarries(world.log, view.id, world.contexts.table.view(stored))
         }
     }
 

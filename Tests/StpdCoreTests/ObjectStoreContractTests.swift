@@ -126,22 +126,4 @@ struct ObjectStoreContractTests {
             #expect(try await store.setAsideCount() == 1)
         }
     }
-
-    @Test(arguments: StoreKind.allCases)
-    func rederivingRewritesOnlyTheDerivedColumnsOfThatVersion(kind: StoreKind) async throws {
-        try await kind.withStore { store in
-            _ = try await store.apply([put("a", .absent, state: ["n": 1], live: true)], at: t0)
-            var derived = try #require(try await store.object(id: "a"))
-            (derived.status, derived.live, derived.finished) = ("done", false, true)
-            try await store.rederive(derived, keys: ["k"])
-            let after = try #require(try await store.object(id: "a"))
-            #expect((after.status, after.live, after.finished, after.state) == ("done", false, true, ["n": 1]))
-            #expect(try await store.lookup(key: "k", owner: nil, after: nil, limit: 5).map(\.objectId) == ["a"])
-            // A stale version is left alone.
-            derived.version = 99
-            derived.status = "stale"
-            try await store.rederive(derived, keys: [])
-            #expect(try await store.object(id: "a")?.status == "done")
-        }
-    }
 }

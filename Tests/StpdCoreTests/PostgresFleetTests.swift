@@ -2,7 +2,8 @@ import Crypto
 import Foundation
 import JSONRPC
 import StpdCore
-@_spi(Testing) import StpdPostgres
+import StpdDaemon
+import StpdPostgres
 @_spi(Testing) import StpdProtocol
 import StpdStore
 import Synchronization

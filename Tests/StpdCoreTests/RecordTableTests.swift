@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdDaemon
 import StpdProtocol
 import Synchronization
 import Testing
@@ -27,7 +28,7 @@ struct RecordTableTests {
         var keys: [String] = []
         var createdAt: Date
         var updatedAt: Date
-        var view: Counter { self }
+        func view(_: any FailureRenderer) -> Counter { self }
         var queryStatus: String? { closed ? "closed" : "open" }
         var isLive: Bool { !closed && count > 0 }
         var isFinished: Bool { closed }
@@ -43,7 +44,7 @@ struct RecordTableTests {
 
         init(_ store: any StateStore) async throws {
             self.store = store
-            log = try await EventLog(store: store)
+            log = try await EventLog(store: store, failures: WireFailures())
             table = RecordTable(log: log, now: { t0 }, reportSetAside: { [setAside] _, id, _ in setAside.append(id) })
         }
 

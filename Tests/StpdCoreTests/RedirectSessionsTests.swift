@@ -1,6 +1,8 @@
 import Foundation
 import JSONRPC
+import StpdDaemon
 import StpdProtocol
+import StripeAPI
 import Testing
 
 @testable import StpdCore
@@ -22,7 +24,7 @@ struct RedirectSessionsTests {
 
         init(opener: (any URLOpener)? = nil, store: InMemoryStateStore? = nil) async throws {
             let store = store ?? self.store
-            log = try await EventLog(store: store)
+            log = try await EventLog(store: store, failures: WireFailures())
             work = LeasedWork(background: background)
             sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)
             redirects = RedirectSessions(
@@ -57,7 +59,7 @@ struct RedirectSessionsTests {
         #expect(session.followUpTimeout == 10)
         let started = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: nil, opener: nil)
         #expect(started.status == .inProgress)
-        #expect(started.openURL == "https://hooks.stripe.test/redirect/\(id)")
+        #expect(started.openURL == FakePaymentsAPI.hookURL(id))
 
         #expect(
             try await world.redirects.handleURL(
@@ -162,8 +164,6 @@ struct RedirectSessionsTests {
         }
         let after = try await World(store: store)
         after.api.addSource(id: id, status: "consumed")
-        try await after.sources.restore()
-        try await after.redirects.restore()
         try await after.work.adoptAll()
         #expect(
             try await after.redirects.handleURL(
@@ -216,7 +216,7 @@ struct RedirectSessionsTests {
         let secret = world.api.addIntent(id: "seti_123", returnURL: "myshop://setup?order=7")
         let intent = try await world.api.retrieveSetupIntent(clientSecret: secret)
         let session = try await world.redirects.create(
-            for: Caller(uid: 1000), setupIntent: intent, clientSecret: secret, followUpTimeout: nil)
+            for: Caller(uid: 1000), intent: intent, clientSecret: secret, followUpTimeout: nil)
         #expect(session.kind == "setupIntent")
         #expect(session.setupIntentId == "seti_123" && session.paymentIntentId == nil)
         _ = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: .inApp, opener: nil)
@@ -232,9 +232,37 @@ struct RedirectSessionsTests {
         let done = try await world.api.retrieveSetupIntent(clientSecret: settled)
         let error = await wireError {
             try await world.redirects.create(
-                for: Caller(uid: 1000), setupIntent: done, clientSecret: settled, followUpTimeout: nil)
+                for: Caller(uid: 1000), intent: done, clientSecret: settled, followUpTimeout: nil)
         }
         #expect(error?.code == StpdErrors.redirectUnavailable.code)
+    }
+
+    /// Confirming either intent opens a session for a redirect_to_url next action, started at once
+    /// when asked, and none when the intent asks for nothing.
+    @Test func confirmingAnIntentFollowsItsRedirect() async throws {
+        let world = try await World()
+        let handler = PaymentHandler(api: world.api, redirects: world.redirects)
+        let owner = Caller(uid: 1000)
+        let pending = world.api.addIntent(id: "pi_red")
+        let confirmed = try await handler.confirm(
+            PaymentIntent.self, PaymentIntentConfirmParams(clientSecret: pending, paymentMethodID: "pm_1"), for: owner,
+            start: RedirectStartOptions(mode: .inApp))
+        let session = try #require(confirmed.nextAction.redirect)
+        #expect(session.kind == "paymentIntent" && session.paymentIntentId == "pi_red")
+        #expect(session.status == .inProgress && session.mode == .inApp)
+
+        let setup = world.api.addIntent(id: "seti_red")
+        let unstarted = try await handler.confirm(
+            SetupIntent.self, PaymentIntentConfirmParams(clientSecret: setup, paymentMethodID: "pm_1"), for: owner,
+            start: nil)
+        #expect(unstarted.nextAction.redirect?.status == .notStarted)
+        #expect(unstarted.nextAction.redirect?.setupIntentId == "seti_red")
+
+        let paid = world.api.addIntent(id: "pi_paid", status: "succeeded")
+        let done = try await handler.confirm(
+            PaymentIntent.self, PaymentIntentConfirmParams(clientSecret: paid, paymentMethodID: "pm_1"), for: owner,
+            start: RedirectStartOptions())
+        #expect(done.intent.status == .succeeded && done.nextAction.redirect == nil)
     }
 
     @Test func theDaemonOpenerFallsBackFromANativeURLToTheWebPage() async throws {
@@ -248,9 +276,9 @@ struct RedirectSessionsTests {
             id: session.id, for: Caller(uid: 1000), mode: .automatic, opener: .daemon)
         #expect(
             opener.opened.withLock { $0 } == [
-                "alipays://platformapi/startapp?x=1", "https://hooks.stripe.test/redirect/\(id)",
+                "alipays://platformapi/startapp?x=1", FakePaymentsAPI.hookURL(id),
             ])
-        #expect(started.openURL == "https://hooks.stripe.test/redirect/\(id)")
+        #expect(started.openURL == FakePaymentsAPI.hookURL(id))
         #expect(started.status == .inProgress)
     }
 
@@ -267,7 +295,7 @@ struct RedirectSessionsTests {
         #expect(try await world.redirects.get(id: session.id, for: Caller(uid: 1000)).status == .notStarted)
     }
 
-    @Test func weChatPayWhoseAppCannotBeOpenedCompletesWithTheSDKsAppRedirectError() async throws {
+    @Test func weChatPayWhoseAppCannotBeOpenedCompletesWithStripeIOS23sAppRedirectError() async throws {
         let world = try await World(opener: RecordingOpener(failing: ["weixin://"]))
         let id = world.api.addSource(
             type: "wechat", flow: "none", details: ["ios_native_url": "weixin://app/wx123/pay/?prepay=1"])

@@ -118,7 +118,7 @@ public final class AppRequestBroker: Sendable {
         entries.withLock { $0[id] = Entry(request: request) }
         _ = await work.leases.acquire(Self.lease(id), lost: {})
         do {
-            try await table.insert(request.record(.pending, at: created), .pending)
+            try await table.insert(request.record(.pending, at: created), .entered(.pending))
         } catch {
             entries.withLock { $0[id] = nil }
             await work.leases.release(Self.lease(id))
@@ -316,7 +316,7 @@ public final class AppRequestBroker: Sendable {
             record.state = .answered
             record.error = error
             record.handoff = error == nil ? result ?? .null : nil
-            return .answered
+            return .entered(.answered)
         }
         guard change.event != nil else {
             throw AppRequestError.alreadyFinished(id: id, state: change.record.state.rawValue)
@@ -329,7 +329,7 @@ public final class AppRequestBroker: Sendable {
         try await table.update(id, for: .daemon) { record in
             guard record.state == .pending else { return nil }
             record.state = .abandoned
-            return .abandoned
+            return .entered(.abandoned)
         }.record.state
     }
 
@@ -373,7 +373,7 @@ public final class AppRequestBroker: Sendable {
                 guard record.state == .pending else { return nil }
                 record.state = state
                 record.error = error
-                return state.event
+                return .entered(state)
             }.record
         }.value
     }
@@ -393,7 +393,7 @@ public final class AppRequestBroker: Sendable {
 /// the fleet's event log.
 private final class AnswersElsewhere: EventListener {
     private let wake: @Sendable (String) -> Void
-    private static let answered = AppRequestEvent.answered.type.name
+    private static let answered = AppRequestEvent.entered(.answered).type.name
 
     init(wake: @escaping @Sendable (String) -> Void) { self.wake = wake }
 
@@ -435,7 +435,7 @@ struct AppRequestRecord: DurableRecord {
     var isFinished: Bool { state != .pending }
     var isTerminal: Bool { state != .pending }
 
-    var view: View {
+    func view(_: any FailureRenderer) -> View {
         View(
             id: id, object: object, session: session, operation: operation, params: params, state: state,
             deadline: deadline, error: error)

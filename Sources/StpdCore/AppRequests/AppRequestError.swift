@@ -2,25 +2,6 @@ import Foundation
 import JSONRPC
 import StpdProtocol
 
-/// Where an app request is in its life. Each state is also the suffix of the event announcing it
-/// (`appRequest.pending`, `appRequest.answered`, ...).
-public enum AppRequestState: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Waiting for the app's answer.
-    case pending
-    /// The app answered, with a result or an error.
-    case answered
-    /// No answer came before the deadline; the asker got `AppRequestError.timedOut`.
-    case timedOut
-    /// The asker stopped waiting (its task was cancelled) before an answer came.
-    case cancelled
-    /// Its asker is gone: the daemon process that asked stopped or died (found at the next start,
-    /// or in a fleet by another daemon once the asker's lease expired).
-    case abandoned
-
-    /// The event announcing it (`appRequest.<state>`).
-    public var event: AppRequestEvent { AppRequestEvent(rawValue: rawValue)! }
-}
-
 /// The error an app answers a request with, instead of a result.
 public struct AppRequestFailure: Sendable, Hashable, Codable {
     /// Shown to whoever made the call that needed the answer (e.g. "card declined by our backend").
@@ -39,7 +20,7 @@ public struct AppRequestFailure: Sendable, Hashable, Codable {
 }
 
 /// Why asking the app, or answering it, failed.
-public enum AppRequestError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum AppRequestError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
     /// The app did not answer `operation` within `after`.
     case timedOut(operation: String, after: Duration)
     /// The app answered `operation` with an error.
@@ -79,32 +60,5 @@ public enum AppRequestError: Error, Sendable, Hashable, CustomStringConvertible 
         var text = String(format: "%.3f", seconds)
         while text.hasSuffix("0") { text.removeLast() }
         return text + " s"
-    }
-}
-
-/// As clients see them: StpdProtocol's AppRequestTimedOut, AppRequestFailed and AppAnswerInvalid,
-/// and for answering, NotFound and InvalidState (`data.state`).
-extension AppRequestError: RPCErrorConvertible {
-    public var rpcError: RPCError {
-        switch self {
-        case .timedOut(let operation, let after):
-            StpdErrors.appRequestTimedOut(
-                description, data: ["operation": .string(operation), "timeoutSeconds": .double(after.seconds)])
-        case .failed(let message, let code, let operation):
-            StpdErrors.appRequestFailed(
-                message,
-                data: [
-                    "operation": .string(operation), "message": .string(message),
-                    "code": code.map(JSONValue.string) ?? .null,
-                ])
-        case .malformedAnswer(let operation, _):
-            StpdErrors.appAnswerInvalid(description, data: ["operation": .string(operation)])
-        case .notFound(let id):
-            StpdErrors.notFound(description, data: ["id": .string(id)])
-        case .alreadyFinished(let id, let state):
-            StpdErrors.invalidState(description, data: ["id": .string(id), "state": .string(state)])
-        case .ambiguousAnswer:
-            RPCError.invalidParams(description, parameter: "error")
-        }
     }
 }

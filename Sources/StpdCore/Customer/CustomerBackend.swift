@@ -12,11 +12,25 @@ public protocol CustomerBackend: Sendable {
     func updateShipping(_ shipping: StripeAddress) async throws
     /// Forgets cached answers (a no-op for backends that cache nothing).
     func clearCache()
+    /// The app came to the foreground (`app.foreground`).
+    func foreground()
+}
+
+extension CustomerBackend {
+    /// Nothing to do for backends that hold no keys.
+    public func foreground() {}
 }
 
 /// What authorizes a customer session's Stripe calls, and for which customer.
 public protocol CustomerKeySource: Sendable {
     func customerKey() async throws -> (secret: StripeKey, customer: String)
+    /// The app came to the foreground.
+    func foreground()
+}
+
+extension CustomerKeySource {
+    /// Nothing to do for a key that does not expire.
+    public func foreground() {}
 }
 
 extension EphemeralKeyManager: CustomerKeySource {
@@ -26,6 +40,10 @@ extension EphemeralKeyManager: CustomerKeySource {
         // A stored key always has a customer: the manager refuses keys without one.
         return (key.secret, key.customerID ?? "")
     }
+
+    /// As the SDK's key manager on becoming active: a key that has expired is fetched again now
+    /// (at most once an hour), so the next call does not wait.
+    public func foreground() { refreshEagerly() }
 }
 
 /// stpd beside a server: its own secret or restricted key, for one customer.

@@ -31,7 +31,7 @@ struct CustomerSessionRecord: DurableRecord {
     var isFinished: Bool { status == .closed }
     var isTerminal: Bool { status == .closed }
 
-    var view: CustomerSessionView {
+    func view(_: any FailureRenderer) -> CustomerSessionView {
         CustomerSessionView(
             id: id, status: status, adapter: adapter.redacted, customerId: customerId,
             lastSelectedPaymentMethod: lastSelectedPaymentMethod,
@@ -56,7 +56,7 @@ struct CustomerPreference: DurableRecord {
 
     static func id(_ customer: String, _ owner: UInt32) -> String { "cpref_\(owner)_\(customer)" }
 
-    var view: View { View(customerId: customerId, paymentMethod: paymentMethod) }
+    func view(_: any FailureRenderer) -> View { View(customerId: customerId, paymentMethod: paymentMethod) }
 
     struct View: Codable, Sendable {
         var customerId: String

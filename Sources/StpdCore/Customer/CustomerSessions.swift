@@ -46,11 +46,11 @@ public final class CustomerSessions: Sendable {
             // As STPCustomerContext does on init; an app-answered session must not hold `open` up.
             background.start { [self] in _ = try? await load(id: id, for: caller) }
         }
-        return record.view
+        return table.view(record)
     }
 
     public func get(id: String, for caller: Caller) async throws -> CustomerSessionView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: CustomerSessionStatus?, startingAfter: String?, limit: Int)
@@ -58,7 +58,7 @@ public final class CustomerSessions: Sendable {
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 
     /// Fetches the customer and its payment methods (what prefetch does), recording what was learned.
@@ -101,12 +101,13 @@ public final class CustomerSessions: Sendable {
         }.view
     }
 
+    /// The last selected payment method stays remembered, as STPCustomerContext's detach leaves it:
+    /// a detached one is no longer among the options a context loads, so it selects nothing.
     public func detach(id: String, paymentMethod: String, for caller: Caller) async throws -> CustomerSessionView {
         try await operate(id, caller, "detachPaymentMethod", .paymentMethodDetached, always: Self.forgetMethods) {
             backend, _ in
             try await backend.detachPaymentMethod(id: paymentMethod)
-        } apply: { record, _ in
-            if record.lastSelectedPaymentMethod == paymentMethod { record.lastSelectedPaymentMethod = nil }
+        } apply: { _, _ in
         }.view
     }
 
@@ -148,12 +149,11 @@ public final class CustomerSessions: Sendable {
         try await preferences.find(CustomerPreference.id(customer, owner))?.paymentMethod
     }
 
-    /// app.foreground: as the SDK's key manager on becoming active, sessions whose ephemeral key
-    /// has expired fetch a new one now (at most once an hour), so the next call does not wait.
+    /// app.foreground: tells the caller's open sessions' live backends (a Stripe session's key
+    /// manager fetches an expired ephemeral key again, as the SDK's does on becoming active).
     public func foreground(for caller: Caller) async {
         for session in (try? await table.all(for: caller, status: CustomerSessionStatus.open.rawValue)) ?? [] {
-            let backend = backends.withLock { $0[session.id] }
-            _ = ((backend as? StripeCustomerContext)?.keys as? EphemeralKeyManager)?.refreshEagerly()
+            backends.withLock { $0[session.id] }?.foreground()
         }
     }
 
@@ -165,7 +165,7 @@ public final class CustomerSessions: Sendable {
             Self.forgetMethods(&record)
             record.customerFetchedAt = nil
             return .cacheCleared
-        }.record.view
+        }.view
     }
 
     public func close(id: String, for caller: Caller) async throws -> CustomerSessionView {
@@ -175,7 +175,7 @@ public final class CustomerSessions: Sendable {
             return .closed
         }
         backends.withLock { $0[id] = nil }
-        return change.record.view
+        return change.view
     }
 
     /// Runs `body` on an open session's backend, then applies its result to the session's latest
@@ -208,7 +208,7 @@ public final class CustomerSessions: Sendable {
             record.lastError = nil
             return event
         }
-        return (result, change.record.view)
+        return (result, change.view)
     }
 
     private static func forgetMethods(_ record: inout CustomerSessionRecord) { record.paymentMethodsFetchedAt = nil }

@@ -40,6 +40,8 @@ public final class StripeCustomerContext: CustomerBackend {
         _ = await (customer, methods)
     }
 
+    public func foreground() { keys.foreground() }
+
     public func clearCache() {
         cache.withLock { $0 = Cache() }
     }

@@ -20,12 +20,12 @@ extension PaymentContexts: RedirectOutcomeFollower {
             // Stopped (the lease went): the daemon that takes it over looks before confirming again.
             if Task.isCancelled { return }
             if takenOver, let intent = try? await api.retrievePaymentIntent(clientSecret: managed.clientSecret),
-                [.succeeded, .processing, .requiresCapture].contains(intent.status)
+                Self.isPaid(intent.status)
             {
                 await finishManaged(id, status: .success, error: nil)
                 return
             }
-            await finishManaged(id, status: .error, error: RPCError.json(error))
+            await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
 
@@ -43,55 +43,57 @@ extension PaymentContexts: RedirectOutcomeFollower {
             }
         } catch {
             if Task.isCancelled { return }
-            await finishManaged(id, status: .error, error: RPCError.json(error))
+            await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
 
     private func settle(_ id: String, intent: PaymentIntent, clientSecret: String) async throws {
-        switch intent.status {
-        case .succeeded, .processing, .requiresCapture:
-            await finishManaged(id, status: .success, error: nil)
-        case .requiresAction where intent.redirectURLs != nil:
-            guard let owner = try await table.find(id)?.owner else { return }
-            let session = try await redirects.create(
-                for: Caller(uid: owner), paymentIntent: intent, clientSecret: clientSecret, followUpTimeout: nil)
-            _ = try await redirects.start(id: session.id, for: .daemon, mode: .automatic, opener: nil)
-            try await update(id) { record in
-                guard record.managed != nil else { return nil }
-                record.redirect = session.id
-                record.needs = .redirect
-                return .needsInput
-            }
-        default:
-            await finishManaged(
+        guard !Self.isPaid(intent.status) else { return await finishManaged(id, status: .success, error: nil) }
+        guard let owner = try await table.find(id)?.owner else { return }
+        let handled = try await payments.handleNextAction(
+            of: intent, clientSecret: clientSecret, for: Caller(uid: owner),
+            start: RedirectStartOptions(mode: .automatic))
+        guard let session = handled.redirect else {
+            return await finishManaged(
                 id, status: .error,
                 error: Self.unpaid(intent.status.rawValue, intent.lastPaymentError?.allResponseFields))
         }
-    }
-
-    public func redirectSettled(session: String, outcome: RedirectSessionView.Outcome) async {
-        let waiting = try? await table.filed(under: PaymentContextRecord.redirectKey(session), for: .daemon)
-        guard let id = waiting?.first?.id else { return }
-        if ["succeeded", "processing", "requires_capture"].contains(outcome.result) {
-            await finishManaged(id, status: .success, error: nil)
-        } else if outcome.error?["code"] == .int(Int64(StpdErrors.redirectCancelled.code)) {
-            // The customer closed the bank page: STPPaymentHandler's canceled, the context's userCancellation.
-            await finishManaged(id, status: .userCancellation, error: nil)
-        } else {
-            await finishManaged(
-                id, status: .error,
-                error: outcome.error ?? Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
+        try await update(id) { record in
+            guard record.managed != nil else { return nil }
+            record.redirect = session.id
+            record.needs = .redirect
+            return .needsInput
         }
     }
 
-    private static func unpaid(_ status: String, _ lastError: JSONValue?) -> JSONValue {
-        RPCError.json(
-            DomainError.paymentFailed(
+    public func redirectSettled(session: String, outcome: RedirectOutcome) async {
+        let waiting = try? await table.filed(under: PaymentContextRecord.redirectKey(session), for: .daemon)
+        guard let id = waiting?.first?.id else { return }
+        if let error = outcome.error {
+            // The customer closed the bank page: STPPaymentHandler's canceled, the context's userCancellation.
+            let cancelled = error.isRedirectCancelled
+            await finishManaged(id, status: cancelled ? .userCancellation : .error, error: cancelled ? nil : error)
+        } else if Self.isPaid(PaymentIntent.Status(apiValue: outcome.result)) {
+            await finishManaged(id, status: .success, error: nil)
+        } else {
+            await finishManaged(
+                id, status: .error, error: Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
+        }
+    }
+
+    /// The SDK's success: the payment went through, or will (processing, or authorized to capture).
+    private static func isPaid(_ status: PaymentIntent.Status) -> Bool {
+        status == .succeeded || status == .processing || status == .requiresCapture
+    }
+
+    private static func unpaid(_ status: String, _ lastError: JSONValue?) -> Failure {
+        .domain(
+            .paymentFailed(
                 detail: "the PaymentIntent is \(status)",
                 data: ["paymentIntentStatus": .string(status), "lastPaymentError": lastError ?? .null]))
     }
 
-    private func finishManaged(_ id: String, status: PaymentStatus, error: JSONValue?) async {
+    private func finishManaged(_ id: String, status: PaymentStatus, error: Failure?) async {
         _ = try? await update(id) { record in
             guard record.managed != nil else { return nil }
             Self.finish(&record, status: status, error: error)
@@ -115,7 +117,7 @@ extension PaymentContexts: RedirectOutcomeFollower {
         if let session = record.redirect {
             jobs.append(
                 LeasedWork.Job(name: Self.managedLease(id)) { [self] in
-                    if let outcome = try? await redirects.get(id: session, for: .daemon).outcome {
+                    if let outcome = try? await redirects.table.find(session)?.outcome {
                         await redirectSettled(session: session, outcome: outcome)
                     }
                 })
@@ -125,6 +127,4 @@ extension PaymentContexts: RedirectOutcomeFollower {
         return jobs
     }
 
-    /// Brings rows an older daemon wrote up to date; what was under way resumes by adoption.
-    public func restore() async throws { _ = try await table.restore() }
 }

@@ -15,6 +15,12 @@ struct PaymentContextRecord: DurableRecord {
         var payload: JSONValue
     }
 
+    /// The last didFinish.
+    struct PaymentResult: Codable, Sendable {
+        var status: PaymentStatus
+        var error: Failure?
+    }
+
     struct ManagedIntent: Codable, Sendable {
         var clientSecret: String
         var returnURL: String?
@@ -32,7 +38,7 @@ struct PaymentContextRecord: DurableRecord {
     var defaultPaymentMethod: String?
     var pendingActionTimeout: Double
     var loading = true
-    var loadError: JSONValue?
+    var loadError: Failure?
     var options: [PaymentContextView.Option] = []
     var selected: String?
     var shippingAddress: ShippingAddressParams?
@@ -48,11 +54,14 @@ struct PaymentContextRecord: DurableRecord {
     var pending: Pending?
     var managed: ManagedIntent?
     var redirect: String?
-    var lastResult: JSONValue?
-    var shippingError: JSONValue?
-    var lastShippingSaveError: JSONValue?
+    var lastResult: PaymentResult?
+    var shippingError: Failure?
+    var lastShippingSaveError: Failure?
     var createdAt: Date
     var updatedAt: Date
+
+    /// Its creator, as whom it reaches its customer session.
+    var caller: Caller { Caller(uid: owner) }
 
     var shippingType: String { configuration.shippingType ?? "shipping" }
     var companyName: String { configuration.companyName ?? "" }
@@ -72,8 +81,9 @@ struct PaymentContextRecord: DurableRecord {
         return incomplete || verify || methodRequired
     }
 
-    /// Sets the shipping methods with the v19 rule: an empty list clears the selection; a selection
-    /// missing from the new list moves to the first method.
+    /// Sets the shipping methods by 19.x's rule: an empty list clears the selection; a selection
+    /// missing from the new list moves to the first method. A deliberate difference: 21.0 to 23.x
+    /// invert the membership test (a listed selection moves to the first), a bug stpd does not copy.
     mutating func setShippingMethods(_ methods: [ShippingMethod]?, preferred: String?) {
         shippingMethods = methods
         guard let methods else { return }
@@ -89,6 +99,8 @@ struct PaymentContextRecord: DurableRecord {
 
     /// The SDK's `paymentSummaryItems`: [shipping, total labelled companyName]; or the app's items
     /// with, when a method is selected, the shipping item before the total and the total grown by it.
+    /// The app may set none at all, as in the SDK: then there are no items, and the payment amount
+    /// is the shipping method's alone.
     var summaryItems: (items: [PaymentContextView.SummaryItem], total: Int) {
         let item = { (label: String, amount: Int) in
             PaymentContextView.SummaryItem(
@@ -96,19 +108,20 @@ struct PaymentContextRecord: DurableRecord {
         }
         let shipping = shippingMethods?.first { $0.identifier == selectedShippingMethod }
         let own = customSummaryItems ?? []
-        let base = own.last?.amount ?? amount
-        let total = base + shippingAmount
+        let total = (customSummaryItems == nil ? amount : own.last?.amount ?? 0) + shippingAmount
+        if customSummaryItems?.isEmpty == true { return ([], total) }
         let items =
             own.dropLast().map { item($0.label, $0.amount) } + (shipping.map { [item($0.label, $0.amount)] } ?? [])
             + [item(own.last?.label ?? companyName, total)]
         return (items, total)
     }
 
-    var view: PaymentContextView {
+    func view(_ failures: any FailureRenderer) -> PaymentContextView {
         let (items, total) = summaryItems
         return PaymentContextView(
             id: id, customerSession: session, status: status, amount: amount, currency: currency, country: country,
-            configuration: configuration, validatesShipping: validatesShipping, loading: loading, loadError: loadError,
+            configuration: configuration, validatesShipping: validatesShipping, loading: loading,
+            loadError: loadError.map(failures.render),
             paymentOptions: options, selectedPaymentMethod: selected, shippingAddress: shippingAddress,
             shippingAddressNeedsVerification: shippingNeedsVerification, shippingMethods: shippingMethods,
             selectedShippingMethod: selectedShippingMethod, paymentSummaryItems: items, paymentAmount: total,
@@ -117,8 +130,12 @@ struct PaymentContextRecord: DurableRecord {
             pendingAction: pending.map {
                 .init(id: $0.id, kind: $0.kind, deadline: $0.deadline.formatted(.iso8601), payload: $0.payload)
             },
-            redirect: redirect, lastResult: lastResult, shippingError: shippingError,
-            shippingSaveError: lastShippingSaveError, createdAt: createdAt.formatted(.iso8601),
+            redirect: redirect,
+            lastResult: lastResult.map {
+                ["status": .string($0.status.rawValue), "error": $0.error.map(failures.render) ?? .null]
+            },
+            shippingError: shippingError.map(failures.render),
+            shippingSaveError: lastShippingSaveError.map(failures.render), createdAt: createdAt.formatted(.iso8601),
             updatedAt: updatedAt.formatted(.iso8601))
     }
 

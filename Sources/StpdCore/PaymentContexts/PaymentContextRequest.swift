@@ -18,7 +18,7 @@ extension PaymentContexts {
         }
         // The SDK ignores it while a request runs or a screen shows (state != none): an address the
         // app is validating is the shipping screen showing.
-        guard record.requestState == .none, record.pending == nil else { return record.view }
+        guard record.requestState == .none, record.pending == nil else { return table.view(record) }
         // The SDK waits for its loading promise; the request runs when loading ends.
         let waits = try await update(id, for: caller) { record in
             guard record.requestState == .none, record.pending == nil, record.loading else { return nil }
@@ -80,15 +80,13 @@ extension PaymentContexts {
 
     /// The SDK re-enters requestPayment when the screen it showed is done.
     func continueIfWaiting(_ id: String, for input: PaymentContextNeed) async throws -> PaymentContextView? {
-        var resumed = false
-        try await update(id) { record in
+        let resumed = try await apply(id) { record in
             guard record.requestState == .requestingPayment, record.needs == input else { return nil }
             record.requestState = .none
             record.needs = nil
-            resumed = true
             return .didChange
         }
-        guard resumed else { return nil }
+        guard resumed.event != nil else { return nil }
         return try await proceedWithRequest(id)
     }
 
@@ -98,19 +96,20 @@ extension PaymentContexts {
         -> PaymentContextView
     {
         let actionID = ObjectID.make("pact_")
-        var deadline = now()
-        let view = try await update(id, for: caller) { record in
+        let asked = try await apply(id, for: caller) { record in
             if let pending = record.pending {
                 throw DomainError.invalidState(
                     .paymentContext, id: id, state: pending.kind.rawValue,
                     detail: "a \(pending.kind) pending action is waiting")
             }
-            deadline = now().addingTimeInterval(record.pendingActionTimeout)
+            let deadline = now().addingTimeInterval(record.pendingActionTimeout)
             record.pending = .init(id: actionID, kind: kind, deadline: deadline, payload: payload)
             return .pendingAction
         }
-        startTimer(context: id, action: actionID, deadline: deadline)
-        return view
+        if let pending = asked.record.pending {
+            startTimer(context: id, action: pending.id, deadline: pending.deadline)
+        }
+        return asked.view
     }
 
     /// The app's completion of a pending action. Another uid's action answers as one that does
@@ -128,8 +127,8 @@ extension PaymentContexts {
                 detail: "a \(pending.kind) answer is one of \(allowed.map(\.rawValue).joined(separator: ", "))")
         }
         let appError = params.error.map { failure in
-            RPCError.json(
-                DomainError.paymentFailed(
+            Failure.domain(
+                .paymentFailed(
                     detail: failure.message,
                     data: ["message": .string(failure.message), "code": failure.code.map(JSONValue.string) ?? .null]))
         }
@@ -143,12 +142,12 @@ extension PaymentContexts {
                 Self.finish(
                     &record, status: status,
                     error: params.status == .error
-                        ? appError ?? RPCError.json(DomainError.paymentFailed(detail: nil, data: [:])) : nil)
+                        ? appError ?? .domain(.paymentFailed(detail: nil, data: [:])) : nil)
                 return .didFinish
             }
             guard params.status == .valid else {
                 record.shippingError =
-                    appError ?? RPCError.json(DomainError.paymentFailed(detail: "Invalid Shipping Address", data: [:]))
+                    appError ?? .domain(.paymentFailed(detail: "Invalid Shipping Address", data: [:]))
                 return .shippingInvalid
             }
             record.shippingError = nil
@@ -158,8 +157,8 @@ extension PaymentContexts {
             let address = try? JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null)
         else { return view }
         return try await acceptShipping(
-            record.id, for: caller, address: address, methods: params.shippingMethods ?? [],
-            selected: params.selectedShippingMethod)
+            record.id, for: caller, address: address,
+            answer: (params.shippingMethods, params.selectedShippingMethod))
     }
 
     /// The customer backed out of a screen requestPayment showed: didFinish(userCancellation).
@@ -182,13 +181,13 @@ extension PaymentContexts {
         return view
     }
 
-    static func finish(_ record: inout PaymentContextRecord, status: PaymentStatus, error: JSONValue?) {
+    static func finish(_ record: inout PaymentContextRecord, status: PaymentStatus, error: Failure?) {
         record.requestState = .none
         record.needs = nil
         record.pending = nil
         record.managed = nil
         record.redirect = nil
-        record.lastResult = ["status": .string(status.rawValue), "error": error ?? .null]
+        record.lastResult = .init(status: status, error: error)
     }
 
     // MARK: Deadlines
@@ -212,8 +211,8 @@ extension PaymentContexts {
     private func timeOut(context: String, action: String) async {
         _ = try? await update(context) { record in
             guard let pending = record.pending, pending.id == action else { return nil }
-            let error = RPCError.json(
-                DomainError.pendingActionTimedOut(
+            let error = Failure.domain(
+                .pendingActionTimedOut(
                     action: action, kind: pending.kind.rawValue,
                     detail: "\(pending.kind) got no answer within \(Int(record.pendingActionTimeout)) s"))
             record.pending = nil

@@ -3,18 +3,19 @@ import JSONRPC
 import StpdProtocol
 import StripeAPI
 
-/// What a payment context asks of its customer session (the SDK's API adapter).
+/// What a payment context asks of its customer session (the SDK's API adapter), as its owner.
 public protocol PaymentContextCustomer: Sendable {
-    func clearCache(session: String, owner: UInt32) async throws
-    func retrieveCustomer(session: String, owner: UInt32) async throws -> Customer
-    func listPaymentMethods(session: String, owner: UInt32) async throws -> [PaymentMethod]
-    func attach(session: String, paymentMethod: String, owner: UInt32) async throws
-    func detach(session: String, paymentMethod: String, owner: UInt32) async throws
-    func updateShipping(session: String, address: StripeAddress, owner: UInt32) async throws
-    /// Remembers the last selected PaymentMethod for the session's customer (nil: none).
-    func select(session: String, paymentMethod: String?, owner: UInt32) async throws
-    /// The customer's last selected PaymentMethod.
-    func lastSelected(session: String, customer: String, owner: UInt32) async throws -> String?
+    func clearCache(session: String, as caller: Caller) async throws
+    func retrieveCustomer(session: String, as caller: Caller) async throws -> Customer
+    func listPaymentMethods(session: String, as caller: Caller) async throws -> [PaymentMethod]
+    func attach(session: String, paymentMethod: String, as caller: Caller) async throws
+    func detach(session: String, paymentMethod: String, as caller: Caller) async throws
+    func updateShipping(session: String, address: StripeAddress, as caller: Caller) async throws
+    /// Remembers the last selected PaymentMethod for the session's customer (nil: none), where the
+    /// session's adapter keeps one.
+    func select(session: String, paymentMethod: String?, as caller: Caller) async throws
+    /// The customer's last selected PaymentMethod, where the session's adapter keeps one.
+    func lastSelected(session: String, customer: String, as caller: Caller) async throws -> String?
 }
 
 /// What a payment context is created with (STPPaymentContext's initializer and properties).
@@ -58,17 +59,22 @@ public final class PaymentContexts: Sendable {
     let customers: any PaymentContextCustomer
     let api: any PaymentsAPI
     let redirects: RedirectSessions
+    /// Confirms a managed PaymentIntent and follows its next action.
+    let payments: PaymentHandler
     let table: RecordTable<PaymentContextRecord>
     let background: BackgroundWork
     let clock: any Clock<Duration>
     let now: @Sendable () -> Date
     let defaultTimeout: Double
-    let defaultCompanyName: String?
+    /// The merchant's name for a context whose configuration names none, by caller (the daemon's
+    /// rule: STPD_MERCHANT_NAME, else the calling app's name).
+    let defaultCompanyName: @Sendable (Caller) -> String?
     let work: LeasedWork
 
     public init(
         customers: any PaymentContextCustomer, api: any PaymentsAPI, redirects: RedirectSessions, log: EventLog,
-        background: BackgroundWork, pendingActionTimeout: Double = 600, companyName: String? = nil,
+        background: BackgroundWork, pendingActionTimeout: Double = 600,
+        companyName: @escaping @Sendable (Caller) -> String? = { _ in nil },
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
         work: LeasedWork? = nil, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
@@ -76,6 +82,7 @@ public final class PaymentContexts: Sendable {
         self.customers = customers
         self.api = api
         self.redirects = redirects
+        payments = PaymentHandler(api: api, redirects: redirects)
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.background = background
         self.clock = clock
@@ -87,7 +94,7 @@ public final class PaymentContexts: Sendable {
 
     public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
         var configuration = terms.configuration ?? PaymentConfiguration()
-        if configuration.companyName == nil { configuration.companyName = defaultCompanyName ?? "" }
+        if configuration.companyName == nil { configuration.companyName = defaultCompanyName(caller) ?? "" }
         let stamp = now()
         var record = PaymentContextRecord(
             id: ObjectID.make("pctx_"), owner: caller.uid, session: terms.session, amount: terms.amount,
@@ -101,11 +108,11 @@ public final class PaymentContexts: Sendable {
         }
         try await table.insert(record, .created)
         startLoading(record.id)
-        return record.view
+        return table.view(record)
     }
 
     public func get(id: String, for caller: Caller) async throws -> PaymentContextView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: PaymentContextStatus?, startingAfter: String?, limit: Int)
@@ -113,7 +120,7 @@ public final class PaymentContexts: Sendable {
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 
     public func retryLoading(id: String, for caller: Caller) async throws -> PaymentContextView {
@@ -129,18 +136,13 @@ public final class PaymentContexts: Sendable {
     }
 
     /// The SDK's setters. Setting the amount replaces summary items the app set; setting items makes
-    /// their last one's amount the payment amount.
+    /// their last one's amount the payment amount (0 for none).
     public func setAmount(
         id: String, for caller: Caller, amount: Int?, currency: String?, country: String?,
         summaryItems: [PaymentSummaryItemInput]? = nil
     ) async throws -> PaymentContextView {
-        if let summaryItems {
-            guard !summaryItems.isEmpty else {
-                throw DomainError.invalidInput(input: "paymentSummaryItems", detail: "give at least the total")
-            }
-            guard amount == nil else {
-                throw DomainError.invalidInput(input: "amount", detail: "give amount or paymentSummaryItems, not both")
-            }
+        if summaryItems != nil, amount != nil {
+            throw DomainError.invalidInput(input: "amount", detail: "give amount or paymentSummaryItems, not both")
         }
         _ = try await record(id, caller, open: true)
         return try await update(id, for: caller) { record in
@@ -148,9 +150,9 @@ public final class PaymentContexts: Sendable {
                 record.amount = amount
                 record.customSummaryItems = nil
             }
-            if let summaryItems, let total = summaryItems.last {
+            if let summaryItems {
                 record.customSummaryItems = summaryItems
-                record.amount = total.amount
+                record.amount = summaryItems.last?.amount ?? 0
             }
             if let currency { record.currency = currency.uppercased() }
             if let country { record.country = country.uppercased() }
@@ -174,13 +176,13 @@ public final class PaymentContexts: Sendable {
     private func load(_ id: String) async {
         guard let record = try? await table.find(id), record.loading, record.status == .open else { return }
         do {
-            try await customers.clearCache(session: record.session, owner: record.owner)
-            let customer = try await customers.retrieveCustomer(session: record.session, owner: record.owner)
-            let methods = try await customers.listPaymentMethods(session: record.session, owner: record.owner)
+            try await customers.clearCache(session: record.session, as: record.caller)
+            let customer = try await customers.retrieveCustomer(session: record.session, as: record.caller)
+            let methods = try await customers.listPaymentMethods(session: record.session, as: record.caller)
             var chosen = record.defaultPaymentMethod
             if chosen == nil {
                 chosen = try await customers.lastSelected(
-                    session: record.session, customer: customer.id, owner: record.owner)
+                    session: record.session, customer: customer.id, as: record.caller)
             }
             _ = try await update(id) { [chosen] record in
                 if record.shippingAddress == nil, let shipping = customer.shippingAddress {
@@ -195,9 +197,10 @@ public final class PaymentContexts: Sendable {
         } catch {
             // Stopped (closed, or the lease went): whoever loads it next starts over.
             if Task.isCancelled { return }
+            let failure = Failure(error, describedBy: table.log.failures)
             _ = try? await update(id) { record in
                 record.loading = false
-                record.loadError = RPCError.json(error)
+                record.loadError = failure
                 return .didFailToLoad
             }
         }
@@ -207,21 +210,27 @@ public final class PaymentContexts: Sendable {
     }
 
     /// Applies `mutate` to the latest state and commits it with the event it returns (nil: nothing
-    /// changed). A pending action that ended any way (answered, finished, closed) loses its deadline.
+    /// changed), answering with the context's view.
     @discardableResult
     func update(
         _ id: String, for caller: Caller = .daemon,
         _ mutate: (inout PaymentContextRecord) throws -> PaymentContextEvent?
     ) async throws -> PaymentContextView {
-        var ended: String?
-        let change = try await table.update(id, for: caller) { record in
-            let before = record.pending?.id
-            let event = try mutate(&record)
-            ended = event != nil && before != nil && record.pending?.id != before ? before : nil
-            return event
+        try await apply(id, for: caller, mutate).view
+    }
+
+    /// `update`, answering with the whole change. A pending action that ended any way (answered,
+    /// finished, closed) loses its deadline.
+    @discardableResult
+    func apply(
+        _ id: String, for caller: Caller = .daemon,
+        _ mutate: (inout PaymentContextRecord) throws -> PaymentContextEvent?
+    ) async throws -> RecordTable<PaymentContextRecord>.Change {
+        let change = try await table.update(id, for: caller, mutate)
+        if change.event != nil, let ended = change.before.pending?.id, change.record.pending?.id != ended {
+            await work.stop(Self.deadlineLease(ended))
         }
-        if let ended { await work.stop(Self.deadlineLease(ended)) }
-        return change.record.view
+        return change
     }
 
     func record(_ id: String, _ caller: Caller, open: Bool = false) async throws -> PaymentContextRecord {

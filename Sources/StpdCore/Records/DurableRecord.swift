@@ -17,8 +17,8 @@ public protocol DurableRecord: Codable, Sendable {
     var owner: UInt32 { get }
     var createdAt: Date { get }
     var updatedAt: Date { get set }
-    /// What replies and events carry (secrets left out).
-    var view: View { get }
+    /// What replies and events carry (secrets left out), with failures as `failures` shows them.
+    func view(_ failures: any FailureRenderer) -> View
 
     /// The status lists filter by, if the kind has one.
     var queryStatus: String? { get }

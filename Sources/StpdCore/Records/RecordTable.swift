@@ -38,10 +38,13 @@ public final class RecordTable<R: DurableRecord>: Sendable {
 
     private var store: any StateStore { log.store }
 
-    /// The record after a mutation, and the event it committed (nil: nothing changed).
+    /// The record after a mutation, what clients see of it, and the event it committed (nil:
+    /// nothing changed); `before` is the state the mutation was applied to.
     public struct Change: Sendable {
         public var record: R
+        public var view: R.View
         public var event: R.Event?
+        public var before: R
     }
 
     public struct Page: Sendable {
@@ -77,15 +80,18 @@ public final class RecordTable<R: DurableRecord>: Sendable {
                 throw DomainError.notFound(R.kind, id: id)
             }
             var record = current
-            guard let event = try mutate(&record) else { return Change(record: current, event: nil) }
+            guard let event = try mutate(&record) else {
+                return Change(record: current, view: view(current), event: nil, before: current)
+            }
             if current.isTerminal {
                 let state = current.queryStatus ?? "finished"
                 throw DomainError.invalidState(R.kind, id: id, state: state, detail: "\(R.kind.noun) \(id) is \(state)")
             }
             record.updatedAt = now()
             do {
-                try await commit([try change(record, event, .version(version))])
-                return Change(record: record, event: event)
+                let shown = view(record)
+                try await commit([try change(record, event, .version(version), view: shown)])
+                return Change(record: record, view: shown, event: event, before: current)
             } catch is StoreConflict {
                 continue  // Someone committed first: compute again from what they committed.
             }
@@ -145,20 +151,24 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         _ = try await Task { try await log.apply(changes) }.value
     }
 
-    private func change(_ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false)
-        throws -> StateChange
-    {
+    private func change(
+        _ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false,
+        view: R.View? = nil
+    ) throws -> StateChange {
         let object = StoredObject(
             id: record.id, kind: R.kind.rawValue, ownerUID: record.owner, state: try JSONCoding.value(of: record),
             createdAt: record.createdAt, updatedAt: record.updatedAt, status: record.queryStatus,
             live: record.isLive, finished: record.isFinished)
         return StateChange(
             object: object, eventType: event.type, removesObject: removing,
-            publicState: try JSONCoding.value(of: record.view), precondition: precondition,
+            publicState: try JSONCoding.value(of: view ?? self.view(record)), precondition: precondition,
             keys: removing ? [] : record.lookupKeys)
     }
 
     // MARK: Reading
+
+    /// What clients see of `record` (replies and events carry it).
+    public func view(_ record: R) -> R.View { record.view(log.failures) }
 
     /// The record, whoever owns it (the daemon's own work).
     public func find(_ id: String) async throws -> R? { try await load(id)?.record }
@@ -205,30 +215,8 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         }
     }
 
-    /// Loads every live record at start. Rows written before the store derived its columns
-    /// (version 0) get them now.
-    public func restore() async throws -> [R] {
-        var live: [R] = []
-        var query = ObjectQuery(kind: R.kind.rawValue, live: true, limit: 500)
-        while true {
-            let batch = try await store.objects(query)
-            for stored in batch {
-                guard let record = decodeOrSetAside(stored) else { continue }
-                if stored.version == 0 { try await rederive(record, from: stored) }
-                if record.isLive { live.append(record) }
-            }
-            guard batch.count == 500 else { return live }
-            query.startingAfter = batch.last?.id
-        }
-    }
-
-    private func rederive(_ record: R, from stored: StoredObject) async throws {
-        var derived = stored
-        derived.status = record.queryStatus
-        derived.live = record.isLive
-        derived.finished = record.isFinished
-        try await store.rederive(derived, keys: record.lookupKeys)
-    }
+    /// Every live record, whoever owns it: what a process picks up at start.
+    public func restore() async throws -> [R] { try await live(for: .daemon) }
 
     // MARK: Lookup keys
 
@@ -280,7 +268,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
 
     private func decodeOrSetAside(_ stored: StoredObject) -> R? {
         do {
-            return try JSONCoding.typed(R.self, from: Self.withRowFields(stored))
+            return try JSONCoding.typed(R.self, from: stored.state)
         } catch {
             let reason = String(describing: error)
             reportSetAside(R.kind, stored.id, reason)
@@ -288,21 +276,6 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             Task { try? await store.setAside(id: stored.id, reason: reason) }
             return nil
         }
-    }
-}
-
-extension RecordTable {
-    /// The state with what the row knows filled in where the state lacks it: rows written before
-    /// the record core kept id, owner and times in the row only.
-    static func withRowFields(_ stored: StoredObject) -> JSONValue {
-        guard case .object(var fields) = stored.state else { return stored.state }
-        let row: [String: JSONValue] = [
-            "id": .string(stored.id), "owner": .int(Int64(stored.ownerUID)),
-            "createdAt": .double(stored.createdAt.timeIntervalSinceReferenceDate),
-            "updatedAt": .double(stored.updatedAt.timeIntervalSinceReferenceDate),
-        ]
-        fields.merge(row) { state, _ in state }
-        return .object(fields)
     }
 }
 

@@ -12,7 +12,7 @@ extension RedirectSessions {
         -> RedirectSessionView
     {
         let record = try await table.get(id, for: caller)
-        guard record.status == .notStarted else { return record.view }
+        guard record.status == .notStarted else { return table.view(record) }
         let mode = mode ?? .automatic
         let opener = opener ?? .app
         if opener == .daemon, self.opener == nil {
@@ -50,7 +50,7 @@ extension RedirectSessions {
             record.openURL = url
             record.returnKey = returnKey
             return .started
-        }.record.view
+        }.view
     }
 
     /// Of the keys the URL may be filed under, the one with the fewest sessions (ties: the first
@@ -83,32 +83,39 @@ extension RedirectSessions {
     private func completeWithError(
         _ id: String, _ caller: Caller, from state: RedirectStatus, trigger: String, _ error: DomainError
     ) async throws -> RedirectSessionView {
-        let json = RPCError.json(error)
         let change = try await table.update(id, for: caller) { record in
             guard record.status == state else { return nil }
             let at = now().formatted(.iso8601)
             record.status = .completed
-            record.completion = .init(trigger: trigger, url: nil, error: json, at: at)
-            record.outcome = .init(result: "error", error: json, object: nil, at: at)
+            record.completion = .init(trigger: trigger, url: nil, error: .domain(error), at: at)
+            record.outcome = .init(result: "error", error: .domain(error), object: nil, at: at)
             return .completed
         }
         if change.event != nil, let outcome = change.record.outcome { await tellFollowers(id, outcome) }
-        return change.record.view
+        return change.view
     }
 
     /// redirect.report: what the app's browser or web view did (spec §3.4's UI events).
     public func report(
         id: String, for caller: Caller, outcome: RedirectReportOutcome, url: String?, message: String?
     ) async throws -> RedirectSessionView {
+        // The page that failed, which only the app's browser knows: Stripe's hook page
+        // (hooks.stripe.com) redirects at once to the bank's, whose failures the SDK ignores.
+        if outcome == .loadFailed, url == nil {
+            throw DomainError.invalidInput(
+                input: "url", detail: "loadFailed needs the URL whose load failed (the page may have left openURL)")
+        }
         let record = try await table.get(id, for: caller)
-        guard record.status == .inProgress else { return record.view }
+        guard record.status == .inProgress else { return table.view(record) }
         var data: [String: JSONValue] = message.map { ["message": .string($0)] } ?? [:]
         switch outcome {
         case .closed, .loadFailed:
             guard record.showsWebPage else {
+                let why =
+                    record.opener == .daemon ? "stpd opened it in a browser" : "mode \(record.mode?.rawValue ?? "none")"
                 throw DomainError.invalidState(
                     .redirect, id: id, state: record.mode?.rawValue ?? "none",
-                    detail: "the app shows no web page in this session (mode \(record.mode?.rawValue ?? "none"))")
+                    detail: "the app shows no web page in this session (\(why))")
             }
             if outcome == .closed {
                 // v20+: an error only when a return URL was awaited; without one, closing is the end.
@@ -118,10 +125,10 @@ extension RedirectSessions {
                 return try await completeWithError(
                     id, caller, from: .inProgress, trigger: "closed", .redirectCancelled(detail: message, data: data))
             }
-            let failed = url ?? record.openURL ?? ""
+            let failed = url ?? ""
             // The SDK completes only when the page that failed is Stripe's; other hosts' failures are ignored.
             guard let host = URL.strict(failed)?.host?.lowercased(), host.contains("stripe.com") else {
-                return record.view
+                return table.view(record)
             }
             data["sdkDomain"] = "com.stripe.lib"
             data["sdkCode"] = 40
@@ -146,7 +153,7 @@ extension RedirectSessions {
                 guard record.status == .inProgress, record.opensNativeApp else { return nil }
                 record.openURL = web
                 return .fallback
-            }.record.view
+            }.view
         }
     }
 
@@ -155,7 +162,7 @@ extension RedirectSessions {
             self.complete(&record, trigger: "closed", url: nil)
         }
         if change.event != nil { startFollowUp(change.record) }
-        return change.record.view
+        return change.view
     }
 
     /// handle-url: completes the earliest-started matching session the caller may see; nil when
@@ -202,7 +209,7 @@ extension RedirectSessions {
             guard record.status == .inProgress else { return nil }
             record.status = .cancelled
             return .cancelled
-        }.record.view
+        }.view
     }
 
     private func complete(_ record: inout RedirectRecord, trigger: String, url: String?) -> RedirectEvent? {

@@ -5,7 +5,7 @@ import StripeAPI
 
 /// Told when a redirect session's follow-up has an outcome (a payment context waiting on it).
 public protocol RedirectOutcomeFollower: Sendable {
-    func redirectSettled(session: String, outcome: RedirectSessionView.Outcome) async
+    func redirectSettled(session: String, outcome: RedirectOutcome) async
 }
 
 /// What the seeds tell an app to do once a redirect completes: poll the Source for a short while
@@ -31,7 +31,7 @@ extension RedirectSessions: PollFollower {
                 let source = try? await sources.table.find(sourceID), let poll = source.poll, poll.redirect == id
             {
                 if poll.status == .finished {
-                    await pollFinished(redirect: id, source: source.view.source, error: poll.error)
+                    await pollFinished(redirect: id, source: source.source, error: poll.error)
                 }
                 return
             }
@@ -71,19 +71,19 @@ extension RedirectSessions: PollFollower {
         }
     }
 
-    /// A follow-up that failed settles with its error, unless it was stopped (the lease went):
-    /// then whoever takes it over follows it up again.
-    private func settleFailure(_ id: String, _ error: any Error) async {
-        if Task.isCancelled { return }
-        await settle(id, result: "error", error: RPCError.json(error), object: nil)
-    }
-
-    public func pollFinished(redirect: String, source: JSONValue?, error: JSONValue?) async {
+    public func pollFinished(redirect: String, source: JSONValue?, error: Failure?) async {
         let status = source?["status"]?.stringValue
         await settle(redirect, result: error == nil ? status ?? "unknown" : "error", error: error, object: source)
     }
 
-    private func settle(_ id: String, result: String, error: JSONValue?, object: JSONValue?) async {
+    /// A follow-up that failed settles with its error, unless it was stopped (the lease went):
+    /// then whoever takes it over follows it up again.
+    private func settleFailure(_ id: String, _ error: any Error) async {
+        if Task.isCancelled { return }
+        await settle(id, result: "error", error: Failure(error, describedBy: table.log.failures), object: nil)
+    }
+
+    private func settle(_ id: String, result: String, error: Failure?, object: JSONValue?) async {
         let settled = try? await table.update(id, for: .daemon) { record in
             guard record.awaitsOutcome else { return nil }
             record.outcome = .init(result: result, error: error, object: object, at: now().formatted(.iso8601))
@@ -93,7 +93,7 @@ extension RedirectSessions: PollFollower {
         await tellFollowers(id, outcome)
     }
 
-    func tellFollowers(_ id: String, _ outcome: RedirectSessionView.Outcome) async {
+    func tellFollowers(_ id: String, _ outcome: RedirectOutcome) async {
         for follower in outcomeFollowers.withLock({ $0 }) {
             await follower.redirectSettled(session: id, outcome: outcome)
         }

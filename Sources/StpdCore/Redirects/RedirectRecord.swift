@@ -7,7 +7,16 @@ import StpdProtocol
 /// store orders a key's records by when they were filed: the earliest started wins a URL).
 struct RedirectRecord: DurableRecord {
     typealias Status = RedirectStatus
-    enum Kind: String, Codable, Sendable { case source, paymentIntent, setupIntent }
+    enum Kind: String, Codable, Sendable {
+        case source, paymentIntent, setupIntent
+
+        init(_ intent: IntentKind) {
+            switch intent {
+            case .paymentIntent: self = .paymentIntent
+            case .setupIntent: self = .setupIntent
+            }
+        }
+    }
 
     var id: String
     var owner: UInt32
@@ -27,34 +36,52 @@ struct RedirectRecord: DurableRecord {
     /// The key its return URL is filed under (`ReturnURL.lookupKeys`), chosen when it starts.
     var returnKey: String?
     var followUpTimeout: Double
-    var completion: RedirectSessionView.Completion?
-    var outcome: RedirectSessionView.Outcome?
+    var completion: Completion?
+    var outcome: RedirectOutcome?
     var createdAt: Date
     var updatedAt: Date
 
     /// Whether app.foreground completes it. The SDK observes becoming active in its external-browser
     /// flow and in its automatic flow while a native app is open; automatic without a native URL (or
     /// after it failed to open) runs the in-app browser flow, which completes on the return URL only.
+    /// A page stpd opened itself (`opener: daemon`, a browser of the desktop's) is the SDK's external
+    /// browser (`startSafariAppRedirectFlow`), whatever the mode: the app sees no page to report on.
     var completesOnForeground: Bool {
         guard status == .inProgress else { return false }
-        return mode == .browser || (mode == .automatic && opensNativeApp)
+        return mode == .browser || opener == .daemon || (mode == .automatic && opensNativeApp)
     }
 
     /// Started in automatic mode on its native URL (and not fallen back to the web page).
     var opensNativeApp: Bool { openURL != nil && openURL == nativeURL }
 
     /// The app shows the web page itself: the SDK's in-app browser, which can be closed or fail to load.
-    var showsWebPage: Bool { mode == .inApp || (mode == .automatic && !opensNativeApp) }
+    var showsWebPage: Bool {
+        opener != .daemon && (mode == .inApp || (mode == .automatic && !opensNativeApp))
+    }
 
     /// Completed normally and the follow-up has not reported yet.
     var awaitsOutcome: Bool { status == .completed && outcome == nil && completion?.error == nil }
 
-    var view: RedirectSessionView {
+    /// How it completed (`RedirectSessionView.Completion` says what each member means).
+    struct Completion: Codable, Sendable {
+        var trigger: String
+        var url: String?
+        var error: Failure?
+        var at: String
+    }
+
+    func view(_ failures: any FailureRenderer) -> RedirectSessionView {
         RedirectSessionView(
             id: id, status: status, kind: kind.rawValue, sourceId: sourceId, paymentIntentId: paymentIntentId,
             setupIntentId: setupIntentId, nativeURL: nativeURL, redirectURL: redirectURL, returnURL: returnURL,
             mode: mode, opener: opener,
-            openURL: openURL, followUpTimeout: followUpTimeout, completion: completion, outcome: outcome,
+            openURL: openURL, followUpTimeout: followUpTimeout,
+            completion: completion.map {
+                .init(trigger: $0.trigger, url: $0.url, error: $0.error.map(failures.render), at: $0.at)
+            },
+            outcome: outcome.map {
+                .init(result: $0.result, error: $0.error.map(failures.render), object: $0.object, at: $0.at)
+            },
             createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
     }
 
@@ -72,4 +99,13 @@ struct RedirectRecord: DurableRecord {
         guard status == .inProgress else { return [] }
         return (returnKey.map { [$0] } ?? []) + (completesOnForeground ? [Self.foregroundKey] : [])
     }
+}
+
+/// What a redirect session's follow-up found (`RedirectSessionView.Outcome` says what each member
+/// means), as the session keeps it and tells those who wait for it.
+public struct RedirectOutcome: Codable, Sendable, Hashable {
+    public var result: String
+    public var error: Failure?
+    public var object: JSONValue?
+    public var at: String
 }

@@ -37,9 +37,6 @@ public final class RedirectSessions: Sendable {
         self.work.adopt { [self] in try await table.live(for: .daemon).map { followUpJob($0.id) } }
     }
 
-    /// Brings rows an older daemon wrote up to date; follow-ups a restart interrupted resume by adoption.
-    public func restore() async throws { _ = try await table.restore() }
-
     // MARK: Creating
 
     public func create(for caller: Caller, sourceID: String, clientSecret: String?, followUpTimeout: Double?)
@@ -65,7 +62,7 @@ public final class RedirectSessions: Sendable {
         record.nativeURL = targets.nativeURL?.absoluteString
         record.redirectURL = targets.redirectURL?.absoluteString
         record.returnURL = targets.returnURL?.absoluteString
-        return try await table.insert(record, .created).view
+        return table.view(try await table.insert(record, .created))
     }
 
     public func create(for caller: Caller, paymentIntentSecret: String, followUpTimeout: Double?) async throws
@@ -73,51 +70,33 @@ public final class RedirectSessions: Sendable {
     {
         let intent = try await api.retrievePaymentIntent(clientSecret: paymentIntentSecret)
         return try await create(
-            for: caller, paymentIntent: intent, clientSecret: paymentIntentSecret, followUpTimeout: followUpTimeout)
+            for: caller, intent: intent, clientSecret: paymentIntentSecret, followUpTimeout: followUpTimeout)
     }
 
-    /// For a PaymentIntent already in hand (just confirmed).
+    /// For a PaymentIntent or SetupIntent already in hand (just confirmed); the SDK's "no context"
+    /// refusal when it has no redirect to follow.
     public func create(
-        for caller: Caller, paymentIntent intent: PaymentIntent, clientSecret: String, followUpTimeout: Double?
+        for caller: Caller, intent: some StripeIntent, clientSecret: String, followUpTimeout: Double?
     ) async throws -> RedirectSessionView {
-        var record = try intentRecord(
-            caller, .paymentIntent, "PaymentIntent", intent.redirectURLs, status: intent.status.rawValue,
-            requiresAction: intent.status == .requiresAction, nextAction: intent.nextAction,
-            secret: clientSecret, followUpTimeout: followUpTimeout)
-        record.paymentIntentId = intent.id
-        return try await table.insert(record, .created).view
-    }
-
-    /// For a SetupIntent already in hand (just confirmed); completes as a PaymentIntent's session does.
-    public func create(
-        for caller: Caller, setupIntent intent: SetupIntent, clientSecret: String, followUpTimeout: Double?
-    ) async throws -> RedirectSessionView {
-        var record = try intentRecord(
-            caller, .setupIntent, "SetupIntent", intent.redirectURLs, status: intent.status.rawValue,
-            requiresAction: intent.status == .requiresAction, nextAction: intent.nextAction,
-            secret: clientSecret, followUpTimeout: followUpTimeout)
-        record.setupIntentId = intent.id
-        return try await table.insert(record, .created).view
-    }
-
-    /// An intent's session, or the SDK's "no context" refusal when it has no redirect to follow.
-    private func intentRecord(
-        _ caller: Caller, _ kind: RedirectRecord.Kind, _ name: String, _ urls: (url: URL, returnURL: URL)?,
-        status: String, requiresAction: Bool, nextAction: PaymentIntent.NextAction?, secret: String,
-        followUpTimeout: Double?
-    ) throws -> RedirectRecord {
-        guard let urls else {
+        let kind = type(of: intent).kind
+        guard let urls = intent.redirectURLs else {
             throw DomainError.redirectUnavailable(
-                detail: "the \(name)'s status is \(status) with next action \(nextAction?.rawType ?? "none")",
+                detail:
+                    "the \(kind.noun)'s status is \(intent.statusName) with next action \(intent.nextAction?.rawType ?? "none")",
                 data: [
-                    "reason": requiresAction ? "nextAction" : "status", "status": .string(status), "flow": .null,
-                    "type": nextAction.map { .string($0.rawType) } ?? .null,
+                    "reason": intent.requiresAction ? "nextAction" : "status", "status": .string(intent.statusName),
+                    "flow": .null, "type": intent.nextAction.map { .string($0.rawType) } ?? .null,
                 ])
         }
-        var record = newRecord(owner: caller.uid, kind: kind, secret: secret, followUpTimeout: followUpTimeout)
+        var record = newRecord(
+            owner: caller.uid, kind: .init(kind), secret: clientSecret, followUpTimeout: followUpTimeout)
         record.redirectURL = urls.url.absoluteString
         record.returnURL = urls.returnURL.absoluteString
-        return record
+        switch kind {
+        case .paymentIntent: record.paymentIntentId = intent.id
+        case .setupIntent: record.setupIntentId = intent.id
+        }
+        return table.view(try await table.insert(record, .created))
     }
 
     private func newRecord(owner: UInt32, kind: RedirectRecord.Kind, secret: String, followUpTimeout: Double?)
@@ -132,7 +111,7 @@ public final class RedirectSessions: Sendable {
     // MARK: Reading
 
     public func get(id: String, for caller: Caller) async throws -> RedirectSessionView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: RedirectStatus?, startingAfter: String?, limit: Int) async throws
@@ -140,7 +119,7 @@ public final class RedirectSessions: Sendable {
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 }
 

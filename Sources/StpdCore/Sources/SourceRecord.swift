@@ -12,9 +12,9 @@ struct SourceRecord: DurableRecord {
         var status: PollStatus
         var progress: PollProgress
         var redirect: String?
-        /// Set when it finished: the source status it ended on and the error, as RPC error JSON.
+        /// Set when it finished: the source status it ended on and the error.
         var sourceStatus: String?
-        var error: JSONValue?
+        var error: Failure?
 
         /// Its poller may still report: running, or paused with a request in flight (whose response counts).
         var isRunningOrPaused: Bool { status == .polling || status == .paused }
@@ -39,7 +39,7 @@ struct SourceRecord: DurableRecord {
 
     var decoded: Source? { try? Source(json: source, codingPath: []) }
 
-    var view: SourceView {
+    func view(_ failures: any FailureRenderer) -> SourceView {
         let model = decoded
         return SourceView(
             id: id, type: model?.type.rawValue ?? "unknown", flow: model?.flow.rawValue ?? "unknown",
@@ -48,18 +48,19 @@ struct SourceRecord: DurableRecord {
             redirect: model?.redirect.map {
                 .init(status: $0.status.rawValue, url: $0.url.absoluteString, returnURL: $0.returnURL.absoluteString)
             },
-            amount: model?.amount, currency: model?.currency, poll: poll.map(Self.pollView), source: source,
+            amount: model?.amount, currency: model?.currency, poll: poll.map { Self.pollView($0, failures) },
+            source: source,
             createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
     }
 
-    static func pollView(_ poll: Poll) -> PollView {
+    static func pollView(_ poll: Poll, _ failures: any FailureRenderer) -> PollView {
         let deadline = poll.progress.startedAt.addingTimeInterval(poll.progress.timeout)
         let seen = poll.progress.latestSource.flatMap { try? Source(json: $0, codingPath: []) }?.status.rawValue
         return PollView(
             status: poll.status, startedAt: poll.progress.startedAt.formatted(.iso8601),
             deadline: deadline.formatted(.iso8601), timeout: poll.progress.timeout,
             retryCount: poll.progress.retryCount,
-            sourceStatus: poll.sourceStatus ?? seen, error: poll.error, redirect: poll.redirect)
+            sourceStatus: poll.sourceStatus ?? seen, error: poll.error.map(failures.render), redirect: poll.redirect)
     }
 
     static let kind = ObjectKind.source

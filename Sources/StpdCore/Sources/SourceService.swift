@@ -6,7 +6,7 @@ import Synchronization
 
 /// Told when a poll that follows up a redirect session ends.
 public protocol PollFollower: Sendable {
-    func pollFinished(redirect: String, source: JSONValue?, error: JSONValue?) async
+    func pollFinished(redirect: String, source: JSONValue?, error: Failure?) async
 }
 
 /// Sources stpd created or retrieved, and their durable polls (the SDK's STPSourcePoller registry:
@@ -46,15 +46,11 @@ public final class SourceService: Sendable {
 
     public func follow(with follower: any PollFollower) { self.follower.withLock { $0 = follower } }
 
-    /// Brings rows an older daemon wrote up to date; running polls then resume by adoption
-    /// (paused ones stay paused until app.foreground).
-    public func restore() async throws { _ = try await table.restore() }
-
     public func create(for caller: Caller, params: [String: JSONValue]) async throws -> (SourceView, String?) {
         let source = try await api.createSource(params)
         let record = try await table.insert(
             SourceRecord(source: source, owner: caller.uid, clientSecret: nil, at: now()), .created)
-        return (record.view, source.clientSecret)
+        return (table.view(record), source.clientSecret)
     }
 
     /// Fetches the Source with its client secret and remembers it (first seen: `source.retrieved`;
@@ -72,11 +68,11 @@ public final class SourceService: Sendable {
                 record.clientSecret = clientSecret
                 return .updated
             }
-            return (change.record.view, source)
+            return (change.view, source)
         } catch DomainError.notFound {
             let record = SourceRecord(source: source, owner: caller.uid, clientSecret: clientSecret, at: now())
             do {
-                return (try await table.insert(record, .retrieved).view, source)
+                return (table.view(try await table.insert(record, .retrieved)), source)
             } catch is StoreConflict {
                 // Another call recorded it first: this one is then an update.
                 return try await retrieve(id: id, clientSecret: clientSecret, for: caller)
@@ -85,14 +81,14 @@ public final class SourceService: Sendable {
     }
 
     public func get(id: String, for caller: Caller) async throws -> SourceView {
-        try await table.get(id, for: caller).view
+        table.view(try await table.get(id, for: caller))
     }
 
     public func list(for caller: Caller, status: String?, startingAfter: String?, limit: Int) async throws
         -> ([SourceView], hasMore: Bool)
     {
         let page = try await table.page(for: caller, status: status, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(\.view), page.hasMore)
+        return (page.records.map(table.view), page.hasMore)
     }
 
     /// The client secret stpd holds for a Source the caller may see.
@@ -121,7 +117,7 @@ public final class SourceService: Sendable {
         }
         if let replaced { await work.stop(Self.lease(id, replaced)) }
         launch(change.record)
-        return change.record.view
+        return change.view
     }
 
     public func stopPoll(id: String, for caller: Caller) async throws -> SourceView {
@@ -132,7 +128,7 @@ public final class SourceService: Sendable {
         }
         stopPoller(id)
         if change.event != nil, let poll = change.record.poll { await work.stop(Self.lease(id, poll.id)) }
-        return change.record.view
+        return change.view
     }
 
     /// app.background: pauses the caller's running polls; returns their source ids.
@@ -245,21 +241,21 @@ public final class SourceService: Sendable {
     private func finished(
         _ id: String, _ pollID: String?, _ source: JSONValue?, _ error: PollError?, _ progress: PollProgress
     ) async {
-        let errorJSON = error.map { RPCError.json($0.stripeError) }
+        let failure = error.map { Failure.stripe($0.stripeError) }
         let change = try? await table.update(id, for: .daemon) { record in
             guard var poll = record.poll, poll.id == pollID, poll.isRunningOrPaused else { return nil }
             if let source { record.source = source.withoutClientSecret }
             poll.status = .finished
             poll.progress = progress
             poll.sourceStatus = source?["status"]?.stringValue
-            poll.error = errorJSON
+            poll.error = failure
             record.poll = poll
             return .pollFinished
         }
         guard let change, change.event != nil, let redirect = change.record.poll?.redirect,
             let follower = follower.withLock({ $0 })
         else { return }
-        await follower.pollFinished(redirect: redirect, source: change.record.view.source, error: errorJSON)
+        await follower.pollFinished(redirect: redirect, source: change.record.source, error: failure)
     }
 }
 

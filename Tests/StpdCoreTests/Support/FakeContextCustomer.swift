@@ -131,45 +131,45 @@ final class FakeContextCustomer: PaymentContextCustomer {
         if let failure { throw failure }
     }
 
-    func clearCache(session: String, owner: UInt32) async throws {
-        try await enter(.clearCache, nil, session: session, owner: owner)
+    func clearCache(session: String, as caller: Caller) async throws {
+        try await enter(.clearCache, nil, session: session, owner: caller.uid)
     }
 
-    func retrieveCustomer(session: String, owner: UInt32) async throws -> Customer {
-        try await enter(.retrieveCustomer, nil, session: session, owner: owner)
+    func retrieveCustomer(session: String, as caller: Caller) async throws -> Customer {
+        try await enter(.retrieveCustomer, nil, session: session, owner: caller.uid)
         return try Customer(json: state.withLock { $0.customer }, codingPath: [])
     }
 
-    func listPaymentMethods(session: String, owner: UInt32) async throws -> [PaymentMethod] {
-        try await enter(.listPaymentMethods, nil, session: session, owner: owner)
+    func listPaymentMethods(session: String, as caller: Caller) async throws -> [PaymentMethod] {
+        try await enter(.listPaymentMethods, nil, session: session, owner: caller.uid)
         return try state.withLock { $0.methods }.map { try PaymentMethod(json: $0, codingPath: []) }
     }
 
-    func attach(session: String, paymentMethod: String, owner: UInt32) async throws {
-        try await enter(.attach, paymentMethod, session: session, owner: owner)
+    func attach(session: String, paymentMethod: String, as caller: Caller) async throws {
+        try await enter(.attach, paymentMethod, session: session, owner: caller.uid)
     }
 
-    func detach(session: String, paymentMethod: String, owner: UInt32) async throws {
-        try await enter(.detach, paymentMethod, session: session, owner: owner)
+    func detach(session: String, paymentMethod: String, as caller: Caller) async throws {
+        try await enter(.detach, paymentMethod, session: session, owner: caller.uid)
         state.withLock { s in s.methods.removeAll { $0["id"]?.stringValue == paymentMethod } }
     }
 
-    func updateShipping(session: String, address: StripeAddress, owner: UInt32) async throws {
+    func updateShipping(session: String, address: StripeAddress, as caller: Caller) async throws {
         // Recorded before the call is announced, so a test woken by `called(.updateShipping)` sees it.
         state.withLock { $0.shippingUpdates.append(address) }
-        try await enter(.updateShipping, address.line1, session: session, owner: owner)
+        try await enter(.updateShipping, address.line1, session: session, owner: caller.uid)
     }
 
-    func select(session: String, paymentMethod: String?, owner: UInt32) async throws {
-        try await enter(.select, paymentMethod ?? "nil", session: session, owner: owner)
+    func select(session: String, paymentMethod: String?, as caller: Caller) async throws {
+        try await enter(.select, paymentMethod ?? "nil", session: session, owner: caller.uid)
         state.withLock { s in
             let id = s.customer["id"]?.stringValue ?? ""
             s.lastSelected[id] = paymentMethod
         }
     }
 
-    func lastSelected(session: String, customer: String, owner: UInt32) async throws -> String? {
-        try await enter(.lastSelected, customer, session: session, owner: owner)
+    func lastSelected(session: String, customer: String, as caller: Caller) async throws -> String? {
+        try await enter(.lastSelected, customer, session: session, owner: caller.uid)
         return state.withLock { $0.lastSelected[customer] }
     }
 }

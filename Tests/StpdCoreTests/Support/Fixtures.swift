@@ -1,7 +1,7 @@
 import Foundation
 import JSONRPC
 import StpdCore
-@_spi(Testing) import StpdPostgres
+import StpdPostgres
 @_spi(Testing) import StpdProtocol
 import StpdStore
 import Testing

@@ -16,7 +16,6 @@ extension ForwardingStore {
         try await inner.lookup(key: key, owner: owner, after: after, limit: limit)
     }
     func keyCount(key: String, cap: Int) async throws -> Int { try await inner.keyCount(key: key, cap: cap) }
-    func rederive(_ object: StoredObject, keys: [String]) async throws { try await inner.rederive(object, keys: keys) }
     func setAside(id: String, reason: String) async throws { try await inner.setAside(id: id, reason: reason) }
     func setAsideCount() async throws -> Int { try await inner.setAsideCount() }
     func statusCounts(kind: ObjectKind) async throws -> [String: Int] { try await inner.statusCounts(kind: kind) }

@@ -71,7 +71,6 @@ final class LockedStore: StateStore {
     func objects(_ query: ObjectQuery) async throws -> [StoredObject] { [] }
     func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) async throws -> [KeyHit] { [] }
     func keyCount(key: String, cap: Int) async throws -> Int { 0 }
-    func rederive(_ object: StoredObject, keys: [String]) async throws {}
     func setAside(id: String, reason: String) async throws {}
     func setAsideCount() async throws -> Int { 0 }
     func statusCounts(kind: ObjectKind) async throws -> [String: Int] { [:] }

@@ -1,0 +1,48 @@
+import JSONRPC
+import StpdCore
+import StpdProtocol
+
+/// `redirect.*` and `handle-url`, the URL callback that completes redirect sessions.
+enum RedirectHandlers {
+    static func register(into router: inout MethodRouter<CallContext>, redirects: RedirectSessions) {
+        router.register(RedirectCreate.self) { params, context in
+            switch (params.source, params.paymentIntent) {
+            case (let source?, nil):
+                try await naming(inputsInside: "source") {
+                    try await redirects.create(
+                        for: context.caller, sourceID: source.id, clientSecret: source.clientSecret,
+                        followUpTimeout: params.followUpTimeout)
+                }
+            case (nil, let intent?):
+                try await redirects.create(
+                    for: context.caller, paymentIntentSecret: intent.clientSecret,
+                    followUpTimeout: params.followUpTimeout)
+            default:
+                throw RPCError.invalidParams("give exactly one of source and paymentIntent", parameter: "source")
+            }
+        }
+        router.register(RedirectStart.self) { params, context in
+            try await redirects.start(id: params.session, for: context.caller, mode: params.mode, opener: params.opener)
+        }
+        router.register(RedirectReport.self) { params, context in
+            try await redirects.report(
+                id: params.session, for: context.caller, outcome: params.outcome, url: params.url,
+                message: params.message)
+        }
+        router.register(RedirectGet.self) { params, context in
+            try await redirects.get(id: params.session, for: context.caller)
+        }
+        router.register(RedirectList.self) { params, context in
+            let (sessions, hasMore) = try await redirects.list(
+                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
+            return .init(sessions: sessions, hasMore: hasMore)
+        }
+        router.register(RedirectCancel.self) { params, context in
+            try await redirects.cancel(id: params.session, for: context.caller)
+        }
+        router.register(HandleURL.self) { params, context in
+            let session = try await redirects.handleURL(params.url, for: context.caller)
+            return .init(handled: session != nil, session: session)
+        }
+    }
+}
