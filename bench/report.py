@@ -219,8 +219,8 @@ def table(result: dict) -> str:
                          seconds(t["seconds"]), "", "", ""))
         if "recovery" in fleet:
             r = fleet["recovery"]
-            rows.append(("fleet: PostgreSQL restarted to both instances serving; slowest 1010 while down",
-                         f"{seconds(r['serving_again_s'])}; {seconds(r['down_answer_max_s'])}", "", "", ""))
+            rows.append((f"fleet: PostgreSQL down {r['outage_s']:.0f} s: a call's 1010; restarted to both serving",
+                         f"{seconds(r['down_answer_s'])}; {seconds(r['serving_again_s'])}", "", "", ""))
     for case, message in (result.get("errors") or {}).items():
         rows.append((f"{case}: FAILED", message.splitlines()[0][:100] if message else "", "", "", ""))
 
