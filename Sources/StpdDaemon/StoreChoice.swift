@@ -22,27 +22,44 @@ struct OpenedStore: Sendable {
         -> OpenedStore
     {
         if let url = configuration.databaseURL { return try openFleet(url, configuration, instance, logger) }
-        let stateKey = try StateKey.load(
-            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
-            databaseExists: FileManager.default.fileExists(atPath: configuration.databasePath))
-        for warning in stateKey.warnings { logger.warning("\(warning)") }
-        logger.info(
-            "secrets at rest are sealed",
-            metadata: ["state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")"])
-        let store = try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
-        // Rows another key sealed cannot be read: set aside (objects) or dropped (events), never fatal.
+        let store = try openSQLite(configuration, logger: logger)
+        // Rows another key sealed cannot be read: set aside (objects) or out of reach (events),
+        // kept for `stpd --recover-with-key`, never fatal.
         let foreign = try await store.setAsideRowsSealedElsewhere()
         for error in foreign.objects {
             logger.error(
                 "set aside an object sealed with another state key",
                 metadata: ["object": "\(error.id)", "error": "\(error)"])
         }
-        if foreign.eventsDroppedThrough > 0 {
+        if foreign.eventsSetAsideThrough > 0 {
+            let through = foreign.eventsSetAsideThrough
             logger.error(
-                "dropped the events through seq \(foreign.eventsDroppedThrough): sealed with another state key",
-                metadata: ["state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+                "the events through seq \(through) are sealed with another state key: kept, out of reach until stpd --recover-with-key re-seals them",
+                metadata: ["state_key_id": "\(store.sealer.keyID ?? "")"])
         }
         return .sqlite(store)
+    }
+
+    /// The SQLite store under the state key. A database holding sealed rows is never opened under
+    /// a key created now: with the key missing, those rows would be lost to this start and every
+    /// later one, so stpd refuses to start and says how to bring the key back.
+    static func openSQLite(_ configuration: DaemonConfiguration, logger: Logger) throws -> SQLiteStateStore {
+        let (directory, credentials) = (configuration.stateDirectory, configuration.credentialsDirectory)
+        let databaseExists = FileManager.default.fileExists(atPath: configuration.databasePath)
+        if databaseExists, !StateKey.exists(stateDirectory: directory, credentialsDirectory: credentials) {
+            let sealed = try SQLiteStateStore.sealedRows(path: configuration.databasePath)
+            if !sealed.isEmpty {
+                throw MissingStateKey(
+                    keyPath: "\(directory)/\(StateKey.name)", databasePath: configuration.databasePath, sealed: sealed)
+            }
+        }
+        let stateKey = try StateKey.load(
+            stateDirectory: directory, credentialsDirectory: credentials, databaseExists: databaseExists)
+        for warning in stateKey.warnings { logger.warning("\(warning)") }
+        logger.info(
+            "secrets at rest are sealed",
+            metadata: ["state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+        return try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
     }
 
     /// The embedded default.
@@ -76,6 +93,26 @@ struct OpenedStore: Sendable {
         let fleet = Fleet(instance: instance, store: store, leases: leases)
         return OpenedStore(
             store: store, status: { try await fleet.storeStatus() }, sizeOnDisk: { 0 }, fleet: fleet)
+    }
+}
+
+/// The state key is gone while the database holds rows sealed with it.
+struct MissingStateKey: Error, CustomStringConvertible {
+    var keyPath: String
+    var databasePath: String
+    /// Rows by the id of the key that sealed them.
+    var sealed: [String: Int]
+
+    var description: String {
+        let rows = sealed.sorted { $0.key < $1.key }.map { "\($0.value) sealed with key \($0.key)" }
+        return """
+            state key \(keyPath) is missing, but \(databasePath) holds rows sealed with a state key \
+            (\(rows.joined(separator: ", "))). stpd will not start on a new key: those rows could not be read again. \
+            Put the key back (from a backup of the state directory, or as the state-key credential) and start \
+            stpd again. If the key is lost for good, the secrets it sealed are gone: move the database away \
+            (keep it, in case the key turns up: `stpd --recover-with-key FILE` re-seals its rows) and start again. \
+            See docs/SECURITY.md, "A lost state key".
+            """
     }
 }
 

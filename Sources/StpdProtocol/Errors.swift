@@ -52,6 +52,11 @@ public enum StpdErrors {
         description:
             "The object's state (or an event's) was sealed with a state key this instance does not have, or was damaged; the row is kept as it is. In a fleet every instance needs the same state keys (docs/fleet.md). `data.object` names the object, `data.instance` the daemon that answered."
     )
+    public static let objectTooLarge = ErrorDeclaration(
+        name: "ObjectTooLarge", code: 1011, message: "The object would be too large to store",
+        description:
+            "Any method that stores an object may answer this: the object's state would exceed STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`, `data.setting`, and `data.objectId` when the object exists). Nothing of the call was written."
+    )
     public static let cursorExpired = ErrorDeclaration(
         name: "CursorExpired", code: 2001, message: "Events after `since` are no longer kept",
         description:
@@ -124,7 +129,7 @@ public enum StpdErrors {
     public static let all: [ErrorDeclaration] =
         [
             notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
-            appRequestTimedOut, appAnswerInvalid, storeUnavailable, stateUnreadable,
+            appRequestTimedOut, appAnswerInvalid, storeUnavailable, objectTooLarge, stateUnreadable,
             cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits,
         ] + stripe
         + [

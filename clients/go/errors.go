@@ -49,6 +49,9 @@ const (
 	// CodeStoreUnavailable is 1010: The daemon's database is unavailable.
 	CodeStoreUnavailable = 1010
 
+	// CodeObjectTooLarge is 1011: The object would be too large to store.
+	CodeObjectTooLarge = 1011
+
 	// CodeStateUnreadable is 1020: An object's sealed state cannot be read on this instance.
 	CodeStateUnreadable = 1020
 
@@ -189,6 +192,12 @@ var ErrAppAnswerInvalid = &Error{Code: CodeAppAnswerInvalid, Message: "The app's
 // asked in time: re-read the object or the event log before retrying). Retry once it is back;
 // `data.instance` names the daemon that answered.
 var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "The daemon's database is unavailable"}
+
+// ErrObjectTooLarge matches every error with code 1011 (errors.Is): The object would be too large
+// to store. Any method that stores an object may answer this: the object's state would exceed
+// STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`, `data.setting`, and `data.objectId`
+// when the object exists). Nothing of the call was written.
+var ErrObjectTooLarge = &Error{Code: CodeObjectTooLarge, Message: "The object would be too large to store"}
 
 // ErrStateUnreadable matches every error with code 1020 (errors.Is): An object's sealed state
 // cannot be read on this instance. The object's state (or an event's) was sealed with a state key
@@ -392,6 +401,8 @@ func codeName(code int) string {
 		return "AppAnswerInvalid"
 	case CodeStoreUnavailable:
 		return "StoreUnavailable"
+	case CodeObjectTooLarge:
+		return "ObjectTooLarge"
 	case CodeStateUnreadable:
 		return "StateUnreadable"
 	case CodeCursorExpired:

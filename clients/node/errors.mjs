@@ -126,6 +126,15 @@ export class StoreUnavailable extends RpcError {
 }
 
 /**
+ * 1011: The object would be too large to store. Any method that stores an object may answer this:
+ * the object's state would exceed STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`,
+ * `data.setting`, and `data.objectId` when the object exists). Nothing of the call was written.
+ */
+export class ObjectTooLarge extends RpcError {
+  static code = 1011;
+}
+
+/**
  * 1020: An object's sealed state cannot be read on this instance. The object's state (or an
  * event's) was sealed with a state key this instance does not have, or was damaged; the row is kept
  * as it is. In a fleet every instance needs the same state keys (docs/fleet.md). `data.object`
@@ -389,6 +398,7 @@ export const ErrorCode = Object.freeze({
   AppRequestTimedOut: 1008,
   AppAnswerInvalid: 1009,
   StoreUnavailable: 1010,
+  ObjectTooLarge: 1011,
   StateUnreadable: 1020,
   CursorExpired: 2001,
   SubscriptionNotFound: 2002,
@@ -431,6 +441,7 @@ export const errorClasses = new Map([
   [1008, AppRequestTimedOut],
   [1009, AppAnswerInvalid],
   [1010, StoreUnavailable],
+  [1011, ObjectTooLarge],
   [1020, StateUnreadable],
   [2001, CursorExpired],
   [2002, SubscriptionNotFound],

@@ -160,6 +160,17 @@ class StoreUnavailable(RpcError):
     code = 1010
 
 
+class ObjectTooLarge(RpcError):
+    """1011: The object would be too large to store.
+
+    Any method that stores an object may answer this: the object's state would exceed
+    STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`, `data.setting`, and `data.objectId`
+    when the object exists). Nothing of the call was written.
+    """
+
+    code = 1011
+
+
 class StateUnreadable(RpcError):
     """1020: An object's sealed state cannot be read on this instance.
 
@@ -456,6 +467,7 @@ ERRORS: dict[int, type[RpcError]] = {
     1008: AppRequestTimedOut,
     1009: AppAnswerInvalid,
     1010: StoreUnavailable,
+    1011: ObjectTooLarge,
     1020: StateUnreadable,
     2001: CursorExpired,
     2002: SubscriptionNotFound,
