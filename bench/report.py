@@ -306,6 +306,31 @@ def _polls_rows(polls: dict, found: list[dict]) -> list[Row]:
     ]
 
 
+def _fleet_rows(fleet: dict, found: list[dict]) -> list[Row]:
+    def pair(figures: dict) -> str:
+        return f"{micros(figures['p50_us'])}, {micros(figures['p99_us'])}"
+    rows: list[Row] = []
+    stores = [("sqlite", "SQLite"), ("postgres_1", "PostgreSQL, 1 instance"), ("postgres_2", "PostgreSQL, 2 instances")]
+    for key, label in stores:
+        if key in fleet:
+            where = " (started on A, handled on B)" if key == "postgres_2" else ""
+            rows.append((f"fleet, {label}: started sessions/s; handle-url p50, p99{where}",
+                         f"{fleet[key]['sessions_per_s']:.0f}; {pair(fleet[key]['handle_url'])}", "", "", ""))
+    if "propagation" in fleet:
+        p = fleet["propagation"]
+        rows.append(("fleet: event from a commit on A to a subscriber on B, p50, p99",
+                     f"{millis(p['p50_ms'])}, {millis(p['p99_ms'])}", "", "", ""))
+    if "takeover" in fleet:
+        t = fleet["takeover"]
+        rows.append((f"fleet: kill -9 of A to B holding its {t['polls']} polls (lease {t['lease_s']} s)",
+                     seconds(t["seconds"]), "", "", ""))
+    if "recovery" in fleet:
+        r = fleet["recovery"]
+        rows.append((f"fleet: PostgreSQL down {r['outage_s']:.0f} s: a call's 1010; restarted to both serving",
+                     f"{seconds(r['down_answer_s'])}; {seconds(r['serving_again_s'])}", "", "", ""))
+    return rows
+
+
 class Section:
     """One case's part of the table: its targets (judged on its figures; {} when it did not run, so
     each reads "not measured") and its rows. Another case adds its own with ``SECTIONS.append``."""
@@ -323,6 +348,7 @@ SECTIONS = [
     Section("load", _load_targets, _load_rows),
     Section("create", _create_targets, _create_rows),
     Section("polls", _polls_targets, _polls_rows),
+    Section("fleet", lambda fleet: [], _fleet_rows),
 ]
 
 

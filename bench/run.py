@@ -6,8 +6,9 @@ figures as JSON.
     bench/run.py --compare-only OLD.json NEW.json
     bench/run.py --table RESULT.json [--doc docs/performance.md]
 
-CASE is any of: ping, fanout, attack, scale, load, create, polls (default: all, in that order). DIR
-holds the stpd and stripe-test-server binaries (`make bench` builds release ones into .build-release;
+CASE is any of: ping, fanout, attack, scale, load, create, polls, fleet (default: all, in that order;
+fleet needs the PostgreSQL cluster of scripts/test-postgres, which `make bench` starts). DIR holds the
+stpd and stripe-test-server binaries (`make bench` builds release ones into .build-release;
 `make bench-smoke` uses the debug build of `make test`). The C programs (bench/*.c) are built
 with `cc` into .build-bench/. Progress goes to stderr; the table to stdout; the JSON to --out
 (default bench/results/latest.json). Standard library only. --table prints the table of an
@@ -34,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import case_fleet  # noqa: E402
 import case_load  # noqa: E402
 import case_scale  # noqa: E402
 import case_transport  # noqa: E402
@@ -50,6 +52,7 @@ CASES = {
     "load": case_load.load,
     "create": case_work.create,
     "polls": case_work.polls,
+    "fleet": case_fleet.fleet,
 }
 
 

@@ -78,6 +78,8 @@ public final class EventLog: Sendable {
     public let pruneDue: AsyncStream<Void>
     private let pruneDueSink: AsyncStream<Void>.Continuation
     private let appendedSincePrune = Atomic<Int>(0)
+    /// The bus knows where the log ends (see `init(awaiting:)`).
+    private let started: Atomic<Bool>
 
     public init(
         store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
@@ -95,7 +97,36 @@ public final class EventLog: Sendable {
         self.appended = appended
         (pruneDue, pruneDueSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         bus = EventBus(lastPublished: try await store.eventBounds().latestSeq)
+        started = Atomic(true)
     }
+
+    /// A fleet's log, whose database may be unreachable when the daemon starts: nothing is read
+    /// until `start(after:)` says where the log ends. Until then subscribing fails as
+    /// StoreUnavailable (a live subscription would not know where "live" begins).
+    public init(
+        awaiting store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
+        limits: ByteLimits = ByteLimits(), now: @escaping @Sendable () -> Date = Date.init,
+        appended: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.failures = failures
+        self.retention = retention
+        self.limits = limits
+        shared = true
+        self.now = now
+        self.appended = appended
+        (pruneDue, pruneDueSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        bus = EventBus(lastPublished: 0)
+        started = Atomic(false)
+    }
+
+    /// The log ends at `latestSeq`: live delivery starts after it.
+    public func start(after latestSeq: Int64) {
+        bus.skip(through: latestSeq)
+        started.store(true, ordering: .releasing)
+    }
+
+    public var isStarted: Bool { started.load(ordering: .acquiring) }
 
     /// Commits the changes (none if one of them is larger than `limits.objectBytes`: ObjectTooLarge).
     @discardableResult
@@ -140,6 +171,9 @@ public final class EventLog: Sendable {
     public func subscribe(id: String, since: Int64?, filter: EventFilter, sink: any EventSink, holdLimit: Int = 10_000)
         async throws -> Subscription
     {
+        guard isStarted else {
+            throw StoreUnavailable(reason: "the database has not been reached since this daemon started")
+        }
         if let since { try await checkCursor(since) }
         // Without `since`, the feed starts at whatever was published when it was added: live only.
         return bus.add(id: id) { lastPublished in

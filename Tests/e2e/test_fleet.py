@@ -13,41 +13,16 @@ Every wait is on a reply or an event; nothing sleeps.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import threading
-import uuid
-import urllib.parse
-from pathlib import Path
 
-import pytest
+from conftest import clean_environment
+from fleet import credentials, database_url, instance, needs_cluster, pair, psql  # noqa: F401 (a fixture)
+from flows import Events, bank_page, create_source, drive_source, sofort
 
-from flows import Events, bank_page, create_source, drive_source, sofort, stpd_for
-
-CLUSTER = os.environ.get("STPD_TEST_DATABASE_URL")
-pytestmark = pytest.mark.skipif(not CLUSTER, reason="no PostgreSQL test cluster (scripts/test-postgres)")
+pytestmark = needs_cluster
 
 RETURN_URL = "myapp://stripe-redirect/fleet?order=1"
-
-
-def psql(url: str, sql: str) -> None:
-    subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], check=True, timeout=60,
-                   capture_output=True)
-
-
-@pytest.fixture
-def database_url():
-    """A fresh database on the test cluster, as a URL stpd takes; dropped at teardown."""
-    name = "fleet_" + uuid.uuid4().hex[:12]
-    psql(CLUSTER, f"CREATE DATABASE {name}")
-    parts = urllib.parse.urlsplit(CLUSTER)
-    yield urllib.parse.urlunsplit(parts._replace(path="/" + name))
-    psql(CLUSTER, f"DROP DATABASE {name} WITH (FORCE)")
-
-
-def instance(start_stpd, directory: Path, server, url: str, name: str, *args: str):
-    return stpd_for(start_stpd, directory, server, *args,
-                    env={"STPD_DATABASE_URL": url, "STPD_INSTANCE": name, "STPD_LEASE_SECONDS": "2"})
 
 
 def test_status_names_the_instance_and_the_database(start_stpd, tmp_path, stripe_test_server, database_url):
@@ -55,13 +30,14 @@ def test_status_names_the_instance_and_the_database(start_stpd, tmp_path, stripe
     fleet = a.client().call("daemon.status")["fleet"]
     assert fleet["instance"] == "host-a"
     assert fleet["database"].startswith("postgresql://") and "/fleet_" in fleet["database"]
-    assert fleet["leases"] == []
+    assert fleet["leases"] == [] or fleet["leases"] == ["retention"], fleet
+    assert fleet["databaseUp"] is True and fleet["reconnects"] == 0 and fleet["followerLag"] == 0
+    assert fleet["instances"] == {"host-a": len(fleet["leases"])}
 
 
 def test_handle_url_on_b_completes_a_session_started_on_a(start_stpd, tmp_path, stripe_test_server, database_url):
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["redirect.*"])
     client_a = a.client()
     source, _ = create_source(client_a, sofort(RETURN_URL))
@@ -140,16 +116,15 @@ def test_a_subscriber_on_b_sees_every_event_in_seq_order(start_stpd, tmp_path, s
 def test_kill_9_of_the_poll_holder_and_the_other_instance_finishes_the_poll(
         start_stpd, tmp_path, stripe_test_server, database_url):
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["source.*"])
     source, _ = create_source(a.client(), sofort(RETURN_URL))
     sid = source["id"]
     a.client().call("source.poll", {"id": sid, "timeout": 120})
     on_b.wait("source.pollStarted", sid)
-    leases = a.client().call("daemon.status")["fleet"]["leases"]
-    assert len(leases) == 1 and leases[0].startswith("poll:"), leases
-    assert b.client().call("daemon.status")["fleet"]["leases"] == []
+    polls = [name for name in a.client().call("daemon.status")["fleet"]["leases"] if name.startswith("poll:")]
+    assert len(polls) == 1, polls
+    assert not any(name.startswith("poll:") for name in b.client().call("daemon.status")["fleet"]["leases"])
 
     a.kill()
     drive_source(server, sid, "authorize")
@@ -185,3 +160,36 @@ def test_concurrent_changes_on_two_instances_are_all_committed(start_stpd, tmp_p
     for _ in range(400):
         replay.next()
     assert [e["seq"] for e in replay.seen] == sorted(seqs)
+
+
+def test_state_key_rotation_reseals_while_the_fleet_serves(start_stpd, tmp_path, stripe_test_server, stpd_bin,
+                                                            database_url):
+    """docs/fleet.md's rotation: instances on the old key, then on the new one with the old as
+    state-key.previous, `stpd --rotate-state-key`, then the new key alone reads everything."""
+    old, new = "11" * 32, "22" * 32
+    server = stripe_test_server
+    a = instance(start_stpd, tmp_path / "a", server, database_url, "a", env={"CREDENTIALS_DIRECTORY": str(
+        credentials(tmp_path / "old", old))})
+    source, _ = create_source(a.client(), sofort(RETURN_URL))
+    assert a.terminate() == 0
+    both = credentials(tmp_path / "both", new)
+    (both / "state-key.previous").write_text(old)
+    b = instance(start_stpd, tmp_path / "b", server, database_url, "b", env={"CREDENTIALS_DIRECTORY": str(both)})
+    assert b.client().call("source.get", {"id": source["id"]})["id"] == source["id"]
+    # The rows are sealed with a key id of their own, never in the clear.
+    assert "sealed:v1:" in psql(database_url, f"SELECT state FROM object WHERE id = '{source['id']}'")
+    config = tmp_path / "rotate.conf"
+    config.touch()
+    rotated = subprocess.run(
+        [str(stpd_bin), "--rotate-state-key", "--state-dir", str(tmp_path / "rotate"), "--config", str(config)],
+        env={**clean_environment(), "STPD_DATABASE_URL": database_url, "CREDENTIALS_DIRECTORY": str(both)},
+        capture_output=True, text=True, timeout=120)
+    assert rotated.returncode == 0, rotated.stderr
+    assert "re-sealed 1 objects" in rotated.stdout and "written meanwhile" not in rotated.stdout, rotated.stdout
+    assert b.terminate() == 0
+    c = instance(start_stpd, tmp_path / "c", server, database_url, "c", env={"CREDENTIALS_DIRECTORY": str(
+        credentials(tmp_path / "new", new))})
+    assert c.client().call("source.get", {"id": source["id"]})["id"] == source["id"]
+    # The events the old key sealed read back too.
+    replayed = c.client().call("events.wait", {"since": 0, "timeout": 0})["events"]
+    assert [e["type"] for e in replayed if e["objectId"] == source["id"]] == ["source.created"]

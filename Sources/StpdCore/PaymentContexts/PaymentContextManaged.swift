@@ -6,7 +6,9 @@ import StripeAPI
 /// Beyond the SDK: stpd confirms the app's PaymentIntent with the selected PaymentMethod, runs a
 /// 3-D Secure or bank redirect through a redirect session, and finishes with the outcome.
 extension PaymentContexts: RedirectOutcomeFollower {
-    func confirmManaged(_ id: String) async {
+    /// `takenOver`: a daemon that died may have confirmed already, its confirm still on its way to
+    /// Stripe: one that fails is looked at once more, and a PaymentIntent paid meanwhile is success.
+    func confirmManaged(_ id: String, takenOver: Bool = false) async {
         guard let record = try? await table.find(id), let managed = record.managed, let method = record.selected
         else { return }
         do {
@@ -15,9 +17,19 @@ extension PaymentContexts: RedirectOutcomeFollower {
                     clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL))
             try await settle(id, intent: intent, clientSecret: managed.clientSecret)
         } catch {
+            // Stopped (the lease went): the daemon that takes it over looks before confirming again.
+            if Task.isCancelled { return }
+            if takenOver, let intent = try? await api.retrievePaymentIntent(clientSecret: managed.clientSecret),
+                Self.isPaid(intent.status)
+            {
+                await finishManaged(id, status: .success, error: nil)
+                return
+            }
             await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
+
+    static func managedLease(_ id: String) -> String { "managed:\(id)" }
 
     /// After a restart: a confirm may or may not have reached Stripe, so look before confirming again.
     func resumeManaged(_ id: String) async {
@@ -25,11 +37,12 @@ extension PaymentContexts: RedirectOutcomeFollower {
         do {
             let intent = try await api.retrievePaymentIntent(clientSecret: managed.clientSecret)
             if intent.status == .requiresPaymentMethod || intent.status == .requiresConfirmation {
-                await confirmManaged(id)
+                await confirmManaged(id, takenOver: true)
             } else {
                 try await settle(id, intent: intent, clientSecret: managed.clientSecret)
             }
         } catch {
+            if Task.isCancelled { return }
             await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
@@ -88,34 +101,30 @@ extension PaymentContexts: RedirectOutcomeFollower {
         }
     }
 
-    /// In a fleet: times the pending actions of live contexts that no timer here times. Each is
-    /// timed only where its lease is taken, so this picks up the deadlines of a daemon that died
-    /// once their leases expired, each with its original deadline.
-    public func adoptDeadlines() async throws {
-        let timed = timers.withLock { Set($0.keys) }
-        for record in try await table.live(for: .daemon) {
-            guard let pending = record.pending, !timed.contains(pending.id) else { continue }
-            startTimer(context: record.id, action: pending.id, deadline: pending.deadline)
+    /// What must run for a live context: its loading, its pending action's deadline, its managed
+    /// payment (resumed by looking at the PaymentIntent first, or finished from its redirect's
+    /// outcome). Started at start and, in a fleet, wherever its holder died.
+    func adoptable(_ record: PaymentContextRecord) -> [LeasedWork.Job] {
+        var jobs: [LeasedWork.Job] = []
+        let id = record.id
+        if record.loading { jobs.append(loadingJob(id)) }
+        if let pending = record.pending {
+            jobs.append(deadlineJob(context: id, action: pending.id, deadline: pending.deadline))
         }
+        guard record.managed != nil, record.requestState == .requestingPayment, record.pending == nil else {
+            return jobs
+        }
+        if let session = record.redirect {
+            jobs.append(
+                LeasedWork.Job(name: Self.managedLease(id)) { [self] in
+                    if let outcome = try? await redirects.table.find(session)?.outcome {
+                        await redirectSettled(session: session, outcome: outcome)
+                    }
+                })
+        } else if record.needs == nil {
+            jobs.append(LeasedWork.Job(name: Self.managedLease(id)) { [self] in await resumeManaged(id) })
+        }
+        return jobs
     }
 
-    /// Loads stored contexts and picks up what was under way: loading, deadlines, managed payments.
-    public func restore() async throws {
-        for record in try await table.restore() {
-            if record.loading { startLoading(record.id) }
-            if let pending = record.pending {
-                startTimer(context: record.id, action: pending.id, deadline: pending.deadline)
-            }
-            guard record.managed != nil, record.requestState == .requestingPayment, record.pending == nil else {
-                continue
-            }
-            if let session = record.redirect {
-                if let outcome = try? await redirects.table.find(session)?.outcome {
-                    await redirectSettled(session: session, outcome: outcome)
-                }
-            } else if record.needs == nil {
-                background.start { [self] in await resumeManaged(record.id) }
-            }
-        }
-    }
 }

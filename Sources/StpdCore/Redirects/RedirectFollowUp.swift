@@ -16,20 +16,27 @@ extension RedirectSessions: PollFollower {
 
     func startFollowUp(_ record: RedirectRecord) {
         guard record.awaitsOutcome else { return }
-        background.start { [self] in await followUp(record) }
+        let job = followUpJob(record.id)
+        work.start(job.name, job.run)
     }
 
-    /// After a restart: a Source's follow-up poll resumes by itself unless the crash came first.
-    func resumeFollowUp(_ record: RedirectRecord) async {
-        if record.kind == .source, let id = record.sourceId, let source = try? await sources.table.find(id),
-            let poll = source.poll, poll.redirect == record.id
-        {
-            if poll.status == .finished {
-                await pollFinished(redirect: record.id, source: source.source, error: poll.error)
+    /// Follows the session up if it still awaits its outcome once the lease is taken (leased
+    /// work, `followup:<id>`, also adopted after a restart or where its holder died). A Source's
+    /// follow-up is a poll, leased on its own: once one follows this session, the job only
+    /// settles it if that poll finished without the session hearing of it (a crash between the two).
+    func followUpJob(_ id: String) -> LeasedWork.Job {
+        LeasedWork.Job(name: "followup:\(id)") { [self] in
+            guard let record = try? await table.find(id), record.awaitsOutcome else { return }
+            if record.kind == .source, let sourceID = record.sourceId,
+                let source = try? await sources.table.find(sourceID), let poll = source.poll, poll.redirect == id
+            {
+                if poll.status == .finished {
+                    await pollFinished(redirect: id, source: source.source, error: poll.error)
+                }
+                return
             }
-            return
+            await followUp(record)
         }
-        startFollowUp(record)
     }
 
     private func followUp(_ record: RedirectRecord) async {
@@ -41,7 +48,7 @@ extension RedirectSessions: PollFollower {
                     id: id, for: .daemon, clientSecret: record.clientSecret, timeout: record.followUpTimeout,
                     redirect: record.id)
             } catch {
-                await settle(record.id, result: "error", error: failure(error), object: nil)
+                await settleFailure(record.id, error)
             }
         case .paymentIntent:
             do {
@@ -50,7 +57,7 @@ extension RedirectSessions: PollFollower {
                     record.id, result: intent.status.rawValue, error: nil,
                     object: intent.allResponseFields.withoutClientSecret)
             } catch {
-                await settle(record.id, result: "error", error: failure(error), object: nil)
+                await settleFailure(record.id, error)
             }
         case .setupIntent:
             do {
@@ -59,7 +66,7 @@ extension RedirectSessions: PollFollower {
                     record.id, result: intent.status.rawValue, error: nil,
                     object: intent.allResponseFields.withoutClientSecret)
             } catch {
-                await settle(record.id, result: "error", error: failure(error), object: nil)
+                await settleFailure(record.id, error)
             }
         }
     }
@@ -69,7 +76,12 @@ extension RedirectSessions: PollFollower {
         await settle(redirect, result: error == nil ? status ?? "unknown" : "error", error: error, object: source)
     }
 
-    private func failure(_ error: any Error) -> Failure { Failure(error, describedBy: table.log.failures) }
+    /// A follow-up that failed settles with its error, unless it was stopped (the lease went):
+    /// then whoever takes it over follows it up again.
+    private func settleFailure(_ id: String, _ error: any Error) async {
+        if Task.isCancelled { return }
+        await settle(id, result: "error", error: Failure(error, describedBy: table.log.failures), object: nil)
+    }
 
     private func settle(_ id: String, result: String, error: Failure?, object: JSONValue?) async {
         let settled = try? await table.update(id, for: .daemon) { record in
