@@ -42,7 +42,9 @@ public final class TimerQueue: Sendable {
     public init(clock: some Clock<Duration> = ContinuousClock(), tolerance: Duration = .milliseconds(10)) {
         let origin = clock.now
         now = { origin.duration(to: clock.now) }
-        sleep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: nil) }
+        // An explicit tolerance: without one, libdispatch lets a sleep end up to a tenth of its
+        // length late (150 ms of a lone poll's 1.5 s, the whole of its 10% schedule margin).
+        sleep = { try await clock.sleep(until: origin.advanced(by: $0), tolerance: .milliseconds(1)) }
         self.tolerance = tolerance
     }
 
