@@ -43,6 +43,7 @@ public enum Daemon {
         // Polls resume (holding off idle exit) and started redirect sessions take URLs again; in a
         // fleet, each poll only where its lease is taken.
         try await parts.sources.restore()
+        try await parts.intents.restore()
         try await parts.redirects.restore()
         try await parts.contexts.restore()
         try await EventLogMaintenance.sweep(
@@ -82,8 +83,9 @@ public enum Daemon {
             .init(service: BackgroundService(work: background)),
         ]
         if let fleet = opened.fleet {
-            services += fleet.services(log: log, sources: parts.sources, contexts: parts.contexts, logger: logger)
-                .map { .init(service: $0) }
+            services += fleet.services(
+                log: log, sources: parts.sources, intents: parts.intents, contexts: parts.contexts, logger: logger
+            ).map { .init(service: $0) }
         }
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
             services.append(
@@ -113,12 +115,13 @@ public enum Daemon {
         var customers: CustomerSessions
         var payments: any PaymentsAPI
         var sources: SourceService
+        var intents: IntentPollers
         var redirects: RedirectSessions
         var contexts: PaymentContexts
         var cards = CardValidator()
         var metrics: StpdMetrics
         /// What holds finished objects that the retention sweep removes.
-        var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] }
+        var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] + intents.sweepable }
 
         init(
             configuration: DaemonConfiguration, log: EventLog, store: OpenedStore, stripe: StripeSetup,
@@ -146,16 +149,21 @@ public enum Daemon {
             sources = SourceService(
                 api: payments, log: log, background: background, leases: store.fleet?.leases ?? LocalLeases(),
                 reportSetAside: setAside)
-            redirects = RedirectSessions(
-                api: payments, sources: sources, opener: configuration.urlOpener.map(CommandURLOpener.init),
-                log: log, background: background, followUpTimeout: configuration.redirectPollTimeout,
+            intents = IntentPollers(
+                api: payments, log: log, background: background, leases: store.fleet?.leases ?? LocalLeases(),
                 reportSetAside: setAside)
+            redirects = RedirectSessions(
+                api: payments, sources: sources, intents: intents,
+                opener: configuration.urlOpener.map(CommandURLOpener.init), log: log, background: background,
+                followUpTimeout: configuration.redirectPollTimeout, reportSetAside: setAside)
             sources.follow(with: redirects)
+            intents.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customers, api: payments, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName,
                 leases: store.fleet?.leases ?? LocalLeases(), reportSetAside: setAside)
             redirects.follow(with: contexts)
+            intents.follow(with: contexts)
         }
     }
 
@@ -174,9 +182,9 @@ public enum Daemon {
         RedirectHandlers.register(into: &router, redirects: parts.redirects)
         AppHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
-        let payments = PaymentHandler(api: parts.payments, redirects: parts.redirects)
-        PaymentIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
-        SetupIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
+        IntentHandlers.register(
+            into: &router, handler: PaymentHandler(api: parts.payments, redirects: parts.redirects),
+            polls: parts.intents, cards: parts.cards)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         CardHandlers.register(into: &router, cards: parts.cards)
         return router

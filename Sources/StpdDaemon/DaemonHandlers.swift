@@ -37,7 +37,8 @@ enum DaemonHandlers {
             let redirects = try await parts.store.store.statusCounts(kind: .redirect)
             let snapshot = StpdMetrics.Snapshot(
                 connections: parts.activity.connections, subscribers: parts.subscriptions.count,
-                pollsRunning: parts.sources.pollsRunning, storeSizeBytes: parts.store.sizeOnDisk(),
+                pollsRunning: parts.sources.pollsRunning + parts.intents.pollsRunning,
+                storeSizeBytes: parts.store.sizeOnDisk(),
                 redirectSessions: Dictionary(
                     uniqueKeysWithValues: RedirectStatus.allCases.map { ($0, redirects[$0.rawValue] ?? 0) }))
             return DaemonMetrics.Result(text: parts.metrics.text(snapshot), contentType: StpdMetrics.contentType)

@@ -87,7 +87,9 @@ struct Fleet: Sendable {
 
     /// The fleet's services: following the shared event log, renewing leases, and taking over
     /// the polls and pending-action deadlines of instances that died.
-    func services(log: EventLog, sources: SourceService, contexts: PaymentContexts, logger: Logger) -> [any Service] {
+    func services(
+        log: EventLog, sources: SourceService, intents: IntentPollers, contexts: PaymentContexts, logger: Logger
+    ) -> [any Service] {
         [
             FleetTask { await PostgresEventFollower(store: store, log: log, logger: logger).run() },
             FleetTask { await leases.run() },
@@ -96,6 +98,7 @@ struct Fleet: Sendable {
                     do { try await Task.sleep(for: leases.duration / 2) } catch { return }
                     do {
                         try await sources.adoptPolls()
+                        try await intents.adopt()
                         try await contexts.adoptDeadlines()
                     } catch {
                         logger.warning("looking for work to take over failed", metadata: ["error": "\(error)"])

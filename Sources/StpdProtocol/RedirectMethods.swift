@@ -101,8 +101,10 @@ public enum RedirectReport: RPCMethod {
     public static let summary =
         "Tells stpd what the app's browser or web view did: closed, loadFailed or nativeOpenFailed (the SDK's UI outcomes)."
     public static let description: String? = """
-        closed: the customer closed the page the app shows (mode inApp, or automatic on its web page): the \
-        session completes with RedirectCancelled (the SDK's code 80). loadFailed: the first load of that \
+        closed: the customer closed the page the app shows (mode inApp, or automatic on its web page): a \
+        Source's session completes with RedirectCancelled (the SDK's code 80); a PaymentIntent's or \
+        SetupIntent's completes and is followed up as STPPaymentHandler does, whose outcome is canceled \
+        only if the intent still requires action. loadFailed: the first load of that \
         page failed: when the page's host (url, default openURL) contains stripe.com the session completes \
         with RedirectLoadFailed (code 40), otherwise nothing changes, as in the SDK. nativeOpenFailed: in \
         automatic mode on a native URL, the app could not open it: the session falls back to its web page \

@@ -93,6 +93,7 @@ struct PaymentContextsTests {
         let log: EventLog
         let background: BackgroundWork
         let sources: SourceService
+        let intents: IntentPollers
         let redirects: RedirectSessions
         let contexts: PaymentContexts
         let runner: Task<Void, Never>
@@ -110,14 +111,19 @@ struct PaymentContextsTests {
             log = try await EventLog(store: store, failures: WireFailures())
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
             sources = SourceService(api: api, log: log, background: background, clock: clock)
+            intents = IntentPollers(
+                api: api, log: log, background: background, clock: clock,
+                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) })
             redirects = RedirectSessions(
-                api: api, sources: sources, opener: nil, log: log, background: background)
+                api: api, sources: sources, intents: intents, opener: nil, log: log, background: background)
             sources.follow(with: redirects)
+            intents.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customer, api: api, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: timeout, companyName: companyName, clock: clock,
                 now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) })
             redirects.follow(with: contexts)
+            intents.follow(with: contexts)
             runner = Task { [background] in await background.run() }
         }
 

@@ -29,3 +29,6 @@ PENDING_ACTION_GONE = errors.PendingActionGone.code
 PENDING_ACTION_TIMED_OUT = errors.PendingActionTimedOut.code
 PAYMENT_FAILED = errors.PaymentFailed.code
 CARD_INVALID = errors.CardInvalid.code
+NEXT_ACTION_UNSUPPORTED = errors.NextActionUnsupported.code
+RETURN_URL_REQUIRED = errors.ReturnURLRequired.code
+INTENT_POLL_TIMED_OUT = errors.IntentPollTimedOut.code

@@ -671,7 +671,8 @@ def test_managed_payment_intent_with_3ds_redirect(start_stpd, tmp_path, stripe_t
 
 def test_managed_payment_intent_bank_page_closed(start_stpd, tmp_path, stripe_test_server):
     """The 3-D Secure page runs as the SDK's in-app flow: regaining focus completes nothing, and
-    the customer closing it (redirect.report closed, com.stripe.lib 80) is userCancellation."""
+    the customer closing it (redirect.report closed) re-reads the PaymentIntent, as STPPaymentHandler
+    does: still requiring action, it is canceled, which the context finishes as userCancellation."""
     server = stripe_test_server
     client, events, ctx, cus, card = managed_context(start_stpd, tmp_path, server, "4000002760003184")
     intent = customer_intent(server, cus)
@@ -680,7 +681,7 @@ def test_managed_payment_intent_bank_page_closed(start_stpd, tmp_path, stripe_te
     rid = events.context("paymentContext.needsInput", ctx)["redirect"]
     assert client.call("app.foreground", {})["completedRedirects"] == []
     closed = client.call("redirect.report", {"session": rid, "outcome": "closed"})
-    assert closed["completion"]["error"]["data"]["sdkCode"] == 80
+    assert closed["completion"]["trigger"] == "closed" and closed["completion"].get("error") is None
     finished = events.context("paymentContext.didFinish", ctx)
     assert finished["lastResult"]["status"] == "userCancellation" and finished["lastResult"].get("error") is None
 

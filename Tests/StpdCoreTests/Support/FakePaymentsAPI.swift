@@ -127,6 +127,15 @@ final class FakePaymentsAPI: PaymentsAPI {
         try await retrieveSetupIntent(clientSecret: params.clientSecret)
     }
 
+    /// Verified: the intent as it stands (the test sets what verification made of it).
+    func verifyPaymentIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> PaymentIntent {
+        try await retrievePaymentIntent(clientSecret: params.clientSecret)
+    }
+
+    func verifySetupIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> SetupIntent {
+        try await retrieveSetupIntent(clientSecret: params.clientSecret)
+    }
+
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
         let last4 = String(card.number.filter(\.isNumber).suffix(4))
         let json: JSONValue = [
