@@ -1413,6 +1413,26 @@ struct PaymentContextsTests {
         #expect(done.redirect == nil)
     }
 
+    /// A QR code or banking app: the context waits for the PaymentIntent's poll (needs nextAction)
+    /// and finishes with its verdict.
+    @Test func aManagedIntentAwaitingTheCustomerFinishesWhenItsPollDoes() async throws {
+        let world = try await World(customer: Self.cards())
+        let secret = world.api.addIntent(status: "requires_payment_method")
+        let intentID = secret.components(separatedBy: "_secret_")[0]
+        world.api.setNextAction(intentID, ["type": "blik_authorize", "blik_authorize": [:]])
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let since = try await world.mark()
+        _ = try await world.requestPayment(view.id, intent: secret)
+        let waiting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
+        #expect(waiting.needs == .nextAction && waiting.redirect == nil)
+        await world.clock.sleepersArrived()
+        world.api.setIntentStatus(intentID, "canceled")
+        world.clock.advance(by: .seconds(1))
+        let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(done.lastResult == ["status": "userCancellation", "error": nil])
+        #expect(done.needs == nil && done.requestState == .none)
+    }
+
     @Test func cancellingARedirectingManagedIntentCancelsTheRedirect() async throws {
         let world = try await World(customer: Self.cards())
         let secret = world.api.addIntent(status: "requires_action")

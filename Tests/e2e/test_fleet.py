@@ -5,7 +5,7 @@ gets a database of its own on it, dropped afterwards. Skipped without a cluster.
 
 - handle-url on B completes a redirect session started on A;
 - a subscriber on B sees A's events (and B's) in seq order, gap-free;
-- kill -9 of A, which holds a running poll: B takes the poll over and finishes it;
+- kill -9 of A, which holds a running poll (a Source's, an intent's): B takes it over and finishes it;
 - debug.emit on A and B at once on one object: every change is committed, none lost.
 
 Every wait is on a reply or an event; nothing sleeps.
@@ -185,3 +185,25 @@ def test_concurrent_changes_on_two_instances_are_all_committed(start_stpd, tmp_p
     for _ in range(400):
         replay.next()
     assert [e["seq"] for e in replay.seen] == sorted(seqs)
+
+
+def test_kill_9_of_an_intent_poll_holder_and_the_other_instance_finishes_it(
+        start_stpd, tmp_path, stripe_test_server, database_url):
+    """An intent poll (a QR code awaiting the customer) is leased like a Source's."""
+    server = stripe_test_server
+    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
+    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    on_b = Events(b.client(), ["paymentIntent.*"])
+    intent = server.api("POST", "/v1/payment_intents",
+                        {"amount": 1000, "currency": "sgd", "payment_method_types": ["paynow"]})
+    answer = a.client().call("paymentIntent.confirm", {"clientSecret": intent["client_secret"],
+                                                       "paymentMethod": {"paynow": {}}})
+    assert answer["result"] == "pending"
+    leases = a.client().call("daemon.status")["fleet"]["leases"]
+    assert leases == [f"intentPoll:{answer['poll']['id']}"], leases
+
+    a.kill()
+    server.control(f"payment_intents/{intent['id']}/succeed")
+    finished = on_b.wait("paymentIntent.finished", intent["id"], timeout=60)["object"]
+    assert finished["poll"]["id"] == answer["poll"]["id"] and finished["poll"]["result"] == "succeeded"
+    assert len(on_b.read_for(intent["id"], "paymentIntent.finished")) == 1

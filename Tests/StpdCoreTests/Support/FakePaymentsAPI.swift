@@ -70,6 +70,17 @@ final class FakePaymentsAPI: PaymentsAPI {
         return "\(id)_secret_abc"
     }
 
+    /// The intent requires `action` (`{"type": ..., <type>: {...}}`), as Stripe's confirmation leaves it.
+    func setNextAction(_ id: String, _ action: JSONValue) {
+        state.withLock { s in
+            if case .object(var intent)? = s.intents[id] {
+                intent["status"] = "requires_action"
+                intent["next_action"] = action
+                s.intents[id] = .object(intent)
+            }
+        }
+    }
+
     func setIntentStatus(_ id: String, _ status: String) {
         state.withLock { s in
             if case .object(var intent)? = s.intents[id] {
