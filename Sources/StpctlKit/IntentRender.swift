@@ -62,6 +62,10 @@ public enum IntentRender {
         for key in ["hosted_voucher_url", "hosted_instructions_url", "hosted_verification_url"] {
             if let url = details?[key]?.stringValue { rows.append(("page", url)) }
         }
+        // A voucher's number (OXXO, Boleto) or reference (Multibanco), which the customer pays with.
+        for (label, key) in [("number", "number"), ("reference", "reference")] {
+            if let value = details?[key]?.stringValue { rows.append((label, value)) }
+        }
         if let qr = details?["image_url_png"]?.stringValue ?? details?["qr_code"]?["image_url_png"]?.stringValue {
             rows.append(("QR code", qr))
         }

@@ -20,7 +20,7 @@ struct IntentCommand<K: IntentNaming>: AsyncParsableCommand {
                 next action and how it ends.
 
                 Examples:
-                  stpctl \(K.command) confirm \(K.idPrefix)123_secret_456 --payment-method '{"oxxo": {}, "billingDetails": {"name": "Jo", "email": "jo@example.com"}}'
+                  stpctl \(K.command) confirm \(K.idPrefix)123_secret_456 --payment-method '{"sepaDebit": {"iban": "DE89370400440532013000"}, "billingDetails": {"name": "Jo", "email": "jo@example.com"}}'
                   stpctl \(K.command) confirm \(K.idPrefix)123_secret_456 --id pm_card_visa --return-url myapp://done --start in-app
                   stpctl \(K.command) verify-microdeposits \(K.idPrefix)123_secret_456 --amounts 32,45
                   stpctl \(K.command) show \(K.idPrefix)123
