@@ -22,21 +22,16 @@ public protocol StripeIntent: StripeModel {
     /// Stripe's status, as STPPaymentHandler's rules read it.
     var handlerStatus: IntentStatus { get }
     var nextAction: NextAction? { get }
-    /// The type of its payment method: the expanded object's, else the only type it allows.
-    var paymentMethodType: String? { get }
+    /// Set when `payment_method` was expanded (stpd expands it, as the SDK does).
+    var paymentMethod: PaymentMethod? { get }
+    var paymentMethodTypes: [String] { get }
     /// `last_payment_error` (`last_setup_error`), as sent.
     var lastErrorFields: JSONValue? { get }
 }
 
-/// An intent's status as STPPaymentHandler's rules read it (`unifiedStatus`).
-public enum IntentStatus: String, Sendable {
-    case requiresPaymentMethod = "requires_payment_method"
-    case requiresConfirmation = "requires_confirmation"
-    case requiresAction = "requires_action"
-    case processing
-    case requiresCapture = "requires_capture"
-    case canceled, succeeded, unknown
-}
+/// An intent's status as STPPaymentHandler's rules read it (`unifiedStatus`): a PaymentIntent's,
+/// of which a SetupIntent's are a part.
+public typealias IntentStatus = PaymentIntent.Status
 
 public enum IntentKind: String, Sendable {
     case paymentIntent, setupIntent
@@ -52,6 +47,11 @@ public enum IntentKind: String, Sendable {
 
 extension StripeIntent {
     public var requiresAction: Bool { handlerStatus == .requiresAction }
+
+    /// The type of its payment method: the expanded object's, else the only type it allows.
+    public var paymentMethodType: String? {
+        paymentMethod?.type ?? (paymentMethodTypes.count == 1 ? paymentMethodTypes[0] : nil)
+    }
     public var statusName: String { handlerStatus.rawValue }
 
     /// What replies and events carry: no client secret, and `payment_method` as its id (stpd
@@ -81,10 +81,7 @@ extension PaymentIntent: StripeIntent {
     }
     public static func polls(in pollers: IntentPollers) -> IntentPolls<Self> { pollers.paymentIntents }
 
-    public var handlerStatus: IntentStatus { IntentStatus(rawValue: status.rawValue) ?? .unknown }
-    public var paymentMethodType: String? {
-        paymentMethod?.type ?? (paymentMethodTypes.count == 1 ? paymentMethodTypes[0] : nil)
-    }
+    public var handlerStatus: IntentStatus { status }
     public var lastErrorFields: JSONValue? { lastPaymentError?.allResponseFields }
 }
 
@@ -104,9 +101,6 @@ extension SetupIntent: StripeIntent {
     }
     public static func polls(in pollers: IntentPollers) -> IntentPolls<Self> { pollers.setupIntents }
 
-    public var handlerStatus: IntentStatus { IntentStatus(rawValue: status.rawValue) ?? .unknown }
-    public var paymentMethodType: String? {
-        paymentMethod?.type ?? (paymentMethodTypes.count == 1 ? paymentMethodTypes[0] : nil)
-    }
+    public var handlerStatus: IntentStatus { IntentStatus(apiValue: status.rawValue) }
     public var lastErrorFields: JSONValue? { lastSetupError?.allResponseFields }
 }
