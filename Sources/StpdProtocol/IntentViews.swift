@@ -182,7 +182,7 @@ public struct IntentView: Codable, Sendable, Hashable {
             "intent": JSONSchema(["type": "object", "description": "The Stripe object (client_secret removed)"]),
             "createdAt": .string("RFC 3339", format: "date-time"),
             "updatedAt": .string("RFC 3339", format: "date-time"),
-        ], required: ["id", "object", "status", "poll", "intent", "createdAt", "updatedAt"])
+        ], required: ["id", "object", "status", "intent", "createdAt", "updatedAt"])
 }
 
 /// A coding key made at run time: the member an intent's Stripe object is under.

@@ -642,7 +642,7 @@ class Intent(TypedDict):
     nextAction: NotRequired[NextAction | None]
     #: Which kind of intent
     object: Literal["payment_intent_record", "setup_intent_record"]
-    poll: IntentPoll | None
+    poll: NotRequired[IntentPoll | None]
     #: Stripe's status as last read
     status: str
     #: RFC 3339
