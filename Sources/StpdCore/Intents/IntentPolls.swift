@@ -188,12 +188,18 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
         await leases.release(name)
     }
 
+    /// Reads the intent and takes `IntentRules.step` until the poll finishes. The store being
+    /// unreachable (a fleet's database) only delays it: the record is read, and the end written,
+    /// again at the next turn.
     private func run(_ id: String, _ poll: Record.Poll, clientSecret: String, lost: LeaseLost) async {
         var memory = IntentRules.Memory()
         while !lost.isSet {
-            guard let current = try? await table.find(id), current.poll?.id == poll.id,
-                current.poll?.status == .polling
-            else { return }
+            let current: Record?
+            do { current = try await table.find(id) } catch {
+                guard await pause(seconds: 1) else { return }
+                continue
+            }
+            guard let current, current.poll?.id == poll.id, current.poll?.status == .polling else { return }
             var intent: Intent?
             var failure: (any Error)?
             do { intent = try await Intent.retrieve(clientSecret: clientSecret, with: api) } catch { failure = error }
@@ -202,15 +208,28 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
             let step = IntentRules.step(
                 purpose: poll.purpose, start: poll.startedAt, deadline: poll.deadline, read: intent,
                 permanent: failure.map(Self.isPermanent) ?? false, at: now(), memory: &memory)
+            let ended: Bool
             switch step {
             case .wait(let seconds):
-                do { try await clock.sleep(for: .seconds(seconds)) } catch { return }
+                guard await pause(seconds: seconds) else { return }
+                continue
             case .finish(let result, let error):
-                return await finish(id, poll.id, result, error.map(Failure.domain), intent)
+                ended = await finish(id, poll.id, result, error.map(Failure.domain), intent)
             case .finishUnread:
-                return await finish(
+                ended = await finish(
                     id, poll.id, .failed, failure.map { Failure($0, describedBy: table.log.failures) }, nil)
             }
+            guard !ended, await pause(seconds: 1) else { return }
+        }
+    }
+
+    /// Sleeps on the poll's clock; false when the task was cancelled (shutdown).
+    private func pause(seconds: Double) async -> Bool {
+        do {
+            try await clock.sleep(for: .seconds(seconds))
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -220,23 +239,33 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
         return [.invalidRequest, .authentication, .card].contains(error.kind)
     }
 
+    /// Records the end and tells the followers once. False when the store could not be written
+    /// (the poll goes on and tries again); true when it was, or the poll was replaced or stopped.
     private func finish(_ id: String, _ pollID: String, _ result: IntentResult, _ error: Failure?, _ intent: Intent?)
-        async
+        async -> Bool
     {
-        let change = try? await table.update(id, for: .daemon) { record in
-            guard var poll = record.poll, poll.id == pollID, poll.status == .polling else { return nil }
-            if let intent { record.intent = intent.clientFields }
-            poll.status = .finished
-            poll.result = result
-            poll.error = error
-            record.poll = poll
-            return .finished
+        let change: RecordTable<Record>.Change
+        do {
+            change = try await table.update(id, for: .daemon) { record in
+                guard var poll = record.poll, poll.id == pollID, poll.status == .polling else { return nil }
+                if let intent { record.intent = intent.clientFields }
+                poll.status = .finished
+                poll.result = result
+                poll.error = error
+                record.poll = poll
+                return .finished
+            }
+        } catch DomainError.notFound {
+            return true
+        } catch {
+            return false
         }
-        guard let change, change.event != nil else { return }
+        guard change.event != nil else { return true }
         let end = IntentPollEnd(
             kind: Intent.kind, id: id, redirect: change.record.poll?.redirect, result: result, error: error,
             intent: intent?.clientFields)
         for follower in followers.withLock({ $0 }) { await follower.intentPollFinished(end) }
+        return true
     }
 }
 
