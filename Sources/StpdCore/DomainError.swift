@@ -36,4 +36,8 @@ public enum DomainError: Error, Sendable, Hashable, Codable {
     case returnURLRequired(type: String, detail: String)
     /// A poll awaiting the customer reached its deadline with the intent still requiring action.
     case intentPollTimedOut(type: String, deadline: Date, status: String)
+    /// A shipping address lacks what the configuration's `requiredShippingAddressFields` asks for:
+    /// `fields` those it fails, `members` the address's members that are missing or not valid
+    /// (`phone`, `address.postalCode`), as the SDK's form would not submit it.
+    case shippingAddressIncomplete(fields: [String], members: [String])
 }

@@ -50,7 +50,8 @@ public struct DaemonConfiguration: Sendable {
     public var stripeAccount: String?
     /// Per attempt of a Stripe call; each retry gets a fresh one.
     public var stripeTimeout: Duration = .seconds(30)
-    /// Sent as `redirect_merchant_name` on Sources' return URLs unless a call names one (the SDK's companyName).
+    /// The merchant's name for Sources' `redirect_merchant_name` and payment contexts' `companyName`
+    /// unless a call names one; unset, the calling app's (`MerchantName`).
     public var merchantName: String?
     /// The command (and its arguments) stpd runs with a URL appended for `opener: daemon`; nil: off.
     public var urlOpener: [String]?

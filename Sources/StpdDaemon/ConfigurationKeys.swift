@@ -222,7 +222,7 @@ public enum ConfigurationKeys {
         .text(
             "STPD_MERCHANT_NAME", flag: "--merchant-name", \.merchantName, valueName: "NAME", accepts: "text",
             summary:
-                "the `redirect_merchant_name` appended to Sources' return URLs (the SDK's `companyName`; unset: the calling process's name)"
+                "the merchant's name: Sources' `redirect_merchant_name` and payment contexts' `companyName`, unless a call names one (unset: the calling app's name)"
         ),
         ConfigurationKey(
             "STPD_URL_OPENER", flag: "--url-opener", valueName: "COMMAND", defaultValue: "off",

@@ -160,7 +160,10 @@ public enum Daemon {
             intents.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customers, api: payments, redirects: redirects, log: log, background: background,
-                pendingActionTimeout: configuration.pendingActionTimeout, companyName: configuration.merchantName,
+                pendingActionTimeout: configuration.pendingActionTimeout,
+                companyName: { [merchantName = configuration.merchantName] caller in
+                    MerchantName.resolve(given: nil, configured: merchantName, caller: caller)
+                },
                 leases: store.fleet?.leases ?? LocalLeases(), reportSetAside: setAside)
             redirects.follow(with: contexts)
             intents.follow(with: contexts)

@@ -6,14 +6,20 @@ import Synchronization
 /// HTTP machinery, and shutting down an unused one is a no-op.
 public final class LazyHTTPTransport: StripeHTTPTransport {
     private let state = Mutex<(transport: AsyncHTTPTransport?, closed: Bool)>((nil, false))
+    private let connectTimeout: Duration
 
-    public init() {}
+    /// A connect gets at most 10 s, and half of `requestTimeout` when that is less: always short of
+    /// the request's own timeout, so a connect nobody answers (offline, which a poll retries) is told
+    /// from a server that does not answer (a timeout, which ends it).
+    public init(requestTimeout: Duration = .seconds(30)) {
+        connectTimeout = min(.seconds(10), requestTimeout / 2)
+    }
 
     public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
         let transport = try state.withLock { s in
             if s.closed { throw StripeError(kind: .connection, message: "stpd is shutting down") }
             if let made = s.transport { return made }
-            let made = AsyncHTTPTransport()
+            let made = AsyncHTTPTransport(connectTimeout: connectTimeout)
             s.transport = made
             return made
         }

@@ -11,8 +11,8 @@ enum SourceHandlers {
     ) {
         router.register(SourceCreate.self) { params, context in
             try cards.require(params.params.card, at: "params.card")
-            // As the SDK, whose companyName defaults to the app's bundle name: always a name.
-            let name = params.merchantName ?? merchantName ?? context.caller.pid.flatMap { PeerProcessName.of(pid: $0) }
+            let name = MerchantName.resolve(
+                given: params.merchantName, configured: merchantName, caller: context.caller)
             let form = try params.params.sourceParams(at: "params").formParams(merchantName: name)
             let (view, secret) = try await sources.create(for: context.caller, params: form)
             return SourceResult(source: view, clientSecret: secret)

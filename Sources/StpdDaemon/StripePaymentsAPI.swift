@@ -13,7 +13,30 @@ struct StripePaymentsAPI: PaymentsAPI {
     }
 
     func createSource(_ params: [String: JSONValue]) async throws -> Source {
-        try await client().send(StripeRequest(.post, "/v1/sources", params: params), as: Source.self)
+        let client = try client()
+        return try await client.send(
+            StripeRequest(.post, "/v1/sources", params: Self.signed(params, by: client)), as: Source.self)
+    }
+
+    /// The SDK's `payment_user_agent` on what makes a Source or a PaymentMethod (its params, or a
+    /// confirmation's `payment_method_data`), naming stpd and its version. Sent with a publishable
+    /// key, as the SDK sends it; a secret or restricted key sends none (Stripe's server-side types
+    /// have no such field).
+    static func signed(_ params: [String: JSONValue], by client: StripeClient) -> [String: JSONValue] {
+        guard client.configuration.key.kind == .publishable else { return params }
+        var params = params
+        params["payment_user_agent"] = .string(client.configuration.userAgent.paymentUserAgent)
+        return params
+    }
+
+    static func confirmForm(_ params: PaymentIntentConfirmParams, by client: StripeClient)
+        -> [String: JSONValue]
+    {
+        var form = params.formParams(for: client.configuration.key.kind)
+        if let data = form["payment_method_data"]?.objectValue {
+            form["payment_method_data"] = .object(signed(data, by: client))
+        }
+        return form
     }
 
     func retrieveSource(id: String, clientSecret: String) async throws -> Source {
@@ -21,16 +44,18 @@ struct StripePaymentsAPI: PaymentsAPI {
             StripeRequest(.get, "/v1/sources/\(id)", params: ["client_secret": .string(clientSecret)]), as: Source.self)
     }
 
-    /// The poller keeps the SDK's schedule, so the client's own retries are off here. Of the faults
-    /// without a response, only "offline" and "connection lost" are retried (at once, as the SDK
-    /// does); a timeout, a refused connect, a DNS or TLS failure ends the poll with its error.
+    /// One request of a poll. Of the client's retries only the 429's stay, as the SDK's request
+    /// retries a 429 itself (1, 4, 9 s) before its poller sees it; the poller's schedule owns every
+    /// other retry. Of the faults without a response, being offline (the name does not resolve, no
+    /// route, a connect nobody answers) and a connection lost mid-request are retried by the poller
+    /// (the SDK's -1009 and -1005); a timeout after connecting, a refused connect or a TLS failure
+    /// ends the poll with its error.
     func pollSource(id: String, clientSecret: String) async -> PollFetchResult {
         var client: StripeClient
         do { client = try self.client() } catch {
             return .transportFailure(StripeError(kind: .authentication, message: "no Stripe key is configured"))
         }
-        client.retryPolicy.maxTransientRetries = 0
-        client.retryPolicy.maxRateLimitRetries = 0
+        client.retryPolicy = Self.pollRetryPolicy(client.retryPolicy)
         let request = StripeRequest(.get, "/v1/sources/\(id)", params: ["client_secret": .string(clientSecret)])
         do {
             let response = try await client.response(for: request)
@@ -47,6 +72,12 @@ struct StripePaymentsAPI: PaymentsAPI {
             return .transportFailure(
                 StripeError(kind: .connection, message: Redaction.redact(String(describing: error))))
         }
+    }
+
+    static func pollRetryPolicy(_ policy: RetryPolicy) -> RetryPolicy {
+        var policy = policy
+        policy.maxTransientRetries = 0
+        return policy
     }
 
     static func pollResult(of error: StripeError) -> PollFetchResult {
@@ -70,7 +101,7 @@ struct StripePaymentsAPI: PaymentsAPI {
         async throws -> Intent
     {
         let client = try client()
-        var form = params.formParams(for: client.configuration.key.kind)
+        var form = Self.confirmForm(params, by: client)
         form["expand"] = Self.expandPaymentMethod
         return try await client.send(
             StripeRequest(.post, "/v1/\(collection)/\(params.intentID)/confirm", params: form), as: Intent.self)
@@ -108,8 +139,11 @@ struct StripePaymentsAPI: PaymentsAPI {
     }
 
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
-        try await client().send(
-            StripeRequest(.post, "/v1/payment_methods", params: PaymentMethodData.card(card).createParams()),
+        let client = try client()
+        return try await client.send(
+            StripeRequest(
+                .post, "/v1/payment_methods",
+                params: Self.signed(PaymentMethodData.card(card).createParams(), by: client)),
             as: PaymentMethod.self)
     }
 }

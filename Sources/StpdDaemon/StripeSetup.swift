@@ -22,12 +22,13 @@ public struct StripeSetup: Service {
     public let client: StripeClient?
     public var key: StripeKey? { client?.configuration.key }
     /// HTTP for Stripe and for merchant backends (which need no Stripe key); made on first use.
-    public let transport = LazyHTTPTransport()
+    public let transport: LazyHTTPTransport
 
     public init(
         configuration: DaemonConfiguration, logger: Logger, retryPolicy: RetryPolicy = .init(),
         osVersion: String? = ProcessInfo.processInfo.operatingSystemVersionString, metrics: StpdMetrics? = nil
     ) {
+        transport = LazyHTTPTransport(requestTimeout: configuration.stripeTimeout)
         for warning in configuration.warnings { logger.warning("\(warning)") }
         guard let stripe = Self.stripeConfiguration(configuration, osVersion: osVersion) else {
             logger.notice("no Stripe key configured: Stripe methods answer StripeNotConfigured (3009)")

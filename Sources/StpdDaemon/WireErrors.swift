@@ -70,6 +70,15 @@ extension DomainError: RPCErrorConvertible {
                     "type": .string(type), "deadline": .string(deadline.formatted(.iso8601)),
                     "status": .string(status),
                 ])
+        case .shippingAddressIncomplete(let fields, let members):
+            StpdErrors.shippingAddressIncomplete(
+                "missing or not valid: \(members.map { "address.\($0)" }.joined(separator: ", ")) "
+                    + "(requiredShippingAddressFields \(fields.joined(separator: ", ")))",
+                data: [
+                    "parameter": .string("address.\(members.first ?? "")"),
+                    "parameters": .array(members.map { .string("address.\($0)") }),
+                    "fields": .array(fields.map(JSONValue.string)),
+                ])
         }
     }
 }

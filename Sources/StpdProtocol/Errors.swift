@@ -103,6 +103,12 @@ public enum StpdErrors {
             "STPPaymentHandler's failure of an intent, carried as the error of a confirmation's result, a poll's end, a redirect outcome or a payment context's didFinish: the intent requires a payment method again, or is processing with a payment method that is not a delayed-notification one. `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError` (`data.lastSetupError`) are Stripe's; `data.reason` is `authenticationFailed`, `paymentError` or `intentStatus` (the SDK's notAuthenticated, paymentError and intentStatus codes). Also carried as didFinish's error when the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's)."
     )
 
+    public static let shippingAddressIncomplete = ErrorDeclaration(
+        name: "ShippingAddressIncomplete", code: 5004, message: "The shipping address lacks required fields",
+        description:
+            "paymentContext.setShippingAddress was given an address that fails the configuration's `requiredShippingAddressFields` by the SDK's rules (a name; an email address; a phone number with its country's digits; line 1, city, country, a US state and a postal code valid for the country), which the SDK's shipping form would not submit: nothing was asked of the app or saved. `data.fields` are the required fields it fails, `data.parameters` the params that are missing or not valid (e.g. `address.phone`, `address.address.postalCode`), `data.parameter` the first."
+    )
+
     public static let cardInvalid = ErrorDeclaration(
         name: "CardInvalid", code: 6001, message: "The card is not valid",
         description:
@@ -134,7 +140,7 @@ public enum StpdErrors {
         ] + stripe
         + [
             redirectUnavailable, redirectOpenFailed, redirectCancelled, redirectLoadFailed, pendingActionGone,
-            pendingActionTimedOut, paymentFailed, cardInvalid, nextActionUnsupported, returnURLRequired,
-            intentPollTimedOut,
+            pendingActionTimedOut, paymentFailed, shippingAddressIncomplete, cardInvalid, nextActionUnsupported,
+            returnURLRequired, intentPollTimedOut,
         ]
 }

@@ -139,8 +139,9 @@ public enum PaymentContextUpdate: RPCMethod {
     public static let description: String? = """
         As the SDK's setters: paymentSummaryItems replaces the items stpd builds (the last is the total, \
         its amount the payment amount; with a shipping method selected, a shipping item goes before the \
-        total and the total grows by its amount); setting amount drops them again. Give amount or \
-        paymentSummaryItems, not both.
+        total and the total grows by its amount); setting amount drops them again. An empty list is \
+        taken, as the SDK takes it: no items, and a payment amount of the shipping method's alone. Give \
+        amount or paymentSummaryItems, not both.
         """
     public static let paramsSchema = JSONSchema.object(
         [
@@ -151,7 +152,7 @@ public enum PaymentContextUpdate: RPCMethod {
                 of: .object(
                     ["label": .string("Label"), "amount": .integer("Minor units", minimum: 0)],
                     required: ["label", "amount"]),
-                "The items, at least one; the last is the total"),
+                "The items; the last is the total (none: no items, and shipping alone is paid)"),
         ], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
@@ -221,7 +222,9 @@ public enum PaymentContextSetShippingAddress: RPCMethod {
     public static let summary =
         "The customer submitted a shipping address: validated by the app when it said so, else accepted as the SDK does."
     public static let description: String? = """
-        With validatesShipping and shippingType shipping, a didUpdateShippingAddress pending action asks the \
+        An address that fails the configuration's requiredShippingAddressFields by the SDK's rules is \
+        refused with ShippingAddressIncomplete naming what is missing, as the SDK's form does not submit \
+        it. With validatesShipping and shippingType shipping, a didUpdateShippingAddress pending action asks the \
         app (answer valid with shippingMethods and selectedShippingMethod, or invalid with an error: \
         paymentContext.shippingInvalid). An accepted address is set, the shipping methods kept by the SDK's \
         rule, and saved to the customer through the adapter afterwards (paymentContext.shippingSaveFailed \
@@ -230,7 +233,7 @@ public enum PaymentContextSetShippingAddress: RPCMethod {
     public static let paramsSchema = JSONSchema.object(
         ["context": paymentContextID, "address": ShippingAddressParams.schema], required: ["context", "address"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
+    public static let errors = [StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.shippingAddressIncomplete]
 }
 
 public enum PaymentContextSelectShippingMethod: RPCMethod {

@@ -10,7 +10,7 @@ public struct PaymentConfiguration: Codable, Sendable, Hashable {
     public var shippingType: String?
     /// Ask again for a shipping address that came from the customer or prefilled (default true).
     public var verifyPrefilledShippingAddress: Bool?
-    /// The total's label (default: STPD_MERCHANT_NAME, else "").
+    /// The total's label (default: STPD_MERCHANT_NAME, else the calling app's name).
     public var companyName: String?
     public var canDeletePaymentOptions: Bool?
 
@@ -39,7 +39,7 @@ public struct PaymentConfiguration: Codable, Sendable, Hashable {
             ),
             "verifyPrefilledShippingAddress": .boolean(
                 "Ask for a prefilled or saved address to be confirmed (default true)"),
-            "companyName": .string("Label of the total (default STPD_MERCHANT_NAME)"),
+            "companyName": .string("Label of the total (default STPD_MERCHANT_NAME, else the calling app's name)"),
             "canDeletePaymentOptions": .boolean("Whether removePaymentMethod is allowed (default true)"),
         ])
 }

@@ -68,8 +68,10 @@ public enum RedirectStart: RPCMethod {
         URL, which completes on the return URL only (WeChat Pay instead completes with RedirectOpenFailed). \
         inApp completes only on the return URL; browser opens the redirect URL and completes on either. \
         With opener app (default) the app opens openURL and reports what its browser did with \
-        redirect.report; with opener daemon, stpd runs STPD_URL_OPENER (Disabled unless configured) and \
-        falls back itself. Starting a session that is not notStarted changes nothing.
+        redirect.report; with opener daemon, stpd runs STPD_URL_OPENER (Disabled unless configured), \
+        falls back itself, and the session is the SDK's external-browser flow whatever the mode: it \
+        completes on the return URL or the app's next app.foreground, and takes no closed or loadFailed \
+        report (the app sees no page). Starting a session that is not notStarted changes nothing.
         """
     public static let paramsSchema = JSONSchema.object(
         [
@@ -85,7 +87,7 @@ public enum RedirectReport: RPCMethod {
     public struct Params: Codable, Sendable {
         public var session: String
         public var outcome: RedirectReportOutcome
-        /// loadFailed: the URL whose load failed (default: the session's openURL).
+        /// loadFailed (required there): the URL whose load failed, the page the browser had reached.
         public var url: String?
         /// The app's description, carried in the error's `data.message`.
         public var message: String?
@@ -101,12 +103,14 @@ public enum RedirectReport: RPCMethod {
     public static let summary =
         "Tells stpd what the app's browser or web view did: closed, loadFailed or nativeOpenFailed (the SDK's UI outcomes)."
     public static let description: String? = """
-        closed: the customer closed the page the app shows (mode inApp, or automatic on its web page): a \
-        Source's session completes with RedirectCancelled (the SDK's code 80); a PaymentIntent's or \
-        SetupIntent's completes and is followed up as STPPaymentHandler does, whose outcome is canceled \
-        only if the intent still requires action. loadFailed: the first load of that \
-        page failed: when the page's host (url, default openURL) contains stripe.com the session completes \
-        with RedirectLoadFailed (code 40), otherwise nothing changes, as in the SDK. nativeOpenFailed: in \
+        closed: the customer closed the page the app shows (mode inApp, or automatic on its web page, \
+        unless stpd opened it with opener daemon): a Source's session completes with RedirectCancelled \
+        (the SDK's code 80); a PaymentIntent's or SetupIntent's completes and is followed up as \
+        STPPaymentHandler does, whose outcome is canceled only if the intent still requires action. \
+        loadFailed: the first load of that page failed, and url is the page the browser had \
+        reached when it failed (required: Stripe's hooks.stripe.com page redirects at once to the bank's): \
+        when its host contains stripe.com the session completes with RedirectLoadFailed (code 40), \
+        otherwise nothing changes, as in the SDK. nativeOpenFailed: in \
         automatic mode on a native URL, the app could not open it: the session falls back to its web page \
         (openURL changes, event redirect.fallback; it then completes on the return URL only), and WeChat \
         Pay completes with RedirectOpenFailed (STPRedirectContextErrorDomain 0). A session no longer in \
@@ -117,7 +121,7 @@ public enum RedirectReport: RPCMethod {
         [
             "session": redirectSessionID,
             "outcome": .cases(of: RedirectReportOutcome.self, "What the app's browser or web view did"),
-            "url": .string("loadFailed: the URL whose load failed (default openURL)"),
+            "url": .string("loadFailed (required there): the URL whose load failed, where the browser had got to"),
             "message": .string("The app's description, carried in the error's data.message"),
         ], required: ["session", "outcome"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")

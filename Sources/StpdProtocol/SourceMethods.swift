@@ -29,7 +29,7 @@ public enum SourceCreate: RPCMethod {
     public struct Params: Codable, Sendable {
         public var params: SourceConstructor
         /// Appended to the return URL as `redirect_merchant_name` (default: STPD_MERCHANT_NAME, else
-        /// the calling process's name, as the SDK defaults to the app's bundle name).
+        /// the calling app's name, as the SDK names the app).
         public var merchantName: String?
         public init(params: SourceConstructor, merchantName: String? = nil) {
             self.params = params
@@ -41,9 +41,9 @@ public enum SourceCreate: RPCMethod {
     public static let summary = "Creates a Source from one of the SDK's typed constructors (or raw Stripe params)."
     public static let description: String? = """
         `params` holds exactly one constructor (card, sofort, ideal, ...). When the return URL has no \
-        redirect_merchant_name, one is appended, as the SDK appends its companyName: merchantName, else \
-        STPD_MERCHANT_NAME, else the calling process's name (/proc/<pid>/comm of the socket's peer, as the \
-        SDK defaults to the app's bundle name). The Source is remembered \
+        redirect_merchant_name, one is appended, as the SDK appends the app's name: merchantName, else \
+        STPD_MERCHANT_NAME, else the calling app's name (the socket peer's program, or the script an \
+        interpreter runs, from /proc/<pid>/cmdline). The Source is remembered \
         (source.get, source.list) and announced as source.created.
         """
     public static let paramsSchema = JSONSchema.object(

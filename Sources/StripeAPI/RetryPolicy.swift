@@ -5,15 +5,19 @@ import Foundation
 /// exactly. Retrying a POST is safe because every attempt carries the same Idempotency-Key.
 ///
 /// In order (`k` is this retry's number; it counts every retry of the call, whatever caused it):
-/// 1. `Stripe-Should-Retry: false` never retries; `true` retries whatever the status (stripe-python's
-///    `_should_retry`: the API knows, e.g. a lock timeout, or a request that would be a no-op).
-/// 2. 429: up to `maxRateLimitRetries` (3) retries, before retry k wait k² s + [0, 0.5) s (stripe-ios
-///    after 21.3.1, `URLSession+Retry`; 21.3.1 itself retries nothing).
-/// 3. 409: retried (stripe-python): a retried POST meets `idempotency_key_in_use` while Stripe is
+/// 1. `Stripe-Should-Retry: false` never retries (stripe-python's `_should_retry`: the API knows,
+///    e.g. a request that would be a no-op).
+/// 2. 429, with or without `Stripe-Should-Retry: true`: up to `maxRateLimitRetries` (3) retries,
+///    before retry k wait k² s + [0, 0.5) s (stripe-ios after 21.3.1 to today, `URLSession+Retry`;
+///    21.3.1 itself retries nothing). A rate limiter needs the time: stripe-python's short waits for
+///    a 429 marked `true` would meet it again and spend the retries; `true` only says a retry is
+///    safe, which a 429's always is.
+/// 3. `Stripe-Should-Retry: true` retries any other status (stripe-python: e.g. a lock timeout).
+/// 4. 409: retried (stripe-python): a retried POST meets `idempotency_key_in_use` while Stripe is
 ///    still processing the first attempt under the same key.
-/// 4. 5xx and no response at all (refused, reset, timeout): retried (stripe-python).
-/// 5. Anything else: never.
-/// Rules 1, 3 and 4 allow `maxTransientRetries` (2, stripe-python's default `max_network_retries`)
+/// 5. 5xx and no response at all (refused, reset, timeout): retried (stripe-python).
+/// 6. Anything else: never.
+/// Rules 3 to 5 allow `maxTransientRetries` (2, stripe-python's default `max_network_retries`)
 /// retries, waiting stripe-python's `_sleep_time_seconds`: min(0.5 s · 2^(k-1), 2 s) scaled by a
 /// jitter in [0.5, 1), and at least 0.5 s. `Retry-After: <seconds>` from 0 to `maxRetryAfter` (60,
 /// stripe-python's `MAX_RETRY_AFTER`) lengthens any wait to at least that; a larger value or the
@@ -49,7 +53,7 @@ public struct RetryPolicy: Sendable, Hashable {
         var delay: Double
         if shouldRetry == "false" {
             return .giveUp
-        } else if status == 429 && shouldRetry != "true" {
+        } else if status == 429 {
             guard k <= maxRateLimitRetries else { return .giveUp }
             delay = Double(k * k) + unit * maxJitter
         } else if shouldRetry == "true" || status == 409 || (500..<600).contains(status) {

@@ -127,6 +127,10 @@ public struct StripeUserAgent: Sendable, Hashable {
         self.application = application
     }
 
+    /// The SDK's `payment_user_agent` fraud signal (`stripe-ios/<version>; variant.<variant>`) with
+    /// stpd's own identity and version.
+    public var paymentUserAgent: String { "stpd/\(bindingsVersion)" }
+
     /// Compact JSON with sorted keys, so the header is stable for tests.
     public var headerValue: String {
         var object: [String: JSONValue] = [

@@ -10,9 +10,10 @@ import Synchronization
 /// `description` may quote the URL; `StripeClient` redacts it before it reaches a caller.
 public struct StripeHTTPTransportError: TransportFaultReporting, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
-        /// The per-attempt timeout passed before the whole response (head and body) arrived.
+        /// Connected, but the per-attempt timeout passed before the whole response (head and body) arrived.
         case timeout
-        /// Refused, reset, closed before or while answering, TLS failure, DNS failure.
+        /// Refused, reset, closed before or while answering, TLS failure, DNS failure, a connect that
+        /// timed out.
         case connection
         /// The body exceeded the transport's limit (the response is abandoned, not truncated).
         case responseTooLarge
@@ -41,7 +42,9 @@ public struct StripeHTTPTransportError: TransportFaultReporting, Sendable, Hasha
 ///   the Authorization header elsewhere).
 /// - Throws `StripeHTTPTransportError` only when no complete response arrived: refused, dropped,
 ///   timed out (the request's `timeout` bounds the whole attempt, head *and* body, while
-///   AsyncHTTPClient's own deadline stops at the head), or a body over `maxResponseBodySize`.
+///   AsyncHTTPClient's own deadline stops at the head), or a body over `maxResponseBodySize`. A
+///   connect gives up after `connectTimeout`: shorter than a request's `timeout`, it tells a connect
+///   nobody answers (offline) from an answer that does not come (a timeout).
 /// - Sends the given headers as given, except `Content-Length`, which AsyncHTTPClient computes from
 ///   the body (so it is never sent twice or wrong).
 /// - Throws `CancellationError` when the calling task is cancelled.
@@ -55,9 +58,12 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
 
     /// Uses `client` when given (the caller keeps owning it: `shutdown()` leaves it running; its
     /// configuration should not follow redirects), else makes one on the shared NIO event loop group
-    /// that follows no redirects, leaves bodies compressed as sent (stpd asks for no compression), and
-    /// does not retry failed connects itself.
-    public init(client: HTTPClient? = nil, maxResponseBodySize: Int = AsyncHTTPTransport.defaultMaxResponseBodySize) {
+    /// that follows no redirects, leaves bodies compressed as sent (stpd asks for no compression),
+    /// does not retry failed connects itself, and gives a connect `connectTimeout`.
+    public init(
+        client: HTTPClient? = nil, maxResponseBodySize: Int = AsyncHTTPTransport.defaultMaxResponseBodySize,
+        connectTimeout: Duration = .seconds(10)
+    ) {
         if let client {
             self.client = client
             ownsClient = false
@@ -68,6 +74,7 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
             // A refused or failed connect fails the attempt at once instead of being retried inside
             // it until the timeout: `StripeClient`'s retry policy owns retries and their backoff.
             configuration.connectionPool.retryConnectionEstablishment = false
+            configuration.timeout.connect = .nanoseconds(Self.nanoseconds(connectTimeout))
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             ownsClient = true
         }
@@ -94,79 +101,97 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
         }
         if let body = request.body { outgoing.body = .bytes(body) }
 
-        let prepared = outgoing
-        let timeout = request.timeout
-        let nanoseconds = Self.nanoseconds(timeout)
-        let client = client
-        let limit = maxResponseBodySize
+        // AsyncHTTPClient's deadline covers connecting and the head, and tells a connect that timed
+        // out from an answer that did not come; the body gets what is left of the same deadline.
+        let deadline = NIODeadline.now() + .nanoseconds(Self.nanoseconds(request.timeout))
         do {
-            return try await withThrowingTaskGroup(of: HTTPResponseData.self) { group in
-                group.addTask {
-                    let response = try await client.execute(prepared, timeout: .nanoseconds(nanoseconds))
-                    var headers = StripeAPI.HTTPHeaders()
-                    for (name, value) in response.headers { headers.fields.append((name, value)) }
-                    if let length = headers["Content-Length"].flatMap(Int.init), length > limit {
-                        throw StripeHTTPTransportError(
-                            .responseTooLarge, "Content-Length \(length) exceeds the \(limit)-byte limit")
-                    }
-                    var body = Data()
-                    for try await chunk in response.body {
-                        guard body.count + chunk.readableBytes <= limit else {
-                            throw StripeHTTPTransportError(
-                                .responseTooLarge, "the body exceeds the \(limit)-byte limit")
-                        }
-                        body.append(contentsOf: chunk.readableBytesView)
-                    }
-                    return HTTPResponseData(status: Int(response.status.code), headers: headers, body: body)
-                }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw StripeHTTPTransportError(.timeout, "no complete response within \(timeout)")
-                }
-                defer { group.cancelAll() }
-                return try await group.next()!
+            let response = try await client.execute(outgoing, deadline: deadline)
+            var headers = StripeAPI.HTTPHeaders()
+            for (name, value) in response.headers { headers.fields.append((name, value)) }
+            if let length = headers["Content-Length"].flatMap(Int.init), length > maxResponseBodySize {
+                throw StripeHTTPTransportError(
+                    .responseTooLarge, "Content-Length \(length) exceeds the \(maxResponseBodySize)-byte limit")
             }
+            let body = try await Self.collect(response.body, limit: maxResponseBodySize, until: deadline)
+            return HTTPResponseData(status: Int(response.status.code), headers: headers, body: body)
         } catch {
             if Task.isCancelled { throw CancellationError() }
             throw Self.classify(error, url: request.url)
         }
     }
 
+    /// The whole body, unless it passes `limit` bytes or `deadline` comes first.
+    private static func collect(_ body: HTTPClientResponse.Body, limit: Int, until deadline: NIODeadline)
+        async throws -> Data
+    {
+        try await withThrowingTaskGroup(of: Data.self) { group in
+            group.addTask {
+                var data = Data()
+                for try await chunk in body {
+                    guard data.count + chunk.readableBytes <= limit else {
+                        throw StripeHTTPTransportError(.responseTooLarge, "the body exceeds the \(limit)-byte limit")
+                    }
+                    data.append(contentsOf: chunk.readableBytesView)
+                }
+                return data
+            }
+            group.addTask {
+                let left = deadline - NIODeadline.now()
+                try await Task.sleep(for: .nanoseconds(max(0, left.nanoseconds)))
+                throw StripeHTTPTransportError(.timeout, "the body did not arrive whole in time")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
     static func classify(_ error: any Error, url: String) -> StripeHTTPTransportError {
         if let error = error as? StripeHTTPTransportError { return error }
         if let error = error as? HTTPClientError {
-            if [.deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout].contains(error) {
+            if [.deadlineExceeded, .readTimeout, .writeTimeout].contains(error) {
                 return StripeHTTPTransportError(.timeout, "\(error)")
             }
             if [.invalidURL, .emptyHost, .emptyScheme].contains(error) {
                 // Without its query: GETs carry client secrets there.
                 return StripeHTTPTransportError(.invalidRequest, "\(error) (\(url.prefix { $0 != "?" }))")
             }
-            return StripeHTTPTransportError(.connection, "\(error)", fault: fault(of: error))
         }
         return StripeHTTPTransportError(.connection, String(describing: error), fault: fault(of: error))
     }
 
-    /// URLSession's -1005 is a connection that broke before the response was whole (reset, closed,
-    /// broken pipe); -1009 a network that is not there (unreachable or down when connecting).
+    /// URLSession's -1009 (offline) is a network that is not there: the name does not resolve, no
+    /// route or interface reaches the host, or the connect is never answered, which is what a machine
+    /// that lost its network sees (a name that truly does not exist looks the same from here). -1005
+    /// (connection lost) is a connection that broke before the response was whole. A refused connect
+    /// or a TLS failure has a network that answered: neither.
     static func fault(of error: any Error) -> TransportFault {
-        if let error = error as? HTTPClientError {
+        switch error {
+        case let error as HTTPClientError:
+            if error == .connectTimeout { return .offline }
             return error == .remoteConnectionClosed ? .connectionLost : .other
-        }
-        if let error = error as? IOError {
+        case let error as IOError:
             switch error.errnoCode {
             case ECONNRESET, EPIPE, ECONNABORTED: return .connectionLost
-            case ENETUNREACH, ENETDOWN: return .offline
+            case ENETUNREACH, ENETDOWN, EHOSTUNREACH, EHOSTDOWN, ETIMEDOUT: return .offline
             default: return .other
             }
-        }
-        if error is ChannelError { return (error as? ChannelError) == .eof ? .connectionLost : .other }
-        if let error = error as? NIOConnectionError {
-            // Offline only when every address failed for want of a network, not when one was refused.
+        case let error as ChannelError:
+            switch error {
+            case .eof: return .connectionLost
+            case .connectTimeout: return .offline
+            default: return .other
+            }
+        case is SocketAddressError.UnknownHost:
+            return .offline
+        case let error as NIOConnectionError:
+            // No address to try: the name led nowhere. Else offline only when every address failed
+            // for want of a network, not when one was refused.
+            if error.connectionErrors.isEmpty { return .offline }
             let faults = error.connectionErrors.map { fault(of: $0.error) }
-            return !faults.isEmpty && faults.allSatisfy { $0 == .offline } ? .offline : .other
+            return faults.allSatisfy { $0 == .offline } ? .offline : .other
+        default:
+            return .other
         }
-        return .other
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {

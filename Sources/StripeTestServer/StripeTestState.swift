@@ -295,6 +295,10 @@ public final class StripeTestState: @unchecked Sendable {
             ]
             + billing
         let pmCreate = pmData + ["customer", "payment_method"] + expand + telemetry
+        // A confirmation's new PaymentMethod; with the SDK's fraud signal, as a publishable key sends it.
+        let pmDataNested = (pmData + ["payment_user_agent"]).map {
+            "payment_method_data[\(FormDecoding.segments(of: $0).joined(separator: "]["))]"
+        }
         let sourceParams =
             [
                 "type", "amount", "currency", "flow", "metadata[*]", "usage", "token", "statement_descriptor",
@@ -318,8 +322,7 @@ public final class StripeTestState: @unchecked Sendable {
                 "statement_descriptor", "statement_descriptor_suffix", "off_session", "save_payment_method",
                 "payment_method_options[**]", "mandate_data[**]", "use_stripe_sdk", "source", "capture_method",
             ]
-            + pmData.map { "payment_method_data[\(FormDecoding.segments(of: $0).joined(separator: "]["))]" } + shipping
-            + expand
+            + pmDataNested + shipping + expand
         let piCreate =
             [
                 "amount", "currency", "customer", "confirm", "confirmation_method", "payment_method_types[#]",
@@ -330,7 +333,7 @@ public final class StripeTestState: @unchecked Sendable {
         let piConfirm = ["client_secret", "error_on_requires_action"] + piShared + telemetry
         let setiShared =
             ["payment_method", "return_url", "mandate_data[**]", "payment_method_options[**]", "use_stripe_sdk"]
-            + pmData.map { "payment_method_data[\(FormDecoding.segments(of: $0).joined(separator: "]["))]" } + expand
+            + pmDataNested + expand
         let verifyMicrodeposits = ["client_secret", "amounts[#]", "descriptor_code"] + expand + telemetry
         let setiCreate =
             ["customer", "confirm", "usage", "description", "metadata[*]", "payment_method_types[#]"] + setiShared

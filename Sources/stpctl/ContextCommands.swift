@@ -62,7 +62,8 @@ struct ContextCreateCommand: AsyncParsableCommand, ClientCommand {
     var amount: Int
     @Option(help: ArgumentHelp("ISO currency (default USD).", valueName: "code")) var currency: String?
     @Option(help: ArgumentHelp("ISO country (default US).", valueName: "code")) var country: String?
-    @Option(help: ArgumentHelp("The total's label (default: stpd's STPD_MERCHANT_NAME).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp("The total's label (default: stpd's STPD_MERCHANT_NAME, else stpctl).", valueName: "name"))
     var companyName: String?
     @Option(
         help: ArgumentHelp(

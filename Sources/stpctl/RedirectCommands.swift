@@ -177,7 +177,7 @@ struct RedirectReportCommand: AsyncParsableCommand, ClientCommand {
     @OptionGroup var target: RedirectIDArgument
     @Argument(help: "closed, load-failed or native-open-failed.") var outcome: ReportOutcomeArgument
     @Option(
-        help: ArgumentHelp("load-failed: the URL whose load failed (default: the session's openURL).", valueName: "url")
+        help: ArgumentHelp("load-failed (required there): the URL whose load failed.", valueName: "url")
     )
     var url: String?
     @Option(help: ArgumentHelp("What the app saw, carried in the error's data.message.", valueName: "text"))

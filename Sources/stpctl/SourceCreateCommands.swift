@@ -11,7 +11,7 @@ import StripeAPI
 struct SourceCreateOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Appended to the return URL as redirect_merchant_name (default: stpd's STPD_MERCHANT_NAME).",
+            "Appended to the return URL as redirect_merchant_name (default: stpd's STPD_MERCHANT_NAME, else stpctl).",
             valueName: "name"))
     var merchantName: String?
 

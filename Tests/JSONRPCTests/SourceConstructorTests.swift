@@ -24,7 +24,7 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
         "sofort": ["amount": 1099, "returnURL": "app://done", "country": "DE", "statementDescriptor": "ORDER 1"]
     ]
 
-    @Test func schemaAcceptsASofortExampleThatDecodesToTheSDKsParams() throws {
+    @Test func schemaAcceptsASofortExampleThatDecodesToStripeIOS23sParams() throws {
         #expect(validate(sofortExample, SourceConstructor.schema) == nil)
         let params = try decode(SourceConstructor.self, sofortExample).sourceParams()
         #expect(params == .sofort(amount: 1099, returnURL: "app://done", country: "DE", statementDescriptor: "ORDER 1"))

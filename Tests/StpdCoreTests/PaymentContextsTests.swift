@@ -120,7 +120,7 @@ struct PaymentContextsTests {
             intents.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customer, api: api, redirects: redirects, log: log, background: background,
-                pendingActionTimeout: timeout, companyName: companyName, clock: clock,
+                pendingActionTimeout: timeout, companyName: { _ in companyName }, clock: clock,
                 now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) })
             redirects.follow(with: contexts)
             intents.follow(with: contexts)
@@ -421,10 +421,28 @@ struct PaymentContextsTests {
         let selected = try await world.contexts.select(id: first.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         #expect(selected.selectedPaymentMethod == "pm_visa")
         #expect(selected.isReadyForPayment)
+        await Self.within("select") { [c = customer] in await c.called(.select) }
         #expect(customer.calls(.select).map(\.argument) == ["pm_visa"])
         #expect(customer.lastSelectedMemory(for: "cus_1") == "pm_visa")
 
         #expect(try await world.create().selectedPaymentMethod == "pm_visa")
+    }
+
+    /// STPPaymentOptionsViewController saves the choice with no completion: a save that fails
+    /// neither fails the selection nor undoes it.
+    @Test func aFailedSaveOfTheChoiceStillSelects() async throws {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let view = try await world.create()
+        customer.fail(.select, with: DomainError.invalidInput(input: "x", detail: "the store is down"), times: 2)
+        let selected = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
+        #expect(selected.selectedPaymentMethod == "pm_visa")
+        let added = try await world.contexts.addCard(
+            id: view.id, for: Caller(uid: 1000),
+            card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031, zip: "10115"))
+        #expect(added.selectedPaymentMethod != "pm_visa" && added.selectedPaymentMethod != nil)
+        await Self.within("select") { [c = customer] in await c.called(.select, times: 2) }
+        #expect(customer.lastSelectedMemory(for: "cus_1") == nil)
     }
 
     @Test func addCardAttachesSelectsAndRemembersTheNewCard() async throws {
@@ -438,6 +456,7 @@ struct PaymentContextsTests {
         #expect(id != "pm_mc")
         #expect(added.paymentOptions.map(\.label) == ["Mastercard 4444", "Visa 3155", "Visa 4242"])
         #expect(added.paymentOptions.map(\.id).contains(id))
+        await Self.within("select") { [c = customer] in await c.called(.select) }
         #expect(Array(customer.ops.dropFirst(3)) == [.attach, .select])
         #expect(customer.calls(.attach).map(\.argument) == [id])
         #expect(customer.calls(.select).map(\.argument) == [id])
@@ -466,7 +485,7 @@ struct PaymentContextsTests {
                     zip: "78701", country: "US"), "state"
             ),
         ] as [(String?, CardInput, String)])
-    func addCardRequiresTheBillingFieldsTheSDKsFormDemands(level: String?, card: CardInput, field: String)
+    func addCardRequiresTheBillingFieldsStripeIOS23sFormDemands(level: String?, card: CardInput, field: String)
         async throws
     {
         let customer = Self.cards()
@@ -492,7 +511,7 @@ struct PaymentContextsTests {
 
     /// Nor does it submit a card STPCardValidator refuses (an expiry in the past, here): nothing
     /// is created or attached.
-    @Test func addCardRefusesACardTheSDKsValidatorRefuses() async throws {
+    @Test func addCardRefusesACardTheNewestSTPCardValidatorRefuses() async throws {
         let customer = Self.cards()
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1"))
@@ -659,8 +678,10 @@ struct PaymentContextsTests {
         #expect(customer.shippingUpdates.map(\.line1) == ["1 Market St"])
     }
 
-    /// The [DAEMON] choice of §4.2: v19's rule for a later list (not v21's inverted test).
-    @Test func aLaterListKeepsTheSelectionIfListedElseTheFirstAndAnEmptyListClearsIt() async throws {
+    /// A difference: a later list keeps a selection still in it (19.x's rule); 21.0 to 23.x invert
+    /// the test and move a listed selection to the first. One no longer listed moves to the first,
+    /// an empty list clears it, and no list at all is stored as none (23.x: `shippingMethods = nil`).
+    @Test func aSelectionStillInALaterListStaysSelected() async throws {
         let world = try await World()
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         func answerNext(_ methods: [ShippingMethod], selected: String? = nil) async throws -> PaymentContextView {
@@ -670,7 +691,7 @@ struct PaymentContextsTests {
         }
         let overnight = ShippingMethod(identifier: "ovn", label: "Overnight", amount: 2500)
         #expect(try await answerNext(Self.methods, selected: "exp").selectedShippingMethod == "exp")
-        // Still listed: kept (v21 would move to the first).
+        // Still listed: kept (21.0 to 23.x would move to the first).
         #expect(try await answerNext([overnight, Self.methods[1]]).selectedShippingMethod == "exp")
         // No longer listed: the first.
         #expect(try await answerNext([overnight, Self.methods[0]]).selectedShippingMethod == "ovn")
@@ -680,6 +701,12 @@ struct PaymentContextsTests {
         let empty = try await answerNext([])
         #expect(empty.selectedShippingMethod == nil)
         #expect(empty.shippingMethods == [])
+        // None given: none stored, and the address finishes with no method.
+        _ = try await answerNext(Self.methods, selected: "exp")
+        let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
+        let none = try await world.answer(asked.pendingAction?.id, .valid)
+        #expect(none.shippingMethods == nil)
+        #expect(none.selectedShippingMethod == nil)
     }
 
     @Test func theTotalIncludesTheSelectedShippingMethodLabelledWithTheCompanyName() async throws {
@@ -758,6 +785,11 @@ struct PaymentContextsTests {
                 summaryItems: [.init(label: "x", amount: 1)])
         }
         #expect(both?.code == RPCError.invalidParamsCode)
+        // No items at all, as 23.x's amount model takes them: none shown, the shipping method paid alone.
+        let none = try await world.contexts.setAmount(
+            id: view.id, for: Caller(uid: 1000), amount: nil, currency: nil, country: nil, summaryItems: [])
+        #expect(none.paymentSummaryItems == [])
+        #expect(none.paymentAmount == 500)
     }
 
     @Test func zeroDecimalCurrenciesAreNotDividedByAHundred() async throws {
@@ -807,7 +839,7 @@ struct PaymentContextsTests {
         #expect(chosen.selectedShippingMethod == "exp")
         // The path setShippingAddress takes for delivery or a context whose app does not validate.
         let cleared = try await world.contexts.acceptShipping(
-            view.id, for: Caller(uid: 1000), address: Self.berlin, methods: nil, selected: nil)
+            view.id, for: Caller(uid: 1000), address: Self.berlin, answer: nil)
         #expect(cleared.shippingAddress == Self.berlin)
         #expect(cleared.selectedShippingMethod == nil)
         #expect(cleared.shippingMethods == Self.methods)
@@ -910,7 +942,14 @@ struct PaymentContextsTests {
             (["emailAddress"], ShippingAddressParams(email: "ada@example.com", address: .init()), true),
             (["phoneNumber"], ShippingAddressParams(phone: "555-0100", address: .init(country: "US")), false),
             (["phoneNumber"], ShippingAddressParams(phone: "(415) 555-0100", address: .init(country: "US")), true),
-            (["phoneNumber"], ShippingAddressParams(phone: "+49 30 1", address: .init(country: "DE")), true),
+            // PhoneNumber's patterns (ddfabb9): DE `### #######`, whatever else the text holds.
+            (["phoneNumber"], ShippingAddressParams(phone: "+49 30 1", address: .init(country: "DE")), false),
+            (["phoneNumber"], ShippingAddressParams(phone: "030 1234567", address: .init(country: "DE")), true),
+            (["phoneNumber"], ShippingAddressParams(phone: "1", address: .init(country: "XX")), true),
+            (
+                ["postalAddress"], ShippingAddressParams(address: .init(line1: "1-1", city: "Tokyo", country: "JP")),
+                true
+            ),
             ([], ShippingAddressParams(address: .init()), true),
         ] as [([String], ShippingAddressParams, Bool)])
     func requiredShippingFields(fields: [String], address: ShippingAddressParams, satisfied: Bool) {
@@ -929,19 +968,49 @@ struct PaymentContextsTests {
         #expect(needs.requestState == .requestingPayment)
         #expect(needs.pendingAction == nil)
 
-        // An incomplete address (no US state) is taken but asked for again.
-        let incomplete = ShippingAddressParams(
-            address: .init(line1: "1 Market St", city: "SF", postalCode: "94107", country: "US"))
-        let again = try await world.contexts.setShippingAddress(
-            id: view.id, for: Caller(uid: 1000), address: incomplete)
-        #expect(again.needs == .shippingAddress)
-        #expect(again.pendingAction == nil)
-
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(asked.needs == nil)
         #expect(asked.shippingAddress == Self.home)
         #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
         #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_visa")
+    }
+
+    /// STPShippingAddressViewController does not submit until its `addressViewModel.isValid`
+    /// (`STPAddress.containsRequiredShippingAddressFields`, 23.x): an incomplete address is refused,
+    /// naming what is missing, and reaches neither the context, nor the app, nor the customer.
+    @Test func anIncompleteShippingAddressIsRefusedNamingWhatIsMissing() async throws {
+        let customer = Self.cards()
+        let world = try await World(customer: customer)
+        let required = ["name", "phoneNumber", "postalAddress"]
+        let view = try await world.create(
+            .init(
+                session: "cs_1", configuration: .init(requiredShippingAddressFields: required),
+                validatesShipping: true, defaultPaymentMethod: "pm_visa"))
+        let incomplete = ShippingAddressParams(
+            name: "Ada Lovelace", phone: "555-0100",
+            address: .init(line1: "1 Market St", city: "SF", postalCode: "12345-", country: "US"))
+        await #expect(
+            throws: DomainError.shippingAddressIncomplete(
+                fields: ["phoneNumber", "postalAddress"], members: ["phone", "address.state", "address.postalCode"])
+        ) {
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: incomplete)
+        }
+        let refused = await wireError {
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: incomplete)
+        }
+        #expect(refused?.code == StpdErrors.shippingAddressIncomplete.code)
+        #expect(refused?.data?["parameter"] == "address.phone")
+        #expect(
+            refused?.data?["parameters"] == ["address.phone", "address.address.state", "address.address.postalCode"])
+        let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
+        #expect(after.shippingAddress == nil && after.pendingAction == nil)
+        #expect(customer.calls(.updateShipping).isEmpty)
+        // Japan has no postal codes; a German number needs its ten digits.
+        let tokyo = ShippingAddressParams(
+            name: "Ada", phone: "03-1234-5678", address: .init(line1: "1-1 Chiyoda", city: "Tokyo", country: "JP"))
+        #expect(
+            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: tokyo)
+                .pendingAction?.kind == .didUpdateShippingAddress)
     }
 
     @Test func aPrefilledAddressIsVerifiedUnlessTheConfigurationSaysNot() async throws {

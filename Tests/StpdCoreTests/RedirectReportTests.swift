@@ -26,7 +26,7 @@ struct RedirectReportTests {
         return page.events.map(\.type)
     }
 
-    @Test func closingTheInAppBrowserCompletesWithTheSDKsCancellationErrorCode80() async throws {
+    @Test func closingTheInAppBrowserCompletesWithStripeIOS20OnCancellationErrorCode80() async throws {
         let world = try await World()
         for mode in [RedirectMode.inApp, .automatic] {
             let session = try await started(world, mode: mode)
@@ -60,20 +60,50 @@ struct RedirectReportTests {
         }
     }
 
-    @Test func aFailedFirstLoadCompletesWithCode40OnlyOnAStripeHost() async throws {
+    /// Stripe's hook page (hooks.stripe.com, the session's openURL) redirects at once to the bank's,
+    /// so only the app's browser knows which page failed: a loadFailed report names it. A failure on
+    /// the bank's page is ignored, as the SDK's Safari view delegate ignores it (its last known URL
+    /// has moved to the bank's host); one on Stripe's completes with the SDK's code 40.
+    @Test func aFailedFirstLoadCompletesWithCode40OnlyWhenThePageThatFailedIsStripes() async throws {
         let world = try await World()
         let session = try await started(world, mode: .inApp)
-        // The fake's pages are on hooks.stripe.test: not stripe.com, so the SDK ignores the failure.
-        let ignored = try await world.redirects.report(
-            id: session.id, for: app, outcome: .loadFailed, url: nil, message: nil)
-        #expect(ignored.status == .inProgress)
+        #expect(session.openURL?.hasPrefix("https://hooks.stripe.com/redirect/authenticate/") == true)
+        let unnamed = await wireError {
+            try await world.redirects.report(id: session.id, for: app, outcome: .loadFailed, url: nil, message: nil)
+        }
+        #expect(unnamed?.code == RPCError.invalidParamsCode)
+        #expect(unnamed?.data?["parameter"] == "url")
+        let bank = try await world.redirects.report(
+            id: session.id, for: app, outcome: .loadFailed, url: "https://secure.ing-bank.example/ideal/auth?trx=1",
+            message: nil)
+        #expect(bank.status == .inProgress)
         let failed = try await world.redirects.report(
-            id: session.id, for: app, outcome: .loadFailed, url: "https://hooks.stripe.com/redirect/authenticate/x",
-            message: "offline")
+            id: session.id, for: app, outcome: .loadFailed, url: session.openURL, message: "offline")
         #expect(failed.status == .completed)
         #expect(failed.completion?.trigger == "loadFailed")
         #expect(failed.completion?.error?["code"] == .int(Int64(StpdErrors.redirectLoadFailed.code)))
         #expect(failed.completion?.error?["data"]?["sdkCode"] == 40)
+    }
+
+    /// A page stpd opened in the desktop's browser (`opener: daemon`) is the SDK's external-browser
+    /// flow (`startSafariAppRedirectFlow`) whatever the mode: it completes on the app's next
+    /// foreground, and the app, which sees no page, reports nothing about one.
+    @Test func aPageTheDaemonOpenedCompletesOnForegroundAsTheExternalBrowserFlow() async throws {
+        let opener = RecordingOpener()
+        let world = try await World(opener: opener)
+        for mode in [RedirectMode.inApp, .automatic] {
+            let id = world.api.addSource(type: "ideal")
+            try await world.knownSource(id)
+            let created = try await world.redirects.create(
+                for: app, sourceID: id, clientSecret: nil, followUpTimeout: nil)
+            let session = try await world.redirects.start(id: created.id, for: app, mode: mode, opener: .daemon)
+            #expect(opener.opened.withLock { $0.last } == session.openURL)
+            let closed = await wireError {
+                try await world.redirects.report(id: session.id, for: app, outcome: .closed, url: nil, message: nil)
+            }
+            #expect(closed?.code == StpdErrors.invalidState.code)
+            #expect(try await world.redirects.foreground(for: app) == [session.id])
+        }
     }
 
     @Test func aNativeURLThatCannotBeOpenedFallsBackToTheInAppWebFlow() async throws {

@@ -60,7 +60,7 @@ struct RedirectSessionsTests {
         #expect(session.followUpTimeout == 10)
         let started = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: nil, opener: nil)
         #expect(started.status == .inProgress)
-        #expect(started.openURL == "https://hooks.stripe.test/redirect/\(id)")
+        #expect(started.openURL == FakePaymentsAPI.hookURL(id))
 
         #expect(
             try await world.redirects.handleURL(
@@ -279,9 +279,9 @@ struct RedirectSessionsTests {
             id: session.id, for: Caller(uid: 1000), mode: .automatic, opener: .daemon)
         #expect(
             opener.opened.withLock { $0 } == [
-                "alipays://platformapi/startapp?x=1", "https://hooks.stripe.test/redirect/\(id)",
+                "alipays://platformapi/startapp?x=1", FakePaymentsAPI.hookURL(id),
             ])
-        #expect(started.openURL == "https://hooks.stripe.test/redirect/\(id)")
+        #expect(started.openURL == FakePaymentsAPI.hookURL(id))
         #expect(started.status == .inProgress)
     }
 
@@ -298,7 +298,7 @@ struct RedirectSessionsTests {
         #expect(try await world.redirects.get(id: session.id, for: Caller(uid: 1000)).status == .notStarted)
     }
 
-    @Test func weChatPayWhoseAppCannotBeOpenedCompletesWithTheSDKsAppRedirectError() async throws {
+    @Test func weChatPayWhoseAppCannotBeOpenedCompletesWithStripeIOS23sAppRedirectError() async throws {
         let world = try await World(opener: RecordingOpener(failing: ["weixin://"]))
         let id = world.api.addSource(
             type: "wechat", flow: "none", details: ["ios_native_url": "weixin://app/wx123/pay/?prepay=1"])

@@ -173,9 +173,10 @@ struct SourcePollerTests {
         #expect(h.api.times == [0])
     }
 
-    /// STPSourcePoller's restart does nothing while a request is in flight: the response schedules
-    /// the next poll as if no pause had happened.
-    @Test func resumingWithARequestInFlightSendsNothingMore() async {
+    /// A difference: a restart sends nothing while a request is in flight, as the Objective-C
+    /// poller (17.x to 20.x); the response schedules the next poll as if no pause had happened. The
+    /// Swift poller (21.0 to the newest) checks only its timer and sends a second request.
+    @Test func resumingWithARequestInFlightSendsNoSecondRequest() async {
         let gate = Gate()
         let h = PollHarness([.pending, .held(.status("pending"), gate), .status("chargeable")])
         let run = h.start()

@@ -9,8 +9,9 @@ import Testing
 @testable import StpdCore
 
 /// app.background / app.foreground on a Source's poll as STPSourcePoller pauses and restarts: a
-/// request in flight is not cancelled and its response counts; a restart sends nothing while one
-/// is in flight, and otherwise runs the timeout check before polling at once.
+/// request in flight is not cancelled and its response counts; a restart runs the timeout check
+/// before polling at once. Where stpd differs (the Objective-C poller's rule, 17.x to 20.x; the
+/// Swift poller from 21.0 sends a second request), a restart sends nothing while one is in flight.
 @Suite(.timeLimit(.minutes(1)))
 struct SourceResumeTests {
     /// Polls held at a gate while `hold` is set; everything else answered by the fake.
@@ -70,7 +71,7 @@ struct SourceResumeTests {
         return try JSONCoding.typed(SourceView.self, from: try #require(found.events.first).object)
     }
 
-    @Test func foregroundWithAPollRequestInFlightSendsNoExtraRequest() async throws {
+    @Test func foregroundWithAPollRequestInFlightSendsNoSecondRequest() async throws {
         let (sources, log, runner) = try await service()
         defer { runner.cancel() }
         let id = api.fake.addSource()

@@ -133,7 +133,7 @@ struct StripeCustomerContextTests {
         #expect(context.cacheTimes.paymentMethods == nil)
     }
 
-    @Test func shippingUpdateSendsTheSDKsParamsAndRefreshesTheCustomer() async throws {
+    @Test func shippingUpdateSendsStripeIOS23sParamsAndRefreshesTheCustomer() async throws {
         stripe.answer("POST /v1/customers/cus_123", .success(customerJSON))
         let context = context()
         let address = try StripeAddress(

@@ -9,8 +9,8 @@ private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:],
     policy.decide(retriesSoFar: retries, outcome: .response(status: status, headers: headers), unitRandom: random)
 }
 
-/// stripe-ios after 21.3.1 (`URLSession+Retry`): 429 three times, k² s + [0, 0.5) s.
-@Test func rateLimitFollowsTheSDKSchedule() {
+/// stripe-ios 21.4 to 23.x (`URLSession+Retry`, read at c1dc94d): 429 three times, k² s + [0, 0.5) s.
+@Test func rateLimitFollowsStripeIOS23sSchedule() {
     #expect(decide(0, 429) == .retry(after: .seconds(1)))
     #expect(decide(1, 429) == .retry(after: .seconds(4)))
     #expect(decide(2, 429, random: 0.5) == .retry(after: .seconds(9.25)))
@@ -55,7 +55,17 @@ private func decide(_ retries: Int, _ status: Int, _ headers: HTTPHeaders = [:],
     }
 }
 
-/// stripe-python defers to the API both ways.
+/// A 429 the API marks retryable waits as any 429 does (stripe-ios's 1, 4, 9 s, three times), not
+/// stripe-python's short transient waits: the rate limiter needs the time.
+@Test func rateLimitMarkedRetryableKeepsTheRateLimitSchedule() {
+    let retryable: HTTPHeaders = ["Stripe-Should-Retry": "true"]
+    #expect(decide(0, 429, retryable) == .retry(after: .seconds(1)))
+    #expect(decide(1, 429, retryable) == .retry(after: .seconds(4)))
+    #expect(decide(2, 429, retryable) == .retry(after: .seconds(9)))
+    #expect(decide(3, 429, retryable) == .giveUp)
+}
+
+/// stripe-python defers to the API both ways (stripe-ios would retry a 429 marked `false`).
 @Test func stripeShouldRetryIsHonouredBothWays() {
     #expect(decide(0, 429, ["stripe-should-retry": "false"]) == .giveUp)
     #expect(decide(0, 500, ["Stripe-Should-Retry": "FALSE"]) == .giveUp)

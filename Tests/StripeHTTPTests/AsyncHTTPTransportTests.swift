@@ -278,16 +278,17 @@ private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransp
     try await transport.shutdown()
 }
 
-/// The SDK's poller retries only URLSession's -1005 (connection lost) and -1009 (offline): the
-/// transport says which fault an attempt had, and `StripeClient` carries it in the error.
-@Test func aConnectionClosedBeforeTheAnswerIsTheSDKsConnectionLost() async throws {
+/// The SDK's poller (the Swift one, 21.0 to the newest) retries only URLSession's -1005
+/// (connection lost) and -1009 (offline): the transport says which fault an attempt had, and
+/// `StripeClient` carries it in the error. What else stpd counts as offline: `OfflineFaultTests`.
+@Test func aConnectionClosedBeforeTheAnswerIsStripeIOS21OnConnectionLost() async throws {
     try await withServer({ _, _ in .close }) { transport, server in
         let error = await transportError { try await transport.send(request(server.baseURL + "/v1/x")) }
         #expect(error?.fault == .connectionLost)
     }
 }
 
-@Test func refusedAndTimedOutAreNotTheSDKsRetriedFaults() async throws {
+@Test func aRefusedConnectAndALateAnswerAreNotStripeIOS21OnRetriedFaults() async throws {
     try await withServer({ _, _ in .hang }) { transport, server in
         let error = await transportError {
             try await transport.send(request(server.baseURL + "/v1/x", timeout: .milliseconds(200)))
@@ -305,7 +306,7 @@ private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransp
     #expect(refused?.fault == .other)
 }
 
-@Test func anUnreachableNetworkIsTheSDKsOffline() {
+@Test func anUnreachableNetworkIsStripeIOS21OnOffline() {
     let unreachable = IOError(errnoCode: ENETUNREACH, reason: "connect")
     #expect(AsyncHTTPTransport.classify(unreachable, url: "https://api.stripe.com").fault == .offline)
     let reset = IOError(errnoCode: ECONNRESET, reason: "read")

@@ -121,12 +121,13 @@ class ContextEvents(Events):
         """The object of the next TYPE event for CONTEXT (passing WHERE, given its object)."""
         return self.wait(type, context, (lambda e: where(e["object"])) if where else None, timeout)["object"]
 
-    def seen_or_wait(self, type: str, object_id: str, timeout: float = 30.0) -> dict:
-        """The first TYPE event for OBJECT_ID read so far, else the next one."""
+    def seen_or_wait(self, type: str, object_id: str, timeout: float = 30.0,
+                     where: Callable[[dict], bool] | None = None) -> dict:
+        """The first TYPE event for OBJECT_ID (that WHERE holds for) read so far, else the next one."""
         for event in self.seen:
-            if event["type"] == type and event["objectId"] == object_id:
+            if event["type"] == type and event["objectId"] == object_id and (where is None or where(event)):
                 return event
-        return self.wait(type, object_id, timeout=timeout)
+        return self.wait(type, object_id, where=where, timeout=timeout)
 
     def types_since(self, context: str, seq: int) -> list[str]:
         return [e["type"] for e in self.seen if e["objectId"] == context and e["seq"] > seq]

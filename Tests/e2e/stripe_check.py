@@ -67,6 +67,12 @@ ALLOWED = (
     Allowance("POST", CONFIRMS, "mandate_data[customer_acceptance][online][infer_from_client]", PUBLISHABLE,
               "STPMandateDataParams: with a publishable key the SDK lets Stripe take the customer's IP "
               "address and user agent from the request"),
+    Allowance("POST", ("/v1/sources", "/v1/payment_methods"), "payment_user_agent", PUBLISHABLE,
+              "STPAPIClient.paramsAddingPaymentUserAgent: the SDK names itself on a new Source or "
+              "PaymentMethod (stripe-ios/<version>; stpd sends stpd/<version>)"),
+    Allowance("POST", CONFIRMS, "payment_method_data[payment_user_agent]", PUBLISHABLE,
+              "the same signal on a confirmation's new PaymentMethod (STPAPIClient.confirmPaymentIntent, "
+              "confirmSetupIntent)"),
     Allowance("POST", ("/v1/sources",), "{type}", frozenset({"publishable", "secret", "restricted"}),
               "STPSourceParams: a Source's own details go in the hash its type names (card[number], "
               "sofort[country], ...), which the types leave out"),

@@ -39,7 +39,7 @@ import pytest
 from contexts import (INVALID_PARAMS, INVALID_STATE, NOT_FOUND, PAYMENT_FAILED, PENDING_ACTION_GONE,
                       PENDING_ACTION_TIMED_OUT, STRIPE_CARD_ERROR, STRIPE_INVALID_REQUEST, ContextEvents,
                       card_input, connected, open_session, saved_card, shipping_address, stpd_with_secret_key)
-from codes import RETURN_URL_REQUIRED
+from codes import RETURN_URL_REQUIRED, SHIPPING_ADDRESS_INCOMPLETE
 from flows import bank_page, query_items, rpc_error
 from stripe_servers import http_request
 
@@ -120,6 +120,9 @@ def test_saved_cards_load_sorted_and_preselected(start_stpd, tmp_path, stripe_te
     picked = client.call("paymentContext.selectPaymentMethod", {"context": ctx, "paymentMethod": visa["id"]})
     assert picked["selectedPaymentMethod"] == visa["id"] and picked["isReadyForPayment"] is True
     assert events.context("paymentContext.didChange", ctx)["selectedPaymentMethod"] == visa["id"]
+    # Saved without the call waiting for it, as the SDK's options screen saves it.
+    events.seen_or_wait("customer.paymentMethodSelected", sid,
+                        where=lambda e: e["object"].get("lastSelectedPaymentMethod") == visa["id"])
     assert client.call("customer.get", {"session": sid})["lastSelectedPaymentMethod"] == visa["id"]
     fifth = create_loaded(client, events, sid, amount=1099)
     assert fifth["selectedPaymentMethod"] == visa["id"]
@@ -171,6 +174,8 @@ def test_add_card_attaches_and_selects(start_stpd, tmp_path, stripe_test_server)
     assert server.api("GET", f"/v1/payment_methods/{visa}")["customer"] == cus
     listed = client.call("customer.listPaymentMethods", {"session": sid})["paymentMethods"]
     assert [m["id"] for m in listed] == [visa]
+    events.seen_or_wait("customer.paymentMethodSelected", sid,
+                        where=lambda e: e["object"].get("lastSelectedPaymentMethod") == visa)
     assert client.call("customer.get", {"session": sid})["lastSelectedPaymentMethod"] == visa
     # The card number never comes back.
     assert "4242424242424242" not in json.dumps(added)
@@ -193,7 +198,7 @@ def test_add_card_attaches_and_selects(start_stpd, tmp_path, stripe_test_server)
     assert again["selectedPaymentMethod"] == mastercard
 
 
-def test_add_card_demands_the_sdks_billing_fields(start_stpd, tmp_path, stripe_test_server):
+def test_add_card_demands_stripe_ios_23s_billing_fields(start_stpd, tmp_path, stripe_test_server):
     """STPAddCardViewController submits only with the configuration's requiredBillingAddressFields
     (default postalCode; a postal code is needed when the country is unknown)."""
     server = stripe_test_server
@@ -232,6 +237,20 @@ def test_the_apps_own_payment_summary_items(start_stpd, tmp_path, stripe_test_se
     error = rpc_error(client, "paymentContext.update", {"context": ctx, "amount": 1, "paymentSummaryItems": [
         {"label": "x", "amount": 1}]})
     assert error.code == INVALID_PARAMS, error
+
+
+def test_company_name_defaults_to_the_calling_apps_name(start_stpd, tmp_path, stripe_test_server):
+    """companyName follows the rule of Sources' redirect_merchant_name: the configuration's, else
+    STPD_MERCHANT_NAME, else the calling app's name (this test runs in `python -m pytest`)."""
+    server = stripe_test_server
+    cus = server.create_customer(email="new@example.com")["id"]
+    daemon, events, client, sid = connected(start_stpd, tmp_path / "stpd", server, cus)
+    loaded = create_loaded(client, events, sid, amount=700, configuration={})
+    assert loaded["configuration"]["companyName"] == "pytest"
+    assert loaded["paymentSummaryItems"] == summary(("pytest", 700, "7.00"))
+    # No items at all, as the SDK takes them: none shown, nothing to pay without a shipping method.
+    empty = client.call("paymentContext.update", {"context": loaded["id"], "paymentSummaryItems": []})
+    assert empty["paymentSummaryItems"] == [] and empty["paymentAmount"] == 0
 
 
 # -- 3. shipping ---------------------------------------------------------------------------------
@@ -376,15 +395,16 @@ def test_shipping_accepted_without_validation_and_saved(start_stpd, tmp_path, st
     client.call("paymentContext.answer", {"action": state["pendingAction"]["id"], "status": "success"})
     assert events.context("paymentContext.didFinish", ctx)["lastResult"]["status"] == "success"
 
-    # An incomplete address (no phone, which is required) is accepted too, but is not enough to pay.
-    incomplete = shipping_address(phone=None)
-    view = client.call("paymentContext.setShippingAddress", {"context": ctx, "address": incomplete})
-    assert view["shippingAddress"].get("phone") is None
-    client.call("paymentContext.requestPayment", {"context": ctx})
-    assert events.context("paymentContext.needsInput", ctx)["needs"] == "shippingAddress"
-    client.call("paymentContext.cancel", {"context": ctx})
-    finished = events.context("paymentContext.didFinish", ctx)
-    assert finished["lastResult"]["status"] == "userCancellation" and finished["lastResult"].get("error") is None
+    # An incomplete address (no phone, which is required; a ZIP cut short) is refused, naming what
+    # is missing, as the SDK's form does not submit it: neither the context nor the customer takes it.
+    incomplete = shipping_address(phone=None, postal_code="9410")
+    error = rpc_error(client, "paymentContext.setShippingAddress", {"context": ctx, "address": incomplete})
+    assert error.code == SHIPPING_ADDRESS_INCOMPLETE, error
+    assert error.data["parameters"] == ["address.address.postalCode", "address.phone"], error.data
+    assert error.data["fields"] == ["postalAddress", "phoneNumber"]
+    assert error.data["parameter"] == "address.address.postalCode"
+    assert client.call("paymentContext.get", {"context": ctx})["shippingAddress"]["phone"] == "415 555 0100"
+    assert server.api("GET", f"/v1/customers/{cus}")["shipping"]["phone"] == "415 555 0100"
 
 
 # -- 4. requestPayment ---------------------------------------------------------------------------

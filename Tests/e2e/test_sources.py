@@ -112,6 +112,8 @@ def test_sofort_redirect_to_chargeable(start_stpd, tmp_path, stripe_test_server)
     form = urllib.parse.parse_qs(posted[0]["body"])
     assert form["redirect[return_url]"] == [return_url] and form["type"] == ["sofort"]
     assert (form["amount"], form["currency"], form["sofort[country]"]) == (["1099"], ["eur"], ["DE"])
+    # The SDK's fraud signal, naming stpd and its version as stripe-ios names itself.
+    assert form["payment_user_agent"] == ["stpd/" + client.call("daemon.ping")["version"]]
     assert events.wait("source.created", sid)["object"]["status"] == "pending"
 
     # The configured merchant name when the call names none; a return URL naming one keeps it.
@@ -581,6 +583,7 @@ def test_payment_intent_ideal_redirect_succeeds(start_stpd, tmp_path, stripe_tes
     form = urllib.parse.parse_qs(confirm_calls[0]["body"])
     assert form["payment_method_data[type]"] == ["ideal"] and form["payment_method_data[ideal][bank]"] == ["ing"]
     assert form["return_url"] == ["myshop://stripe-redirect?order=42"]
+    assert form["payment_method_data[payment_user_agent]"] == ["stpd/" + client.call("daemon.ping")["version"]]
 
     session = confirmed["redirect"]
     rid = session["id"]
@@ -762,9 +765,12 @@ def test_redirect_report_closed_load_failed_and_native_open_failed(start_stpd, t
         ("com.stripe.lib", 80, "window closed")
     assert closed["outcome"]["result"] == "error" and closed["outcome"]["error"] == error
 
-    # A first load that failed: ignored unless the page is Stripe's.
+    # A first load that failed: ignored unless the page is Stripe's. Stripe's hook page redirects
+    # at once to the bank's, so the report names the page that failed.
     source, _ = create_source(client, sofort("myapp://load"))
     session = started_session(client, source["id"], mode="inApp")
+    error = rpc_error(client, "redirect.report", {"session": session["id"], "outcome": "loadFailed"})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "url", error
     still = client.call("redirect.report", {"session": session["id"], "outcome": "loadFailed",
                                             "url": "https://bank.example/login"})
     assert still["status"] == "inProgress"
@@ -787,9 +793,10 @@ def test_redirect_report_closed_load_failed_and_native_open_failed(start_stpd, t
     assert done["completion"]["error"]["data"]["sdkDomain"] == "STPRedirectContextErrorDomain"
 
 
-def test_urls_that_do_not_parse_open_no_session(start_stpd, tmp_path, stripe_test_server):
-    """The SDK makes no redirect context when a URL does not parse; Swift 6's URL(string:) would
-    percent-encode `not a url` into one. stpd refuses such a returnURL before sending anything."""
+def test_urls_that_did_not_parse_before_ios_17_open_no_session(start_stpd, tmp_path, stripe_test_server):
+    """A difference: a URL must parse as URL(string:) parsed it before iOS 17. Since iOS 17 (and in
+    Swift 6) it percent-encodes `not a url` into a URL, which the SDK would open. stpd refuses such a
+    returnURL before sending anything."""
     server = stripe_test_server
     daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
     client = daemon.client()
@@ -811,14 +818,17 @@ def test_urls_that_do_not_parse_open_no_session(start_stpd, tmp_path, stripe_tes
     assert error.code == REDIRECT_UNAVAILABLE, error
 
 
-def test_merchant_name_defaults_to_the_calling_process_name(start_stpd, tmp_path, stripe_test_server):
-    """The SDK always appends companyName (default: the app's bundle name); stpd's default is the
-    name of the process on the other end of the socket."""
+def test_merchant_name_defaults_to_the_calling_apps_name_never_its_interpreters(start_stpd, tmp_path,
+                                                                                stripe_test_server):
+    """The SDK names the merchant by the app's display name; stpd's default is the calling app's name
+    as a customer would know it. This test runs in `python -m pytest`: its app is pytest, not python."""
     server = stripe_test_server
     daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
+    argv = Path("/proc/self/cmdline").read_bytes().split(b"\0")
+    assert Path(argv[0].decode()).name.startswith("python") and argv[1:3] == [b"-m", b"pytest"], argv
     source, _ = create_source(daemon.client(), sofort("myapp://named"))
-    comm = Path("/proc/self/comm").read_text().strip()
-    assert [v for k, v in query_items(source["redirect"]["returnURL"]) if k == "redirect_merchant_name"] == [comm]
+    assert [v for k, v in query_items(source["redirect"]["returnURL"]) if k == "redirect_merchant_name"] \
+        == ["pytest"]
 
 
 # -- 7. errors and another uid --------------------------------------------------------------------
@@ -949,6 +959,15 @@ def test_url_opener_runs_a_command(start_stpd, tmp_path, stripe_test_server):
     location = bank_page(started["openURL"], "authorize")
     assert client.call("handle-url", {"url": location})["handled"] is True
     assert events.wait("redirect.outcome", session["id"])["object"]["outcome"]["result"] == "chargeable"
+    # A page stpd opened is in the desktop's browser, the SDK's external-browser flow whatever the
+    # mode: the app's next app.foreground completes it, and it takes no report of a page.
+    third, _ = create_source(client, sofort("myapp://third"))
+    page = client.call("redirect.create", {"source": {"id": third["id"]}, "followUpTimeout": 5})
+    client.call("redirect.start", {"session": page["id"], "mode": "inApp", "opener": "daemon"})
+    error = rpc_error(client, "redirect.report", {"session": page["id"], "outcome": "closed"})
+    assert error.code == INVALID_STATE, error
+    assert client.call("app.foreground", {})["completedRedirects"] == [page["id"]]
+    assert events.wait("redirect.completed", page["id"])["object"]["completion"]["trigger"] == "foreground"
 
     # A failing opener: RedirectOpenFailed, and the session stays notStarted.
     exit_status.write_text("3\n")

@@ -69,13 +69,15 @@ def test_known_bad_requests_are_caught_and_named(types):
 def test_the_allow_list_covers_what_the_sdk_sends_with_a_publishable_key(types):
     sdk = {"client_secret": "pi_1_secret_x", "return_url": "myshop://done",
            "payment_method_data": {"type": "card", "card": {"number": "4242424242424242", "exp_month": "12",
-                                                            "exp_year": "2031"}},
+                                                            "exp_year": "2031"},
+                                   "payment_user_agent": "stpd/0.1.0"},
            "mandate_data": {"customer_acceptance": {"type": "online", "online": {"infer_from_client": "true"}}}}
     assert problems(types, "POST", CONFIRM, sdk) == []
     assert problems(types, "POST", "/v1/setup_intents/seti_1/confirm", {**sdk, "client_secret": "seti_1_secret_x"}) == []
     # With a secret key, none of it is allowed.
     assert problems(types, "POST", CONFIRM, sdk, auth="secret") == [
         "client_secret: unknown field", "payment_method_data[card]: unknown field",
+        "payment_method_data[payment_user_agent]: unknown field",
         "payment_method_data[type]: 'card' is not one of " + repr(_pm_types(types)),
         "mandate_data[customer_acceptance][online][infer_from_client]: unknown field"]
     # The card's type is allowed, not any type.
@@ -83,7 +85,11 @@ def test_the_allow_list_covers_what_the_sdk_sends_with_a_publishable_key(types):
         == ["payment_method_data[type]: 'cheque' is not one of " + repr(_pm_types(types))]
     # A Source's type hash, and only the one its type names.
     assert problems(types, "POST", "/v1/sources", {"type": "sofort", "sofort": {"country": "DE"}, "amount": "1099",
-                                                   "currency": "eur", "redirect": {"return_url": "myshop://s"}}) == []
+                                                   "currency": "eur", "redirect": {"return_url": "myshop://s"},
+                                                   "payment_user_agent": "stpd/0.1.0"}) == []
+    assert problems(types, "POST", "/v1/payment_methods", {"type": "card", "payment_user_agent": "stpd/0.1.0"}) == []
+    assert problems(types, "POST", "/v1/payment_methods", {"type": "card", "payment_user_agent": "stpd/0.1.0"},
+                    auth="secret") == ["payment_user_agent: unknown field"]
     assert problems(types, "POST", "/v1/sources", {"type": "sofort", "ideal": {"bank": "ing"}}) \
         == ["ideal: unknown field"]
 

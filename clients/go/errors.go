@@ -109,6 +109,9 @@ const (
 	// CodePaymentFailed is 5003: The payment did not succeed.
 	CodePaymentFailed = 5003
 
+	// CodeShippingAddressIncomplete is 5004: The shipping address lacks required fields.
+	CodeShippingAddressIncomplete = 5004
+
 	// CodeCardInvalid is 6001: The card is not valid.
 	CodeCardInvalid = 6001
 
@@ -340,6 +343,16 @@ var ErrPendingActionTimedOut = &Error{Code: CodePendingActionTimedOut, Message: 
 // `data.code` are the app's).
 var ErrPaymentFailed = &Error{Code: CodePaymentFailed, Message: "The payment did not succeed"}
 
+// ErrShippingAddressIncomplete matches every error with code 5004 (errors.Is): The shipping address
+// lacks required fields. paymentContext.setShippingAddress was given an address that fails the
+// configuration's `requiredShippingAddressFields` by the SDK's rules (a name; an email address; a
+// phone number with its country's digits; line 1, city, country, a US state and a postal code valid
+// for the country), which the SDK's shipping form would not submit: nothing was asked of the app or
+// saved. `data.fields` are the required fields it fails, `data.parameters` the params that are
+// missing or not valid (e.g. `address.phone`, `address.address.postalCode`), `data.parameter` the
+// first.
+var ErrShippingAddressIncomplete = &Error{Code: CodeShippingAddressIncomplete, Message: "The shipping address lacks required fields"}
+
 // ErrCardInvalid matches every error with code 6001 (errors.Is): The card is not valid. The card
 // given to source.create, paymentIntent.confirm, setupIntent.confirm or paymentContext.addCard
 // fails the SDK's STPCardValidator rules (see card.validate), so nothing was sent to Stripe.
@@ -442,6 +455,8 @@ func codeName(code int) string {
 		return "PendingActionTimedOut"
 	case CodePaymentFailed:
 		return "PaymentFailed"
+	case CodeShippingAddressIncomplete:
+		return "ShippingAddressIncomplete"
 	case CodeCardInvalid:
 		return "CardInvalid"
 	case CodeNextActionUnsupported:

@@ -341,6 +341,19 @@ export class PaymentFailed extends RpcError {
 }
 
 /**
+ * 5004: The shipping address lacks required fields. paymentContext.setShippingAddress was given an
+ * address that fails the configuration's `requiredShippingAddressFields` by the SDK's rules (a
+ * name; an email address; a phone number with its country's digits; line 1, city, country, a US
+ * state and a postal code valid for the country), which the SDK's shipping form would not submit:
+ * nothing was asked of the app or saved. `data.fields` are the required fields it fails,
+ * `data.parameters` the params that are missing or not valid (e.g. `address.phone`,
+ * `address.address.postalCode`), `data.parameter` the first.
+ */
+export class ShippingAddressIncomplete extends RpcError {
+  static code = 5004;
+}
+
+/**
  * 6001: The card is not valid. The card given to source.create, paymentIntent.confirm,
  * setupIntent.confirm or paymentContext.addCard fails the SDK's STPCardValidator rules (see
  * card.validate), so nothing was sent to Stripe. `data.parameter` is the path of the first field
@@ -419,6 +432,7 @@ export const ErrorCode = Object.freeze({
   PendingActionGone: 5001,
   PendingActionTimedOut: 5002,
   PaymentFailed: 5003,
+  ShippingAddressIncomplete: 5004,
   CardInvalid: 6001,
   NextActionUnsupported: 6010,
   ReturnURLRequired: 6011,
@@ -462,6 +476,7 @@ export const errorClasses = new Map([
   [5001, PendingActionGone],
   [5002, PendingActionTimedOut],
   [5003, PaymentFailed],
+  [5004, ShippingAddressIncomplete],
   [6001, CardInvalid],
   [6010, NextActionUnsupported],
   [6011, ReturnURLRequired],

@@ -101,12 +101,13 @@ public final class CustomerSessions: Sendable {
         }.view
     }
 
+    /// The last selected payment method stays remembered, as STPCustomerContext's detach leaves it:
+    /// a detached one is no longer among the options a context loads, so it selects nothing.
     public func detach(id: String, paymentMethod: String, for caller: Caller) async throws -> CustomerSessionView {
         try await operate(id, caller, "detachPaymentMethod", .paymentMethodDetached, always: Self.forgetMethods) {
             backend, _ in
             try await backend.detachPaymentMethod(id: paymentMethod)
-        } apply: { record, _ in
-            if record.lastSelectedPaymentMethod == paymentMethod { record.lastSelectedPaymentMethod = nil }
+        } apply: { _, _ in
         }.view
     }
 

@@ -27,10 +27,19 @@ extension CustomerSessions: PaymentContextCustomer {
     }
 
     public func select(session: String, paymentMethod: String?, as caller: Caller) async throws {
+        guard try await keepsLastSelected(session, caller) else { return }
         _ = try await select(id: session, paymentMethod: paymentMethod, for: caller)
     }
 
     public func lastSelected(session: String, customer: String, as caller: Caller) async throws -> String? {
-        try await lastSelected(customer: customer, owner: caller.uid)
+        guard try await keepsLastSelected(session, caller) else { return nil }
+        return try await lastSelected(customer: customer, owner: caller.uid)
+    }
+
+    /// The SDK keeps the last selected payment method for `STPCustomerContext` alone (23.x's
+    /// STPPaymentContext and STPPaymentOptionsViewController test `apiAdapter is STPCustomerContext`):
+    /// a payment context of a `stripe` session remembers and reads it, one of any other adapter not.
+    private func keepsLastSelected(_ session: String, _ caller: Caller) async throws -> Bool {
+        try await table.get(session, for: caller).adapter.kind == .stripe
     }
 }

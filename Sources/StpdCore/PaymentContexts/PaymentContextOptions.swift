@@ -10,14 +10,23 @@ extension PaymentContexts {
     public func select(id: String, for caller: Caller, paymentMethod: String) async throws -> PaymentContextView {
         let record = try await record(id, caller, open: true)
         try Self.requireOption(paymentMethod, in: record)
-        try await customers.select(session: record.session, paymentMethod: paymentMethod, as: record.caller)
         // Checked again on the latest state: the option may have been removed meanwhile.
         let view = try await update(id, for: caller) { record in
             try Self.requireOption(paymentMethod, in: record)
             record.selected = paymentMethod
             return .didChange
         }
+        remember(paymentMethod, for: record)
         return try await continueIfWaiting(id, for: .paymentOption) ?? view
+    }
+
+    /// The options screen saves the choice as the customer's last selected and goes on without
+    /// waiting (`saveLastSelectedPaymentMethodID(…, completion: nil)`): a save that fails changes
+    /// nothing the customer chose.
+    private func remember(_ paymentMethod: String, for record: PaymentContextRecord) {
+        background.start { [customers] in
+            try? await customers.select(session: record.session, paymentMethod: paymentMethod, as: record.caller)
+        }
     }
 
     /// The options screen's "add card": create, attach through the adapter, select, remember.
@@ -27,7 +36,6 @@ extension PaymentContexts {
         try Self.requireBillingFields(record.configuration.requiredBillingAddressFields ?? "postalCode", of: card)
         let method = try await api.createCardPaymentMethod(card)
         try await customers.attach(session: record.session, paymentMethod: method.id, as: record.caller)
-        try await customers.select(session: record.session, paymentMethod: method.id, as: record.caller)
         let view = try await update(id, for: caller) { record in
             record.options.removeAll { $0.id == method.id }
             record.options.append(PaymentContextRecord.option(method))
@@ -35,6 +43,7 @@ extension PaymentContexts {
             record.selected = method.id
             return .didChange
         }
+        remember(method.id, for: record)
         return try await continueIfWaiting(id, for: .paymentOption) ?? view
     }
 
@@ -55,8 +64,10 @@ extension PaymentContexts {
         }
     }
 
-    /// The shipping screen's submit: asks the app when it validates addresses (shipping type
-    /// `shipping`), else accepts the address as the SDK does without the delegate method.
+    /// The shipping screen's submit: refused, as the SDK's form does not submit it, unless the address
+    /// holds the configuration's `requiredShippingAddressFields` (none required: any address); then
+    /// the app is asked when it validates addresses (shipping type `shipping`), else the address is
+    /// accepted as the SDK does without the delegate method.
     public func setShippingAddress(id: String, for caller: Caller, address: ShippingAddressParams) async throws
         -> PaymentContextView
     {
@@ -66,8 +77,13 @@ extension PaymentContexts {
                 .paymentContext, id: id, state: PendingActionKind.didUpdateShippingAddress.rawValue,
                 detail: "an address is being validated by the app")
         }
+        let missing = address.missing(requiredFields: record.configuration.requiredShippingAddressFields ?? [])
+        guard missing.isEmpty else {
+            throw DomainError.shippingAddressIncomplete(
+                fields: missing.map(\.field), members: missing.flatMap(\.members))
+        }
         guard record.validatesShipping, record.shippingType == "shipping" else {
-            return try await acceptShipping(id, for: caller, address: address, methods: nil, selected: nil)
+            return try await acceptShipping(id, for: caller, address: address, answer: nil)
         }
         return try await ask(
             id, for: caller, kind: .didUpdateShippingAddress, payload: ["address": try JSONCoding.value(of: address)])
@@ -89,20 +105,19 @@ extension PaymentContexts {
     }
 
     /// The SDK's finish(address, method): set, no longer needing verification, saved to the customer
-    /// afterwards (fire and forget: a failure is an event, not the caller's error). `methods` nil: the
+    /// afterwards (fire and forget: a failure is an event, not the caller's error). `answer` nil: the
     /// app was not asked (delivery, or it does not validate), and the SDK finishes with no method,
-    /// which clears the selected one (the list it had stays).
+    /// which clears the selected one (the list it had stays). An answer stores its list as given, no
+    /// list as none (the SDK's `shippingMethods = nil`), and finishes with no method without one.
     func acceptShipping(
-        _ id: String, for caller: Caller, address: ShippingAddressParams, methods: [ShippingMethod]?, selected: String?
+        _ id: String, for caller: Caller, address: ShippingAddressParams,
+        answer: (methods: [ShippingMethod]?, selected: String?)?
     ) async throws -> PaymentContextView {
         let view = try await update(id, for: caller) { record in
             record.shippingAddress = address
             record.shippingNeedsVerification = false
-            if let methods {
-                record.setShippingMethods(methods, preferred: selected)
-            } else {
-                record.selectedShippingMethod = nil
-            }
+            if let answer { record.setShippingMethods(answer.methods, preferred: answer.selected) }
+            if answer?.methods == nil { record.selectedShippingMethod = nil }
             return .didChange
         }
         if let record = try await table.find(id) {
@@ -133,18 +148,17 @@ extension PaymentContexts {
 
     /// The SDK's add-card form does not submit until `STPAddress.containsRequiredFields` holds for
     /// the configuration's `requiredBillingAddressFields`: `postalCode` a postal code valid for the
-    /// country (required when the country is unknown), `name` the cardholder's name, `full` a postal
-    /// address (line1, city, country, a US state, a valid postal code). The input an error names is
-    /// the card's field (`zip`).
+    /// country (any text when there is none), `name` the cardholder's name, `full` a postal address
+    /// (line1, city, country, a US state, a valid postal code). The country is the card's billing
+    /// `country`, the form's country field; where the form would start from the device's region,
+    /// stpd takes none (a daemon's locale is its host's, not the customer's). The input an error
+    /// names is the card's field (`zip`).
     static func requireBillingFields(_ level: String, of card: CardInput) throws {
         func missing(_ field: String, _ detail: String) -> DomainError {
             .invalidInput(input: field, detail: "\(detail) (requiredBillingAddressFields \(level))")
         }
-        let country = (card.country ?? "").uppercased()
-        let postalCodeValid =
-            country.isEmpty
-            ? !(card.zip ?? "").trimmingCharacters(in: .whitespaces).isEmpty
-            : ShippingAddressParams.isPostalCode(card.zip ?? "", country: country)
+        let country = card.country ?? ""
+        let postalCodeValid = AddressFields.postalCodeState(card.zip ?? "", country: card.country) == .valid
         switch level {
         case "postalCode", "zip":
             guard postalCodeValid else { throw missing("zip", "a valid postal code is required") }

@@ -83,8 +83,9 @@ struct PaymentContextRecord: DurableRecord {
         return incomplete || verify || methodRequired
     }
 
-    /// Sets the shipping methods with the v19 rule: an empty list clears the selection; a selection
-    /// missing from the new list moves to the first method.
+    /// Sets the shipping methods by 19.x's rule: an empty list clears the selection; a selection
+    /// missing from the new list moves to the first method. A deliberate difference: 21.0 to 23.x
+    /// invert the membership test (a listed selection moves to the first), a bug stpd does not copy.
     mutating func setShippingMethods(_ methods: [ShippingMethod]?, preferred: String?) {
         shippingMethods = methods
         guard let methods else { return }
@@ -100,6 +101,8 @@ struct PaymentContextRecord: DurableRecord {
 
     /// The SDK's `paymentSummaryItems`: [shipping, total labelled companyName]; or the app's items
     /// with, when a method is selected, the shipping item before the total and the total grown by it.
+    /// The app may set none at all, as in the SDK: then there are no items, and the payment amount
+    /// is the shipping method's alone.
     var summaryItems: (items: [PaymentContextView.SummaryItem], total: Int) {
         let item = { (label: String, amount: Int) in
             PaymentContextView.SummaryItem(
@@ -107,8 +110,8 @@ struct PaymentContextRecord: DurableRecord {
         }
         let shipping = shippingMethods?.first { $0.identifier == selectedShippingMethod }
         let own = customSummaryItems ?? []
-        let base = own.last?.amount ?? amount
-        let total = base + shippingAmount
+        let total = (customSummaryItems == nil ? amount : own.last?.amount ?? 0) + shippingAmount
+        if customSummaryItems?.isEmpty == true { return ([], total) }
         let items =
             own.dropLast().map { item($0.label, $0.amount) } + (shipping.map { [item($0.label, $0.amount)] } ?? [])
             + [item(own.last?.label ?? companyName, total)]

@@ -158,8 +158,8 @@ extension PaymentContexts {
             let address = try? JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null)
         else { return view }
         return try await acceptShipping(
-            record.id, for: caller, address: address, methods: params.shippingMethods ?? [],
-            selected: params.selectedShippingMethod)
+            record.id, for: caller, address: address,
+            answer: (params.shippingMethods, params.selectedShippingMethod))
     }
 
     /// The customer backed out of a screen requestPayment showed: didFinish(userCancellation).

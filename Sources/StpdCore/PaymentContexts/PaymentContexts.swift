@@ -12,9 +12,10 @@ public protocol PaymentContextCustomer: Sendable {
     func attach(session: String, paymentMethod: String, as caller: Caller) async throws
     func detach(session: String, paymentMethod: String, as caller: Caller) async throws
     func updateShipping(session: String, address: StripeAddress, as caller: Caller) async throws
-    /// Remembers the last selected PaymentMethod for the session's customer (nil: none).
+    /// Remembers the last selected PaymentMethod for the session's customer (nil: none), where the
+    /// session's adapter keeps one.
     func select(session: String, paymentMethod: String?, as caller: Caller) async throws
-    /// The customer's last selected PaymentMethod.
+    /// The customer's last selected PaymentMethod, where the session's adapter keeps one.
     func lastSelected(session: String, customer: String, as caller: Caller) async throws -> String?
 }
 
@@ -64,7 +65,9 @@ public final class PaymentContexts: Sendable {
     let clock: any Clock<Duration>
     let now: @Sendable () -> Date
     let defaultTimeout: Double
-    let defaultCompanyName: String?
+    /// The merchant's name for a context whose configuration names none, by caller (the daemon's
+    /// rule: STPD_MERCHANT_NAME, else the calling app's name).
+    let defaultCompanyName: @Sendable (Caller) -> String?
     /// Ends the deadline timer of a pending action once it is answered.
     let timers = Mutex<[String: AsyncStream<Void>.Continuation]>([:])
     /// In a fleet, a deadline is timed only where its lease is held (see WorkLeases).
@@ -72,7 +75,8 @@ public final class PaymentContexts: Sendable {
 
     public init(
         customers: any PaymentContextCustomer, api: any PaymentsAPI, redirects: RedirectSessions, log: EventLog,
-        background: BackgroundWork, pendingActionTimeout: Double = 600, companyName: String? = nil,
+        background: BackgroundWork, pendingActionTimeout: Double = 600,
+        companyName: @escaping @Sendable (Caller) -> String? = { _ in nil },
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
         leases: any WorkLeases = LocalLeases(), reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
@@ -91,7 +95,7 @@ public final class PaymentContexts: Sendable {
 
     public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
         var configuration = terms.configuration ?? PaymentConfiguration()
-        if configuration.companyName == nil { configuration.companyName = defaultCompanyName ?? "" }
+        if configuration.companyName == nil { configuration.companyName = defaultCompanyName(caller) ?? "" }
         let stamp = now()
         var record = PaymentContextRecord(
             id: ObjectID.make("pctx_"), owner: caller.uid, session: terms.session, amount: terms.amount,
@@ -133,18 +137,13 @@ public final class PaymentContexts: Sendable {
     }
 
     /// The SDK's setters. Setting the amount replaces summary items the app set; setting items makes
-    /// their last one's amount the payment amount.
+    /// their last one's amount the payment amount (0 for none).
     public func setAmount(
         id: String, for caller: Caller, amount: Int?, currency: String?, country: String?,
         summaryItems: [PaymentSummaryItemInput]? = nil
     ) async throws -> PaymentContextView {
-        if let summaryItems {
-            guard !summaryItems.isEmpty else {
-                throw DomainError.invalidInput(input: "paymentSummaryItems", detail: "give at least the total")
-            }
-            guard amount == nil else {
-                throw DomainError.invalidInput(input: "amount", detail: "give amount or paymentSummaryItems, not both")
-            }
+        if summaryItems != nil, amount != nil {
+            throw DomainError.invalidInput(input: "amount", detail: "give amount or paymentSummaryItems, not both")
         }
         _ = try await record(id, caller, open: true)
         return try await update(id, for: caller) { record in
@@ -152,9 +151,9 @@ public final class PaymentContexts: Sendable {
                 record.amount = amount
                 record.customSummaryItems = nil
             }
-            if let summaryItems, let total = summaryItems.last {
+            if let summaryItems {
                 record.customSummaryItems = summaryItems
-                record.amount = total.amount
+                record.amount = summaryItems.last?.amount ?? 0
             }
             if let currency { record.currency = currency.uppercased() }
             if let country { record.country = country.uppercased() }

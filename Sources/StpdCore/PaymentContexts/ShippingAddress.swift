@@ -27,53 +27,31 @@ extension ShippingAddressParams {
     }
 
     /// The SDK's required-shipping-fields check (`STPAddress.containsRequiredShippingAddressFields`).
-    func contains(requiredFields fields: [String]) -> Bool {
-        fields.allSatisfy { field in
+    func contains(requiredFields fields: [String]) -> Bool { missing(requiredFields: fields).isEmpty }
+
+    /// What fails that check: each required field (`phoneNumber`) with the members it judged that
+    /// are not valid (`phone`; `address.postalCode`, ...), as the SDK's form would mark them.
+    func missing(requiredFields fields: [String]) -> [(field: String, members: [String])] {
+        fields.compactMap { field in
+            let members: [String]
             switch field {
-            case "name": return !(name ?? "").isEmpty
-            case "emailAddress": return Self.isEmail(email ?? "")
-            case "phoneNumber": return Self.isPhone(phone ?? "", country: address.country)
+            case "name": members = (name ?? "").isEmpty ? ["name"] : []
+            case "emailAddress": members = AddressFields.isEmailAddress(email ?? "") ? [] : ["email"]
+            case "phoneNumber":
+                members = AddressFields.isPhoneNumber(phone ?? "", country: address.country) ? [] : ["phone"]
             case "postalAddress":
-                let country = (address.country ?? "").uppercased()
-                return !(address.line1 ?? "").isEmpty && !(address.city ?? "").isEmpty && !country.isEmpty
-                    && (country != "US" || !(address.state ?? "").isEmpty)
-                    && Self.isPostalCode(address.postalCode ?? "", country: country)
-            default: return true
+                let country = address.country ?? ""
+                let postalCode = AddressFields.postalCodeState(address.postalCode ?? "", country: country)
+                members = [
+                    ("line1", !(address.line1 ?? "").isEmpty), ("city", !(address.city ?? "").isEmpty),
+                    ("state", country != "US" || !(address.state ?? "").isEmpty),
+                    ("postalCode", postalCode == .valid), ("country", !country.isEmpty),
+                ].filter { !$0.1 }.map { "address.\($0.0)" }
+            default: members = []
             }
+            return members.isEmpty ? nil : (field, members)
         }
     }
-
-    static func isEmail(_ text: String) -> Bool {
-        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasSuffix(".")
-            && !text.contains(" ")
-    }
-
-    /// US numbers have 10 digits; elsewhere any number will do (as STPPhoneNumberValidator).
-    static func isPhone(_ text: String, country: String?) -> Bool {
-        let digits = text.filter(\.isNumber)
-        return (country ?? "US").uppercased() == "US" ? digits.count == 10 : !digits.isEmpty
-    }
-
-    /// US: 5 or 9 digits; countries without postal codes: anything; elsewhere: not empty.
-    static func isPostalCode(_ code: String, country: String) -> Bool {
-        if country == "US" {
-            let digits = code.filter(\.isNumber)
-            return (digits.count == 5 || digits.count == 9) && code.allSatisfy { $0.isNumber || $0 == "-" }
-        }
-        if noPostalCode.contains(country) { return true }
-        return !code.trimmingCharacters(in: .whitespaces).isEmpty
-    }
-
-    static let noPostalCode: Set<String> = [
-        "AE", "AG", "AN", "AO", "AW", "BF", "BI", "BJ", "BO", "BS", "BW", "BZ", "CD", "CF", "CG", "CI", "CK", "CM",
-        "DJ",
-        "DM", "ER", "FJ", "GD", "GH", "GM", "GN", "GQ", "GY", "HK", "IE", "JM", "KE", "KI", "KM", "KN", "KP", "LC",
-        "ML",
-        "MO", "MR", "MS", "MU", "MW", "NR", "NU", "PA", "QA", "RW", "SB", "SC", "SL", "SO", "SR", "ST", "SY", "TF",
-        "TK",
-        "TL", "TO", "TT", "TV", "TZ", "UG", "VU", "YE", "ZA", "ZW",
-    ]
 }
 
 /// Minor units as the SDK converts them: ×100 except the zero-decimal currencies.

@@ -99,15 +99,23 @@ extension RedirectSessions {
     public func report(
         id: String, for caller: Caller, outcome: RedirectReportOutcome, url: String?, message: String?
     ) async throws -> RedirectSessionView {
+        // The page that failed, which only the app's browser knows: Stripe's hook page
+        // (hooks.stripe.com) redirects at once to the bank's, whose failures the SDK ignores.
+        if outcome == .loadFailed, url == nil {
+            throw DomainError.invalidInput(
+                input: "url", detail: "loadFailed needs the URL whose load failed (the page may have left openURL)")
+        }
         let record = try await table.get(id, for: caller)
         guard record.status == .inProgress else { return table.view(record) }
         var data: [String: JSONValue] = message.map { ["message": .string($0)] } ?? [:]
         switch outcome {
         case .closed, .loadFailed:
             guard record.showsWebPage else {
+                let why =
+                    record.opener == .daemon ? "stpd opened it in a browser" : "mode \(record.mode?.rawValue ?? "none")"
                 throw DomainError.invalidState(
                     .redirect, id: id, state: record.mode?.rawValue ?? "none",
-                    detail: "the app shows no web page in this session (mode \(record.mode?.rawValue ?? "none"))")
+                    detail: "the app shows no web page in this session (\(why))")
             }
             if outcome == .closed {
                 // STPRedirectContext v20+: an error only when a return URL was awaited; without one,
@@ -121,7 +129,7 @@ extension RedirectSessions {
                 return try await completeWithError(
                     id, caller, from: .inProgress, trigger: "closed", .redirectCancelled(detail: message, data: data))
             }
-            let failed = url ?? record.openURL ?? ""
+            let failed = url ?? ""
             // The SDK completes only when the page that failed is Stripe's; other hosts' failures are ignored.
             guard let host = URL.strict(failed)?.host?.lowercased(), host.contains("stripe.com") else {
                 return table.view(record)

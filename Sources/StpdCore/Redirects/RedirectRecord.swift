@@ -44,16 +44,20 @@ struct RedirectRecord: DurableRecord {
     /// Whether app.foreground completes it. The SDK observes becoming active in its external-browser
     /// flow and in its automatic flow while a native app is open; automatic without a native URL (or
     /// after it failed to open) runs the in-app browser flow, which completes on the return URL only.
+    /// A page stpd opened itself (`opener: daemon`, a browser of the desktop's) is the SDK's external
+    /// browser (`startSafariAppRedirectFlow`), whatever the mode: the app sees no page to report on.
     var completesOnForeground: Bool {
         guard status == .inProgress else { return false }
-        return mode == .browser || (mode == .automatic && opensNativeApp)
+        return mode == .browser || opener == .daemon || (mode == .automatic && opensNativeApp)
     }
 
     /// Started in automatic mode on its native URL (and not fallen back to the web page).
     var opensNativeApp: Bool { openURL != nil && openURL == nativeURL }
 
     /// The app shows the web page itself: the SDK's in-app browser, which can be closed or fail to load.
-    var showsWebPage: Bool { mode == .inApp || (mode == .automatic && !opensNativeApp) }
+    var showsWebPage: Bool {
+        opener != .daemon && (mode == .inApp || (mode == .automatic && !opensNativeApp))
+    }
 
     /// Completed normally and the follow-up has not reported yet.
     var awaitsOutcome: Bool { status == .completed && outcome == nil && completion?.error == nil }

@@ -17,6 +17,9 @@ final class FakePaymentsAPI: PaymentsAPI {
 
     let state = Mutex(State())
 
+    /// The page Stripe sends a customer to first, on its real host: it redirects at once to the bank's.
+    static func hookURL(_ id: String) -> String { "https://hooks.stripe.com/redirect/authenticate/\(id)" }
+
     /// A Source as Stripe returns it; `redirect` false gives flow none (a card).
     @discardableResult
     func addSource(
@@ -32,7 +35,7 @@ final class FakePaymentsAPI: PaymentsAPI {
         ]
         if flow == "redirect" {
             source["redirect"] = [
-                "status": "pending", "url": .string("https://hooks.stripe.test/redirect/\(id)"),
+                "status": "pending", "url": .string(Self.hookURL(id)),
                 "return_url": .string(returnURL),
             ]
         }
@@ -62,7 +65,7 @@ final class FakePaymentsAPI: PaymentsAPI {
             intent["next_action"] = [
                 "type": "redirect_to_url",
                 "redirect_to_url": [
-                    "url": .string("https://hooks.stripe.test/pi/\(id)"), "return_url": .string(returnURL),
+                    "url": .string(Self.hookURL(id)), "return_url": .string(returnURL),
                 ],
             ]
         }

@@ -404,6 +404,20 @@ class PaymentFailed(RpcError):
     code = 5003
 
 
+class ShippingAddressIncomplete(RpcError):
+    """5004: The shipping address lacks required fields.
+
+    paymentContext.setShippingAddress was given an address that fails the configuration's
+    `requiredShippingAddressFields` by the SDK's rules (a name; an email address; a phone number
+    with its country's digits; line 1, city, country, a US state and a postal code valid for the
+    country), which the SDK's shipping form would not submit: nothing was asked of the app or saved.
+    `data.fields` are the required fields it fails, `data.parameters` the params that are missing or
+    not valid (e.g. `address.phone`, `address.address.postalCode`), `data.parameter` the first.
+    """
+
+    code = 5004
+
+
 class CardInvalid(RpcError):
     """6001: The card is not valid.
 
@@ -489,6 +503,7 @@ ERRORS: dict[int, type[RpcError]] = {
     5001: PendingActionGone,
     5002: PendingActionTimedOut,
     5003: PaymentFailed,
+    5004: ShippingAddressIncomplete,
     6001: CardInvalid,
     6010: NextActionUnsupported,
     6011: ReturnURLRequired,

@@ -819,7 +819,7 @@ class PaymentContextConfiguration(TypedDict):
 
     #: Whether removePaymentMethod is allowed (default true)
     canDeletePaymentOptions: NotRequired[bool]
-    #: Label of the total (default STPD_MERCHANT_NAME)
+    #: Label of the total (default STPD_MERCHANT_NAME, else the calling app's name)
     companyName: NotRequired[str]
     #: Billing fields a new card needs (default postalCode)
     requiredBillingAddressFields: NotRequired[Literal["none", "postalCode", "full", "name"]]
@@ -857,7 +857,7 @@ class PaymentContextCreateParamsConfiguration(TypedDict):
 
     #: Whether removePaymentMethod is allowed (default true)
     canDeletePaymentOptions: NotRequired[bool]
-    #: Label of the total (default STPD_MERCHANT_NAME)
+    #: Label of the total (default STPD_MERCHANT_NAME, else the calling app's name)
     companyName: NotRequired[str]
     #: Billing fields a new card needs (default postalCode)
     requiredBillingAddressFields: NotRequired[Literal["none", "postalCode", "full", "name"]]
@@ -1111,7 +1111,7 @@ class PaymentContextUpdateParams(TypedDict):
     country: NotRequired[str]
     #: ISO currency
     currency: NotRequired[str]
-    #: The items, at least one; the last is the total
+    #: The items; the last is the total (none: no items, and shipping alone is paid)
     paymentSummaryItems: NotRequired[list[PaymentContextUpdateParamsPaymentSummaryItemsItem]]
 
 
@@ -1760,7 +1760,7 @@ class RedirectReportParams(TypedDict):
     outcome: Literal["closed", "loadFailed", "nativeOpenFailed"]
     #: The redirect session id
     session: str
-    #: loadFailed: the URL whose load failed (default openURL)
+    #: loadFailed (required there): the URL whose load failed, where the browser had got to
     url: NotRequired[str]
 
 
