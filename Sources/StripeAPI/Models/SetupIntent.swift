@@ -42,10 +42,4 @@ public struct SetupIntent: StripeModel, Hashable {
     }
 
     public init(from decoder: any Decoder) throws { self = try .decode(from: decoder) }
-
-    /// As PaymentIntent's: the redirect and return URLs, or nil unless the status is
-    /// `requires_action`, the next action is `redirect_to_url` and both URLs parse.
-    public var redirectURLs: (url: URL, returnURL: URL)? {
-        status == .requiresAction ? nextAction?.redirectURLs : nil
-    }
 }
