@@ -116,7 +116,7 @@ let package = Package(
         .target(
             name: "StpctlKit",
             dependencies: [
-                "JSONRPC", "RPCTransport",
+                "JSONRPC", "RPCTransport", "StripeAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -6,6 +6,7 @@
   machine disturbs their ratios less than their absolute figures. Also records the CPU the
   server used (cores = CPU seconds / wall seconds) and the requests answered per CPU second of
   the server, which other processes' load disturbs far less than requests per wall second.
+- ``attack``: issue 24's byte attack (below): stpd's peak RSS, and another client's ping p99.
 - ``fanout``: N subscribers (`events.subscribe`, types `debug.test`) and one `debug.emit
   {count: 10}` per round; a sample is the time from the emit request to a subscriber's 10th
   event. stpd runs with --debug-methods.
@@ -14,9 +15,11 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import threading
 
-from harness import Daemon, LineServer, cpu_seconds, log, python_executable, remove_tree, scratch_dir
+from harness import Daemon, LineServer, cpu_seconds, log, python_executable, remove_tree, rss_bytes, scratch_dir
 from settings import Settings
 
 PING = '{"jsonrpc":"2.0","id":1,"method":"daemon.ping"}'
@@ -82,5 +85,56 @@ def fanout(settings: Settings) -> dict:
                 f"p99 {last['p99'] / 1000:8.2f} ms ({last['count']} samples)")
         return results
     finally:
+        daemon.stop()
+        remove_tree(directory)
+
+
+def attack(settings: Settings) -> dict:
+    """Issue 24's attack: 4 connections pipeline 8 `events.wait {since: 0, limit: 1000}` each over
+    a log of ~60 KB events and never read, while another client pings on its own connection
+    (loadgen, one request in flight). Figures: stpd's peak RSS and that client's ping latency."""
+    directory = scratch_dir("attack")
+    daemon = Daemon(settings.stpd, directory, directory / "state", "--debug-methods").wait_started()
+    abusers: list[socket.socket] = []
+    try:
+        payload = {name: name * 15_000 for name in "abcd"}  # a string param is at most 16 KiB
+        emitted = 0
+        with daemon.client() as client:
+            while emitted * 60_000 < settings.attack_megabytes << 20:
+                client.call("debug.emit", {"count": 250, "payload": payload})
+                emitted += 250
+        baseline = rss_bytes(daemon.pid)
+        peak = [baseline]
+        sampling = threading.Event()
+
+        def sample() -> None:
+            while not sampling.wait(0.05):
+                peak[0] = max(peak[0], rss_bytes(daemon.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "events.wait",
+                              "params": {"since": 0, "limit": 1000, "timeout": 0}}).encode() + b"\n"
+        for _ in range(4):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(daemon.socket_path))
+            sock.sendall(request * 8)
+            abusers.append(sock)
+        figures = loadgen(settings, "ping", str(daemon.socket_path), "-c", "1", "-d", str(settings.attack_seconds),
+                          "-w", "0", "-r", PING, "-e", '"result"', timeout=settings.attack_seconds + 60)
+        sampling.set()
+        sampler.join(5)
+        latency = figures["latency_us"]
+        result = {"events": emitted, "events_mib": round(emitted * 60_000 / (1 << 20), 1),
+                  "baseline_rss_mib": round(baseline / (1 << 20), 1), "peak_rss_mib": round(peak[0] / (1 << 20), 1),
+                  "ping_p50_us": latency["p50"], "ping_p99_us": latency["p99"], "pings": figures["requests"]}
+        log(f"  attack: {result['events_mib']} MiB of events, peak RSS {result['peak_rss_mib']} MiB, "
+            f"another client's ping p50 {latency['p50']:.1f} us, p99 {latency['p99']:.1f} us")
+        if figures["errors"] or figures["closed"]:
+            raise RuntimeError(f"the other client: {figures['errors']} bad replies, {figures['closed']} closed")
+        return result
+    finally:
+        for sock in abusers:
+            sock.close()
         daemon.stop()
         remove_tree(directory)

@@ -225,6 +225,8 @@ class Daemon:
         if stripe_api_base:
             argv += ["--stripe-api-base", stripe_api_base]
             full_env["STPD_STRIPE_KEY"] = STRIPE_PUBLISHABLE_KEY
+            # stripe-test-server speaks plain http on loopback: a stand-in, which stpd must be told.
+            full_env["STPD_ALLOW_INSECURE_STRIPE_BASE"] = "1"
         argv += list(args)
         full_env.update(env or {})
         notify_path = directory / "notify.sock"

@@ -100,6 +100,14 @@ def targets(cases: dict) -> list[dict]:
     found.append(_target("fanout_p99", "fan-out, 1,000 subscribers x 10 events: p99 <= 50 ms", p99,
                          lambda v: v <= 50, millis(p99) if p99 is not None else "", note))
 
+    attack = cases.get("attack") or {}
+    value = attack.get("peak_rss_mib")
+    found.append(_target("attack_rss", "issue 24's byte attack: stpd RSS <= 256 MiB", value, lambda v: v <= 256,
+                         f"{value:.0f} MiB" if value is not None else ""))
+    value = attack.get("ping_p99_us")
+    found.append(_target("attack_ping", "issue 24's byte attack: another client's ping p99 <= 10 ms", value,
+                         lambda v: v <= 10_000, micros(value) if value is not None else ""))
+
     scale = cases.get("scale") or {}
     sizes = sorted(int(k) for k in scale if int(k) > 0)
     top = sizes[-1] if sizes else None
@@ -170,6 +178,11 @@ def table(result: dict) -> str:
         rows.append((f"fan-out, {count(int(subscribers))} subscribers: 10th event p50, p99",
                      f"{millis(figures['p50_ms'])}, {millis(figures['p99_ms'])}", "", "",
                      _judged(found, "fanout_p99") if int(subscribers) == largest else ""))
+    attack = cases.get("attack")
+    if attack:
+        rows.append((f"byte attack over {attack['events_mib']:.0f} MiB of events: peak RSS; another client's ping "
+                     "p50, p99", f"{attack['peak_rss_mib']:.0f} MiB; {micros(attack['ping_p50_us'])}, "
+                     f"{micros(attack['ping_p99_us'])}", "", "", _judged(found, "attack_rss", "attack_ping")))
     scale = cases.get("scale") or {}
     top = max((int(k) for k in scale), default=0)
     for sessions, figures in sorted(scale.items(), key=lambda kv: int(kv[0])):

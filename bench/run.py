@@ -5,7 +5,7 @@ figures as JSON.
     bench/run.py --bin-dir DIR [--smoke] [--out PATH] [--compare OLD.json] [CASE ...]
     bench/run.py --compare-only OLD.json NEW.json
 
-CASE is any of: ping, fanout, scale, create, polls (default: all, in that order). DIR holds the
+CASE is any of: ping, fanout, attack, scale, create, polls (default: all, in that order). DIR holds the
 stpd and stripe-test-server binaries (`make bench` builds release ones into .build-release;
 `make bench-smoke` uses the debug build of `make test`). The C programs (bench/*.c) are built
 with `cc` into .build-bench/. Progress goes to stderr; the table to stdout; the JSON to --out
@@ -40,6 +40,7 @@ from settings import make_settings  # noqa: E402
 CASES = {
     "ping": case_transport.ping,
     "fanout": case_transport.fanout,
+    "attack": case_transport.attack,
     "scale": case_scale.scale,
     "create": case_work.create,
     "polls": case_work.polls,

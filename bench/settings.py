@@ -25,6 +25,9 @@ class Settings:
     fanout_subscribers: tuple[int, ...] = (100, 1000)
     fanout_events: int = 10
     fanout_rounds: int = 10
+    # issue 24's attack: MiB of large events, seconds of pinging beside it
+    attack_megabytes: int = 96
+    attack_seconds: float = 10.0
     # restart and scale (0 = an empty daemon, always measured)
     scales: tuple[int, ...] = FULL_SCALES
     restarts: int = 3
@@ -60,7 +63,7 @@ def make_settings(stpd: Path, stripe_server: Path, programs: dict[str, Path], sm
     return Settings(
         stpd, stripe_server, programs, smoke=True,
         ping_seconds=0.5, ping_warmup=0.2,
-        fanout_subscribers=(10, 50), fanout_rounds=2,
+        fanout_subscribers=(10, 50), fanout_rounds=2, attack_megabytes=4, attack_seconds=1.0,
         scales=scales_from_environment(SMOKE_SCALES), restarts=1, handle_url_samples=10, cache_dir=None,
         create_connections=4, create_seconds=2.0, create_warmup=0.5,
         polls=30, polls_start_limit=20.0, polls_settle=1.0, polls_seconds=3.5, paused_settle=1.0, paused_seconds=1.5,

@@ -358,4 +358,7 @@ public enum JSONText {
         JSONWriter.write(value, to: &out)
         return out
     }
+
+    /// The length of `bytes(value)`, counted without writing it.
+    public static func size(_ value: JSONValue) -> Int { JSONWriter.size(value) }
 }

@@ -55,6 +55,37 @@ enum JSONWriter {
         out.append(contentsOf: text.utf8)
     }
 
+    /// How many bytes `write` writes for `value`.
+    static func size(_ value: JSONValue) -> Int {
+        switch value {
+        case .null: 4
+        case .bool(let flag): flag ? 4 : 5
+        case .int(let number): number >= 0 && number < 10 ? 1 : String(number).utf8.count
+        case .double(let number):
+            if !number.isFinite {
+                4
+            } else {
+                number.description.utf8.count - (number.description.hasSuffix(".0") ? 2 : 0)
+            }
+        case .string(let text): stringSize(text)
+        case .array(let elements): 2 + max(elements.count - 1, 0) + elements.reduce(0) { $0 + size($1) }
+        case .object(let members):
+            2 + max(members.count - 1, 0) + members.reduce(0) { $0 + stringSize($1.key) + 1 + size($1.value) }
+        }
+    }
+
+    private static func stringSize(_ text: String) -> Int {
+        var count = 2
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C: count += 2
+            case 0..<0x20: count += 6
+            default: count += 1
+            }
+        }
+        return count
+    }
+
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     static func writeString(_ text: String, to out: inout [UInt8]) {

@@ -13,8 +13,9 @@ public struct MethodRouter<Context: Sendable>: Sendable {
     private var entries: [String: Entry] = [:]
     private let validator: SchemaValidator
 
-    public init(definitions: [String: JSONValue] = [:]) {
-        validator = SchemaValidator(definitions: definitions)
+    /// `maxStringBytes` bounds every string in every call's params (see `SchemaValidator`).
+    public init(definitions: [String: JSONValue] = [:], maxStringBytes: Int? = nil) {
+        validator = SchemaValidator(definitions: definitions, maxStringBytes: maxStringBytes)
     }
 
     public var methodNames: Set<String> { Set(entries.keys) }
@@ -111,7 +112,12 @@ public struct MethodRouter<Context: Sendable>: Sendable {
                 try validator.validate(raw, against: M.paramsSchema)
             }
         } catch {
-            throw RPCError.invalidParams(error.reason, parameter: error.path.isEmpty ? "params" : error.path)
+            var invalid = RPCError.invalidParams(error.reason, parameter: error.path.isEmpty ? "params" : error.path)
+            if case .object(var data)? = invalid.data, !error.data.isEmpty {
+                data.merge(error.data) { named, _ in named }
+                invalid.data = .object(data)
+            }
+            throw invalid
         }
         do {
             return try JSONCoding.typed(M.Params.self, from: raw)

@@ -4,19 +4,27 @@ import Foundation
 /// properties, required, additionalProperties, items, enum, const, minimum, maximum,
 /// minLength, pattern, oneOf, anyOf and local `$ref`s). The daemon uses it to report bad params
 /// by name; tests use it to hold every reply to its declared schema.
+///
+/// With `maxStringBytes`, every string in the value (and every member name), wherever it is and
+/// whatever its schema says, is at most that many bytes of UTF-8: params cannot make the daemon
+/// hold or store a long text, even inside free-form JSON.
 public struct SchemaValidator: Sendable {
     public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
         /// Where the value broke the schema, e.g. `filter.types[1]`; empty for the value itself.
         public var path: String
         public var reason: String
+        /// Details for the error's `data` beside the parameter (the limit broken).
+        public var data: [String: JSONValue] = [:]
         public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
     }
 
     /// Named schemas that `{"$ref": "#/components/schemas/Name"}` resolves to.
     public var definitions: [String: JSONValue]
+    public var maxStringBytes: Int?
 
-    public init(definitions: [String: JSONValue] = [:]) {
+    public init(definitions: [String: JSONValue] = [:], maxStringBytes: Int? = nil) {
         self.definitions = definitions
+        self.maxStringBytes = maxStringBytes
     }
 
     public func validate(_ value: JSONValue, against schema: JSONSchema) throws(Failure) {
@@ -64,10 +72,15 @@ public struct SchemaValidator: Sendable {
         switch value {
         case .object(let members): try checkObject(members, s, path: path)
         case .array(let items):
-            if let itemSchema = s["items"] {
-                for (i, item) in items.enumerated() { try check(item, itemSchema, path: "\(path)[\(i)]") }
+            for (i, item) in items.enumerated() {
+                if let itemSchema = s["items"] {
+                    try check(item, itemSchema, path: "\(path)[\(i)]")
+                } else {
+                    try checkSizes(item, path: "\(path)[\(i)]")
+                }
             }
         case .string(let text):
+            try checkSize(text, path: path)
             if let min = s["minLength"]?.intValue, text.count < min {
                 throw Failure(path: path, reason: "must be at least \(min) characters")
             }
@@ -93,13 +106,47 @@ public struct SchemaValidator: Sendable {
             throw Failure(path: Self.join(path, name), reason: "is required")
         }
         for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+            try checkName(name, path: path)
             if let propertySchema = properties[name] {
                 try check(member, propertySchema, path: Self.join(path, name))
             } else if let extra = s["additionalProperties"] {
                 if extra == .bool(false) { throw Failure(path: Self.join(path, name), reason: "unknown member") }
                 try check(member, extra, path: Self.join(path, name))
+            } else {
+                try checkSizes(member, path: Self.join(path, name))
             }
         }
+    }
+
+    /// The size bound alone, for values the schema leaves free.
+    private func checkSizes(_ value: JSONValue, path: String) throws(Failure) {
+        guard maxStringBytes != nil else { return }
+        switch value {
+        case .string(let text): try checkSize(text, path: path)
+        case .array(let items): for (i, item) in items.enumerated() { try checkSizes(item, path: "\(path)[\(i)]") }
+        case .object(let members):
+            for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+                try checkName(name, path: path)
+                try checkSizes(member, path: Self.join(path, name))
+            }
+        default: break
+        }
+    }
+
+    private func checkSize(_ text: String, path: String) throws(Failure) {
+        guard let maxStringBytes, text.utf8.count > maxStringBytes else { return }
+        throw Failure(
+            path: path, reason: "is \(text.utf8.count) bytes long; at most \(maxStringBytes) bytes are accepted",
+            data: ["maxBytes": .int(Int64(maxStringBytes))])
+    }
+
+    /// A member name over the bound is named by its object, since the name itself is too long to quote.
+    private func checkName(_ name: String, path: String) throws(Failure) {
+        guard let maxStringBytes, name.utf8.count > maxStringBytes else { return }
+        throw Failure(
+            path: path,
+            reason: "has a member name \(name.utf8.count) bytes long; at most \(maxStringBytes) bytes are accepted",
+            data: ["maxBytes": .int(Int64(maxStringBytes))])
     }
 
     static func join(_ path: String, _ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }

@@ -9,8 +9,10 @@ import Synchronization
 #endif
 
 /// The server's count of open connections, in all and per uid: admits a new one or says why
-/// not. Refusals are logged at most once per `logEvery`, with how many were refused meanwhile,
-/// so a flood of connections cannot flood the journal too.
+/// not. The last `reservedConnections` are for the privileged uids (root, the daemon's own), so
+/// other users holding every connection they may (idle subscribers included, which no idle
+/// timeout closes) never lock those out. Refusals are logged at most once per `logEvery`, with
+/// how many were refused meanwhile, so a flood of connections cannot flood the journal too.
 final class ConnectionCensus: Sendable {
     struct Refusal {
         var reason: String
@@ -49,10 +51,14 @@ final class ConnectionCensus: Sendable {
         let now = NIODeadline.now()
         let (refusal, log): (Refusal?, String?) = state.withLock { s in
             let refusal: Refusal?
-            if s.total >= configuration.maxConnections {
+            let privileged = configuration.privilegedUIDs.contains(uid)
+            let reserved = min(configuration.reservedConnections, configuration.maxConnections / 2)
+            let open = configuration.maxConnections - (privileged ? 0 : reserved)
+            if s.total >= open {
                 refusal = Self.refusal(
-                    "\(s.total) connections are open, the most allowed (STPD_MAX_CONNECTIONS)", scope: "total",
-                    limit: configuration.maxConnections)
+                    "\(s.total) connections are open, the most allowed"
+                        + (privileged ? "" : " to uid \(uid) (the last \(reserved) are root's)")
+                        + " (STPD_MAX_CONNECTIONS, STPD_RESERVED_CONNECTIONS)", scope: "total", limit: open)
             } else if s.byUID[uid, default: 0] >= configuration.maxConnectionsPerUID {
                 refusal = Self.refusal(
                     "uid \(uid) has \(s.byUID[uid, default: 0]) connections open, the most allowed per uid "

@@ -15,7 +15,7 @@ extension ConnectionHandler {
     enum PreparedEntry: Sendable {
         /// The reply (without newline; nil for a notification) and its after-reply actions.
         case answered([UInt8]?, [@Sendable () async -> Void])
-        case pending(@Sendable () async -> Response?)
+        case pending(RequestID?, @Sendable () async -> Response?)
     }
 
     /// Frames up to this size are read and routed on the event loop; larger ones (big batches)
@@ -34,7 +34,7 @@ extension ConnectionHandler {
                     switch service.route(request, on: connection) {
                     case .answered(let response): if let response { reply(response, context) }
                     case .pending(let run):
-                        waiting.append(Work(run: run, batch: nil, index: 0))
+                        waiting.append(Work(run: run, batch: nil, index: 0, id: request.id))
                         startWaiting(context)
                     }
                 }
@@ -43,7 +43,7 @@ extension ConnectionHandler {
             apply(Self.prepare(inbound, service, connection), context)
             return
         }
-        preparing = true
+        state.startPreparing()
         let loop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: loop)
         connection.spawn {
@@ -54,8 +54,8 @@ extension ConnectionHandler {
     }
 
     func prepared(_ prepared: PreparedFrame) {
-        preparing = false
-        guard let context, !closed else { return }
+        state.finishPreparing()
+        guard let context = liveContext else { return }
         apply(prepared, context)
         processFrames(context)
         pump(context)
@@ -71,7 +71,7 @@ extension ConnectionHandler {
             case .call(let request):
                 switch service.route(request, on: connection) {
                 case .answered(let response): return .answered(response.map(Framing.encode), [])
-                case .pending(let run): return .pending(run)
+                case .pending(let run): return .pending(request.id, run)
                 }
             }
         }
@@ -87,15 +87,15 @@ extension ConnectionHandler {
         case .single(.answered(let bytes, let actions)):
             if let bytes { reply(bytes, context) }
             start(actions)
-        case .single(.pending(let run)):
-            waiting.append(Work(run: run, batch: nil, index: 0))
+        case .single(.pending(let id, let run)):
+            waiting.append(Work(run: run, batch: nil, index: 0, id: id))
             startWaiting(context)
         case .batch(let entries):
             let batch = Batch(count: entries.count)
             for (index, entry) in entries.enumerated() {
                 switch entry {
                 case .answered(let bytes, let actions): batch.complete(index, bytes, actions)
-                case .pending(let run): waiting.append(Work(run: run, batch: batch, index: index))
+                case .pending(let id, let run): waiting.append(Work(run: run, batch: batch, index: index, id: id))
                 }
             }
             startWaiting(context)
@@ -103,9 +103,31 @@ extension ConnectionHandler {
         }
     }
 
-    /// Starts waiting calls while in-flight slots are free.
+    /// What each call in flight holds of the outbound budget: an equal part of half of it, so the
+    /// other half is always there for one call that reserves more (`RPCConnection.reserveReply`).
+    var callShare: Int { max(configuration.maxOutboundBytes / (2 * configuration.maxInFlightPerConnection), 1) }
+
+    /// Starts waiting calls while in-flight slots are free and the outbound budget holds each
+    /// one's share (`callShare`, reserved until its reply is queued): a connection that does not
+    /// read its replies starts no more calls than its budget holds, and they wait, unread, until
+    /// its outbox drains. A batch whose gathered replies have outgrown the budget (they can only
+    /// go out together) runs no more entries: each gets a -32000 error instead.
     func startWaiting(_ context: ChannelHandlerContext) {
-        while inFlight < configuration.maxInFlightPerConnection, let work = waiting.popFirst() {
+        let share = callShare
+        while let work = waiting.first, let batch = work.batch, batch.gathered > configuration.maxOutboundBytes {
+            waiting.removeFirst()
+            let error = RPCError(
+                code: RPCError.serverBusyCode,
+                message:
+                    "Server error: this batch's replies outgrew the connection's outbound budget; send it again alone",
+                data: ["maxOutboundBytes": .int(Int64(configuration.maxOutboundBytes))])
+            batch.complete(work.index, work.id.map { Framing.encode(Response(id: $0, error: error)) }, [])
+            if batch.isComplete { emit(batch, context) }
+        }
+        while inFlight < configuration.maxInFlightPerConnection, !waiting.isEmpty,
+            connection.outbox.tryReserve(share)
+        {
+            let work = waiting.removeFirst()
             inFlight += 1
             let loop = context.eventLoop
             let handler = NIOLoopBound(self, eventLoop: loop)
@@ -117,13 +139,16 @@ extension ConnectionHandler {
                 // Encoded here, off the event loop.
                 let bytes = response.map(Framing.encode)
                 let actions = hooks.take()
-                loop.execute { handler.value.finished(bound.value, bytes, actions) }
+                let reserved = share + hooks.reservedBytes
+                loop.execute { handler.value.finished(bound.value, bytes, actions, reserved: reserved) }
             }
         }
     }
 
-    func finished(_ work: Work, _ bytes: [UInt8]?, _ actions: [@Sendable () async -> Void]) {
-        guard let context, !closed else { return }
+    /// A call's reply, with the outbound bytes it reserved: given back once the reply is queued
+    /// (or gathered into its batch's).
+    func finished(_ work: Work, _ bytes: [UInt8]?, _ actions: [@Sendable () async -> Void], reserved: Int) {
+        guard let context = liveContext else { return }
         inFlight -= 1
         if inFlight == 0 { lastActive = .now() }
         if let batch = work.batch {
@@ -133,8 +158,9 @@ extension ConnectionHandler {
             if let bytes { reply(bytes, context) }
             start(actions)
         }
+        connection.outbox.release(reserved)
         startWaiting(context)
-        if !backlogScheduled { processFrames(context) }
+        if !state.backlogScheduled { processFrames(context) }
         pump(context)
         resumeReading(context)
         finishIfDone(context)
@@ -156,6 +182,8 @@ final class Batch {
     private var replies: [[UInt8]?]
     private var remaining: Int
     private(set) var actions: [@Sendable () async -> Void] = []
+    /// Bytes of the replies gathered so far.
+    private(set) var gathered = 0
 
     init(count: Int) {
         replies = Array(repeating: nil, count: count)
@@ -167,6 +195,7 @@ final class Batch {
     func complete(_ index: Int, _ reply: [UInt8]?, _ actions: [@Sendable () async -> Void]) {
         replies[index] = reply
         remaining -= 1
+        gathered += reply?.count ?? 0
         self.actions += actions
     }
 

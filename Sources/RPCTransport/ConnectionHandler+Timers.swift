@@ -8,7 +8,7 @@ extension ConnectionHandler {
 
     /// After a read: when the bytes left are the start of a frame, since when.
     func trackPartialFrame(_ cutAny: Bool, _ context: ChannelHandlerContext) {
-        guard readEnd != .dropRest, pending.readableBytes > 0 else {
+        guard !state.dropsInput, pending.readableBytes > 0 else {
             partialSince = nil
             return
         }
@@ -25,7 +25,7 @@ extension ConnectionHandler {
 
     func frameTimerFired() {
         frameTimer = nil
-        guard let context, !closed, !closing, readEnd == nil, let since = partialSince else { return }
+        guard let context, state.isOpen, let since = partialSince else { return }
         let now = NIODeadline.now()
         let timeout = configuration.frameTimeout
         // Only a frame the peer is slow to finish counts: not one waiting for us to read on.
@@ -54,11 +54,10 @@ extension ConnectionHandler {
     /// Closes the connection if nothing happened on it for `idleTimeout`; busy or kept-alive
     /// connections are looked at again later.
     func idleTimerFired() {
-        guard let context, !closed, !closing, let idle = configuration.idleTimeout else { return }
+        guard let context = liveContext, !state.isClosing, let idle = configuration.idleTimeout else { return }
         let now = NIODeadline.now()
         let busy =
-            inFlight > 0 || !waiting.isEmpty || preparing || connection.keepAlive || pending.readableBytes > 0
-            || readEnd != nil
+            inFlight > 0 || !waiting.isEmpty || state.busyReading || connection.keepAlive || pending.readableBytes > 0
         if busy {
             armIdleTimer(context, at: now + idle)
         } else if now - lastActive < idle {

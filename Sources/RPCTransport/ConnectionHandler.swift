@@ -9,7 +9,8 @@ import NIOCore
 
 /// Serves one connection on its event loop: cuts frames, answers what can be answered at once,
 /// starts the rest as tasks of the connection, writes replies and notifications, and enforces
-/// the connection's limits. Every property is confined to the event loop. Calls are in
+/// the connection's limits. Every property is confined to the event loop. Where the connection is
+/// in its life is one `ConnectionState`, changed only by its transitions. Calls are in
 /// `ConnectionHandler+Calls.swift`, the frame and idle timers in `ConnectionHandler+Timers.swift`.
 ///
 /// Invariants:
@@ -32,18 +33,13 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// How long a connection that is done may take to flush before it is closed regardless.
     static let closingGrace = TimeAmount.seconds(30)
 
-    enum ReadEnd {
-        /// The peer sent EOF: frames already read are still answered.
-        case peerClosed
-        /// Reading stopped for good (shutdown, a bad frame): frames not yet handled are dropped.
-        case dropRest
-    }
-
     /// A call waiting for (or holding) an in-flight slot.
     struct Work {
         var run: @Sendable () async -> Response?
         var batch: Batch?
         var index: Int
+        /// The request's id, for a batch entry that is answered without running.
+        var id: RequestID?
     }
 
     let connection: RPCConnection
@@ -53,22 +49,13 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     let logger: Logger
 
     var context: ChannelHandlerContext?
+    /// Where the connection is in its life and what it waits on.
+    var state = ConnectionState()
     /// Bytes read and not yet cut into frames; the first `scanned` hold no newline.
     var pending = ByteBuffer()
     var scanned = 0
     var waiting = Deque<Work>()
     var inFlight = 0
-    var readHeld = false
-    var backlogScheduled = false
-    /// A large frame is being read and routed as a task; later frames wait for it.
-    var preparing = false
-    var readEnd: ReadEnd?
-    var closing = false
-    var closed = false
-    var unflushed = false
-    /// The outbox may hold frames (or have finished): set by its wake and by replies queued
-    /// behind it, cleared when a `poll` finds it empty. While clear, the hot path skips its lock.
-    var outboxDirty = false
     /// Bytes read and not yet told to the census (told in batches).
     var unreportedBytes = 0
     /// Reused to encode replies on the event loop.
@@ -105,7 +92,11 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        closed = true
+        state.channelClosed()
+        // Said once here; each call cancelled is the application's to log (at debug).
+        if inFlight + waiting.count > 0 {
+            logger.info("connection closed with \(inFlight + waiting.count) calls unanswered; they are cancelled")
+        }
         idleTimer?.cancel()
         frameTimer?.cancel()
         closeAnyway?.cancel()
@@ -126,7 +117,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         lastActive = .now()
         turnStarted = lastActive
-        guard readEnd == nil else { return }
+        guard state.isOpen else { return }
         if pending.readableBytes == 0 {
             pending = bytes
             scanned = 0
@@ -143,12 +134,13 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func read(context: ChannelHandlerContext) {
-        if mayRead(context) { context.read() } else { readHeld = true }
+        if mayRead(context) { context.read() } else { state.holdRead() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             pump(context)
+            startWaiting(context)
             resumeReading(context)
         }
         context.fireChannelWritabilityChanged()
@@ -157,12 +149,13 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case is OutboxWake:
-            outboxDirty = true
+            state.outboxWoke()
             pump(context)
+            startWaiting(context)
             resumeReading(context)
         case ChannelEvent.inputClosed:
             // A last frame without its newline, then EOF: it is a frame all the same.
-            if readEnd == nil, pending.readableBytes > 0 { pending.writeInteger(UInt8(ascii: "\n")) }
+            if state.isOpen, pending.readableBytes > 0 { pending.writeInteger(UInt8(ascii: "\n")) }
             endReading(.peerClosed)
             processFrames(context)
             pump(context)
@@ -179,36 +172,36 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Graceful shutdown: read nothing more, answer what is in flight, then close.
     func beginShutdown() {
-        guard let context, !closed else { return }
+        guard let context = liveContext else { return }
         endReading(.dropRest)
         finishIfDone(context)
     }
 
     // MARK: Reading and framing
 
+    /// The context while the channel is open; nil once it closed (a late completion does nothing).
+    var liveContext: ChannelHandlerContext? { state.isClosed ? nil : context }
+
     /// Whether calls may be started now (frames cut and dispatched).
     var mayDispatch: Bool {
-        readEnd != .dropRest && !closing && !preparing && waiting.isEmpty
-            && inFlight < configuration.maxInFlightPerConnection
+        state.mayDispatch && waiting.isEmpty && inFlight < configuration.maxInFlightPerConnection
     }
 
     func mayRead(_ context: ChannelHandlerContext) -> Bool {
-        readEnd == nil && mayDispatch && !backlogScheduled && context.channel.isWritable
-            && (!outboxDirty || connection.outbox.queuedBytes <= connection.outbox.limit)
+        state.mayRead && mayDispatch && context.channel.isWritable
+            && (!state.outboxDirty || connection.outbox.committedBytes <= connection.outbox.limit)
     }
 
     func resumeReading(_ context: ChannelHandlerContext) {
-        guard readHeld, mayRead(context) else { return }
-        readHeld = false
+        guard state.readHeld, mayRead(context) else { return }
+        state.resumeRead()
         // Time spent not reading is not the sender's.
         if partialSince != nil { partialSince = .now() }
         context.read()
     }
 
-    func endReading(_ end: ReadEnd) {
-        guard readEnd != .dropRest else { return }
-        readEnd = end
-        if end == .dropRest {
+    func endReading(_ end: ConnectionState.ReadEnd) {
+        if state.endReading(end) {
             pending = ByteBuffer()
             scanned = 0
             partialSince = nil
@@ -270,15 +263,14 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func scheduleBacklog(_ context: ChannelHandlerContext) {
-        guard !backlogScheduled else { return }
-        backlogScheduled = true
+        guard state.scheduleBacklog() else { return }
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute { handler.value.runBacklog() }
     }
 
     func runBacklog() {
-        backlogScheduled = false
-        guard let context, !closed else { return }
+        state.backlogRan()
+        guard let context = liveContext else { return }
         processFrames(context)
         pump(context)
         resumeReading(context)
@@ -302,7 +294,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// before it, else behind what is queued (replies are never refused; the in-flight limit
     /// bounds them).
     func reply(_ bytes: [UInt8], _ context: ChannelHandlerContext) {
-        guard !closing else { return }
+        guard state.takesReplies else { return }
         var buffer = context.channel.allocator.buffer(capacity: bytes.count + 1)
         buffer.writeBytes(bytes)
         buffer.writeInteger(Framing.newline)
@@ -311,7 +303,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// A reply encoded here, in a buffer kept for it.
     func reply(_ response: Response, _ context: ChannelHandlerContext) {
-        guard !closing else { return }
+        guard state.takesReplies else { return }
         scratch.removeAll(keepingCapacity: true)
         response.write(to: &scratch)
         scratch.append(Framing.newline)
@@ -322,53 +314,50 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(_ buffer: ByteBuffer, _ context: ChannelHandlerContext) {
-        if context.channel.isWritable, !outboxDirty || connection.outbox.isEmpty {
+        if context.channel.isWritable, !state.outboxDirty || connection.outbox.isEmpty {
             context.write(wrapOutboundOut(buffer), promise: nil)
-            unflushed = true
+            state.wrote()
         } else {
             _ = connection.outbox.offer(buffer, force: true)
-            outboxDirty = true
+            state.outboxWoke()
         }
     }
 
     /// Moves queued frames to the channel while it takes them, flushes, and closes once the
     /// outbox is finished and empty.
     func pump(_ context: ChannelHandlerContext) {
-        guard !closed else { return }
+        guard state.takesReplies else { return }
         var drained = false
-        if outboxDirty {
+        if state.outboxDirty {
             while context.channel.isWritable {
                 guard let frame = connection.outbox.poll() else {
-                    outboxDirty = false
+                    state.outboxDrained()
                     drained = true
                     break
                 }
                 context.write(wrapOutboundOut(frame), promise: nil)
-                unflushed = true
+                state.wrote()
             }
         }
-        if unflushed {
-            unflushed = false
-            context.flush()
-        }
+        if state.flush() { context.flush() }
         // `isDone` (finished *and* empty, in one look): a final notice put ahead of the queue by
         // `finish(first:)` after the poll above found it empty must still be written (its wake
         // pumps again); closing on `isFinished` alone flushed and closed without it.
-        if drained, !closing, connection.outbox.isDone { closeWhenFlushed(context) }
+        // The flush may have closed the channel on the spot (a peer that reset the connection):
+        // channelInactive has run then, and there is nothing left to close.
+        if drained, state.takesReplies, connection.outbox.isDone { closeWhenFlushed(context) }
     }
 
     /// Once reading has ended and every call read is answered: no more output, then close.
     func finishIfDone(_ context: ChannelHandlerContext) {
-        guard readEnd != nil, !closing, !closed, inFlight == 0, waiting.isEmpty, !backlogScheduled, !preparing,
-            pending.readableBytes == 0
-        else { return }
+        guard state.mayFinish, inFlight == 0, waiting.isEmpty, pending.readableBytes == 0 else { return }
         connection.outbox.finish()
-        outboxDirty = true
+        state.outboxWoke()
         pump(context)
     }
 
     func closeWhenFlushed(_ context: ChannelHandlerContext) {
-        closing = true
+        state.startClosing()
         idleTimer?.cancel()
         frameTimer?.cancel()
         let channel = context.channel
@@ -380,5 +369,4 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(ByteBuffer()), promise: flushed)
         flushed.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
-
 }

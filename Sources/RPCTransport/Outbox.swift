@@ -4,10 +4,15 @@ import NIOCore
 
 /// The frames waiting to be written to one connection, bounded in bytes.
 ///
-/// Replies use `send`, which waits while the connection is over its budget: a client that does
-/// not read its replies only slows itself. Notifications use `offer`, which never waits and
-/// reports `false` when the budget is spent, so an event fan-out is never held up by one slow
-/// subscriber; the caller then drops that subscriber.
+/// The budget counts what is queued and what is reserved: bytes held for replies still being
+/// built (`reserve`, `tryReserve`), released once the reply is queued. A call starts only with
+/// room for its reply, and one that builds a large reply (a page of events) first waits for room
+/// for it, so a client that does not read its replies makes the daemon build no more of them
+/// than its budget holds: it only slows itself.
+///
+/// Notifications use `offer`, which never waits and reports `false` when the budget is spent,
+/// so an event fan-out is never held up by one slow subscriber; the caller then drops that
+/// subscriber. `send` queues a frame once there is room.
 ///
 /// The connection's handler takes frames with `poll` on its event loop, as fast as the socket
 /// takes them; `wake` asks it to, once per batch of frames queued while it was not looking.
@@ -31,6 +36,8 @@ public final class Outbox: Sendable {
     private struct State {
         var queue = Deque<Queued>()
         var queuedBytes = 0
+        /// Held for replies being built.
+        var reservedBytes = 0
         var finished = false
         /// Takes no more frames, as once finished, but the writer waits for `finish(first:)`.
         var sealed = false
@@ -39,6 +46,12 @@ public final class Outbox: Sendable {
         var spaceWaiters: [CheckedContinuation<Bool, Never>] = []
         /// A wake is on its way and no `poll` has found the queue empty since.
         var wakePending = false
+
+        /// Whether `bytes` more fit: within the budget, or into an outbox with nothing queued or
+        /// reserved (a frame larger than the whole budget still goes, alone).
+        func fits(_ bytes: Int, limit: Int) -> Bool {
+            queuedBytes + reservedBytes + bytes <= limit || (queue.isEmpty && reservedBytes == 0)
+        }
     }
 
     private let state = NIOLockedValueBox(State())
@@ -49,6 +62,9 @@ public final class Outbox: Sendable {
     }
 
     public var queuedBytes: Int { state.withLockedValue { $0.queuedBytes } }
+
+    /// Queued and reserved: what the budget counts.
+    var committedBytes: Int { state.withLockedValue { $0.queuedBytes + $0.reservedBytes } }
 
     /// Nothing is queued.
     var isEmpty: Bool { state.withLockedValue { $0.queue.isEmpty } }
@@ -65,26 +81,60 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Waits until a frame of `bytes` fits the budget (or the queue is empty); false once the
-    /// outbox takes no more frames. Another sender may take the room first.
+    /// Waits until a frame of `bytes` fits the budget (or nothing is queued or reserved); false
+    /// once the outbox takes no more frames. Another sender may take the room first.
     public func room(for bytes: Int) async -> Bool {
+        await waitForRoom(bytes, reserving: false)
+    }
+
+    /// Waits for room for `bytes`, as `room(for:)`, and holds it for a reply being built until
+    /// `release`. False (nothing held) once the outbox takes no more frames.
+    public func reserve(_ bytes: Int) async -> Bool {
+        await waitForRoom(bytes, reserving: true)
+    }
+
+    /// Holds `bytes` if they fit now; false (nothing held) if not.
+    func tryReserve(_ bytes: Int) -> Bool {
+        state.withLockedValue { s in
+            guard !s.closed, s.fits(bytes, limit: limit) else { return false }
+            s.reservedBytes += bytes
+            return true
+        }
+    }
+
+    /// Gives back what `reserve` or `tryReserve` held (the reply is queued, or was never built).
+    public func release(_ bytes: Int) {
+        guard bytes > 0 else { return }
+        let waiters = state.withLockedValue { s in
+            s.reservedBytes -= bytes
+            let waiters = s.spaceWaiters
+            s.spaceWaiters = []
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+    }
+
+    private func waitForRoom(_ bytes: Int, reserving: Bool) async -> Bool {
+        let limit = limit
+        func admit(_ s: inout State) -> Bool? {
+            if s.closed { return false }
+            guard s.fits(bytes, limit: limit) else { return nil }
+            if reserving { s.reservedBytes += bytes }
+            return true
+        }
         while true {
-            let admitted: Bool? = state.withLockedValue { s in
-                if s.closed { return false }
-                if s.queuedBytes + bytes <= limit || s.queue.isEmpty { return true }
-                return nil
-            }
-            if let admitted { return admitted }
-            let stillOpen = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            if let admitted = state.withLockedValue({ admit(&$0) }) { return admitted }
+            // Resumed with true to look again (room was made), false once closed.
+            let again = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
                 let resumeNow: Bool? = state.withLockedValue { s in
                     if s.closed { return false }
-                    if s.queuedBytes + bytes <= limit || s.queue.isEmpty { return true }
+                    if s.fits(bytes, limit: limit) { return true }
                     s.spaceWaiters.append(c)
                     return nil
                 }
                 if let resumeNow { c.resume(returning: resumeNow) }
             }
-            if !stillOpen { return false }
+            if !again { return false }
         }
     }
 
@@ -98,9 +148,7 @@ public final class Outbox: Sendable {
         let (accepted, writer, wakeNow): (Bool, CheckedContinuation<ByteBuffer?, Never>?, Bool) =
             state.withLockedValue { s in
                 if s.closed { return (false, nil, false) }
-                if !force, !s.queue.isEmpty, s.queuedBytes + queued.frame.readableBytes > limit {
-                    return (false, nil, false)
-                }
+                if !force, !s.fits(queued.frame.readableBytes, limit: limit) { return (false, nil, false) }
                 if let writer = s.writer {
                     s.writer = nil
                     return (true, writer, false)

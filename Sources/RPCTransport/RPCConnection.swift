@@ -29,6 +29,9 @@ public final class RPCConnection: Sendable {
         (work, workSink) = AsyncStream.makeStream()
     }
 
+    /// The channel is still open (false once the peer is gone or the server closed it).
+    public var isOpen: Bool { channel.isActive }
+
     /// While true the connection is exempt from the idle timeout (set while it holds a
     /// subscription: a subscriber waiting quietly for events is not idle).
     public var keepAlive: Bool {
@@ -40,6 +43,27 @@ public final class RPCConnection: Sendable {
     /// sends can overtake that reply), as work of this connection. Outside a request it runs now.
     public func afterReply(_ action: @escaping @Sendable () async -> Void) {
         if let hooks = ReplyHooks.current { hooks.add(action) } else { spawn(action) }
+    }
+
+    /// Waits for room for `bytes` more of the reply the current call is building (a page it is
+    /// about to read), and holds them in the connection's outbound budget until the reply is
+    /// queued: a client that does not read its replies gets no more built than its budget holds.
+    /// At most half the budget is held, which the calls' own shares always leave free once the
+    /// client has read what is queued, so calls reserving at once cannot wait on one another for
+    /// good. False once the connection takes no more frames (the call should end). Outside a
+    /// call handled by the server, nothing is held.
+    public func reserveReply(bytes: Int) async -> Bool {
+        guard let hooks = ReplyHooks.current else { return true }
+        let held = min(bytes, outbox.limit / 2)
+        guard await outbox.reserve(held) else { return false }
+        hooks.reserved(held)
+        return true
+    }
+
+    /// Gives back bytes `reserveReply` held that the reply will not need (a page read empty).
+    public func releaseReply(bytes: Int) {
+        guard let hooks = ReplyHooks.current else { return }
+        outbox.release(hooks.unreserved(bytes))
     }
 
     /// Runs `work` concurrently for as long as the connection is open; it is cancelled when the
@@ -105,18 +129,33 @@ public final class RPCConnection: Sendable {
 /// Tells a connection's handler that its outbox has frames (or finished).
 struct OutboxWake: Sendable {}
 
-/// The after-reply actions of the frame being answered, bound for the duration of its handling.
+/// What the call being answered brings along, bound for the duration of its handling: its
+/// after-reply actions, and the outbound bytes it reserved for its reply (`reserveReply`).
 final class ReplyHooks: Sendable {
     @TaskLocal static var current: ReplyHooks?
-    private let actions = NIOLockedValueBox<[@Sendable () async -> Void]>([])
+    private let state = NIOLockedValueBox((actions: [@Sendable () async -> Void](), reserved: 0))
 
-    func add(_ action: @escaping @Sendable () async -> Void) { actions.withLockedValue { $0.append(action) } }
+    func add(_ action: @escaping @Sendable () async -> Void) { state.withLockedValue { $0.actions.append(action) } }
     func take() -> [@Sendable () async -> Void] {
-        actions.withLockedValue { a in
-            defer { a = [] }
-            return a
+        state.withLockedValue { s in
+            defer { s.actions = [] }
+            return s.actions
         }
     }
+
+    func reserved(_ bytes: Int) { state.withLockedValue { $0.reserved += bytes } }
+
+    /// Takes up to `bytes` off what the call holds; returns how many.
+    func unreserved(_ bytes: Int) -> Int {
+        state.withLockedValue { s in
+            let given = min(bytes, s.reserved)
+            s.reserved -= given
+            return given
+        }
+    }
+
+    /// What the call holds when it ends, handed back with its reply.
+    var reservedBytes: Int { state.withLockedValue { $0.reserved } }
 }
 
 /// Messages as frames: one compact JSON text and a newline.

@@ -36,9 +36,14 @@ public struct RPCServerConfiguration: Sendable {
     public var maxInFlightPerConnection = 64
     /// A batch with more requests than this is refused whole with -32600.
     public var maxBatchRequests = 1000
-    /// Connections open at once, in all and per uid; past either, new ones are refused.
+    /// Connections open at once, in all and per uid; past either, new ones are refused. A uid's
+    /// share is under half of all, so that no two uids can take every connection.
     public var maxConnections = 4096
-    public var maxConnectionsPerUID = 2048
+    public var maxConnectionsPerUID = 1024
+    /// The last connections of `maxConnections` (at most half of them), kept for `privilegedUIDs`:
+    /// when the others have taken all the rest, root (and the daemon's own user) can still connect.
+    public var reservedConnections = 64
+    public var privilegedUIDs: Set<UInt32> = [0, geteuid()]
     /// A connection with nothing in flight, no partial frame and no `keepAlive` is closed
     /// after this long without a frame; nil never.
     public var idleTimeout: TimeAmount? = .seconds(600)

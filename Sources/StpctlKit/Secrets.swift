@@ -1,9 +1,11 @@
 import JSONRPC
+import StripeAPI
 
 /// stpctl's output policy for credentials (design brief §4: client secrets and keys are redacted
-/// in stpctl output): members named like one print as `[REDACTED]` unless `--show-secrets`.
-/// URLs are left whole, even when Stripe put a client secret in their query: a redirect URL is
-/// useless without it, and opening it is the point.
+/// in stpctl output): members named like one print as `[REDACTED]`, and a client secret anywhere
+/// else (in a redirect URL's query, where Stripe puts one) keeps only its object id, unless
+/// `--show-secrets`. A redirect URL needs its secret to be opened: `--show-secrets` prints it
+/// whole, as `stpctl redirect start --url` does (its output is for a browser, not a person).
 public enum Secrets {
     public static let marker: JSONValue = "[REDACTED]"
 
@@ -23,8 +25,13 @@ public enum Secrets {
             return .object(out)
         case .array(let items):
             return .array(items.map(redacted))
+        case .string(let text):
+            return .string(Redaction.redactClientSecrets(text))
         default:
             return value
         }
     }
+
+    /// Text for people, with the client secrets in it redacted (`redacted` does it for JSON).
+    public static func redacted(text: String) -> String { Redaction.redactClientSecrets(text) }
 }

@@ -1,5 +1,55 @@
 import Foundation
+import JSONRPC
 import Synchronization
+
+/// The bytes a client can make the log hold or produce (settings STPD_MAX_OBJECT_BYTES and
+/// STPD_MAX_PAGE_BYTES), measured as compact JSON (`JSONText.size`).
+public struct ByteLimits: Sendable, Hashable {
+    /// An object's stored state, and the object an event carries.
+    public var objectBytes = 64 << 10
+    /// A page of events (`events.wait`, a subscription's replay) or of objects (a list).
+    public var pageBytes = 1 << 20
+
+    public static let objectBytesRange = (4 << 10)...(16 << 20)
+    public static let pageBytesRange = (16 << 10)...(64 << 20)
+
+    public init() {}
+}
+
+/// A change would store more than `ByteLimits.objectBytes`; nothing of its transaction was written.
+public struct ObjectTooLarge: Error, Sendable, Hashable, CustomStringConvertible {
+    public var objectId: String
+    public var kind: String
+    public var bytes: Int
+    public var limit: Int
+
+    public init(objectId: String, kind: String, bytes: Int, limit: Int) {
+        self.objectId = objectId
+        self.kind = kind
+        self.bytes = bytes
+        self.limit = limit
+    }
+
+    public var description: String {
+        "\(kind) \(objectId) would hold \(bytes) bytes of state; at most \(limit) are stored"
+    }
+}
+
+/// Holds room in the caller's output for what a read returns, before it is read: the daemon
+/// holds that many bytes of the connection's outbound budget (waiting while a client that does
+/// not read has spent it), so no page is read for a reply there is no room for. `hold` is false
+/// once the caller is gone.
+public struct OutputRoom: Sendable {
+    public var hold: @Sendable (Int) async -> Bool
+    public var giveBack: @Sendable (Int) -> Void
+
+    public init(hold: @escaping @Sendable (Int) async -> Bool, giveBack: @escaping @Sendable (Int) -> Void) {
+        self.hold = hold
+        self.giveBack = giveBack
+    }
+
+    public static let unbounded = OutputRoom(hold: { _ in true }, giveBack: { _ in })
+}
 
 public enum EventLogError: Error, Equatable {
     /// Events after `since` were pruned; the oldest still kept is `oldestKept`.
@@ -14,6 +64,7 @@ public final class EventLog: Sendable {
     public let store: any StateStore
     public let bus: EventBus
     public let retention: EventRetention
+    public let limits: ByteLimits
     /// Other processes append to the store too (a fleet on one database): the seqs before this
     /// process's own events may be theirs, so they are read from the store to be published.
     public let shared: Bool
@@ -25,22 +76,31 @@ public final class EventLog: Sendable {
 
     public init(
         store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
-        shared: Bool = false,
-        now: @escaping @Sendable () -> Date = Date.init, appended: @escaping @Sendable (Int) -> Void = { _ in }
+        limits: ByteLimits = ByteLimits(), shared: Bool = false, now: @escaping @Sendable () -> Date = Date.init,
+        appended: @escaping @Sendable (Int) -> Void = { _ in }
     )
         async throws
     {
         self.store = store
         self.failures = failures
         self.retention = retention
+        self.limits = limits
         self.shared = shared
         self.now = now
         self.appended = appended
         bus = EventBus(lastPublished: try await store.eventBounds().latestSeq)
     }
 
+    /// Commits the changes (none if one of them is larger than `limits.objectBytes`: ObjectTooLarge).
     @discardableResult
     public func apply(_ changes: [StateChange]) async throws -> [Event] {
+        for change in changes {
+            let bytes = max(JSONText.size(change.object.state), JSONText.size(change.eventObject))
+            guard bytes <= limits.objectBytes else {
+                throw ObjectTooLarge(
+                    objectId: change.object.id, kind: change.object.kind, bytes: bytes, limit: limits.objectBytes)
+            }
+        }
         let events = try await store.apply(changes, at: now())
         if !events.isEmpty { appended(events.count) }
         // The bus holds an event back until every earlier seq is out; in a fleet those may be
@@ -75,7 +135,7 @@ public final class EventLog: Sendable {
         return bus.add(id: id) { lastPublished in
             Subscription(
                 id: id, filter: filter, sink: sink, startAfter: since ?? lastPublished, joinedAfter: lastPublished,
-                holdLimit: holdLimit)
+                holdLimit: holdLimit, pageBytes: limits.pageBytes)
         }
     }
 
@@ -100,20 +160,27 @@ public final class EventLog: Sendable {
         public var events: [Event]
         /// Pass as `since` next time: everything up to here has been looked at.
         public var next: Int64
+        /// The page ended at `limit` or at `limits.pageBytes`: more events may follow `next` at once.
+        public var endedEarly: Bool
     }
 
-    /// Matching events after `since`; if there are none yet, waits up to `timeout` for one.
-    /// Ends early, with what it has, when its task is cancelled (the caller hung up).
+    /// Matching events after `since`, at most `limit` and about `limits.pageBytes` of them; if
+    /// there are none yet, waits up to `timeout` for one. Room for each page read is held in
+    /// `room` first, and given back when the page is empty. Ends early, with what it has, when its
+    /// task is cancelled (the caller hung up).
     public func wait(
-        since: Int64, filter: EventFilter, limit: Int, timeout: Duration, clock: any Clock<Duration> = ContinuousClock()
+        since: Int64, filter: EventFilter, limit: Int, timeout: Duration,
+        clock: any Clock<Duration> = ContinuousClock(),
+        room: OutputRoom = .unbounded
     ) async throws -> WaitResult {
         try await checkCursor(since)
         let waiter = Waiter(filter: filter)
         let waiterID = "wait-\(UUID().uuidString)"
         bus.add(id: waiterID) { _ in waiter }
         defer { bus.remove(id: waiterID) }
-        let first = try await collect(after: since, filter: filter, limit: limit)
+        let first = try await collect(after: since, filter: filter, limit: limit, room: room)
         if !first.events.isEmpty || timeout <= .zero || Task.isCancelled { return first }
+        room.giveBack(limits.pageBytes)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await waiter.fired() }
             group.addTask { try? await clock.sleep(for: timeout) }
@@ -121,17 +188,21 @@ public final class EventLog: Sendable {
             group.cancelAll()
         }
         if Task.isCancelled { return first }
-        return try await collect(after: first.next, filter: filter, limit: limit)
+        return try await collect(after: first.next, filter: filter, limit: limit, room: room)
     }
 
     /// One filtered read: the store skips, in SQL, what the filter rules out (others' events).
-    private func collect(after since: Int64, filter: EventFilter, limit: Int) async throws -> WaitResult {
-        let page = try await store.events(after: since, matching: filter, limit: limit)
+    /// A caller gone meanwhile gets CancellationError.
+    private func collect(after since: Int64, filter: EventFilter, limit: Int, room: OutputRoom) async throws
+        -> WaitResult
+    {
+        guard await room.hold(limits.pageBytes) else { throw CancellationError() }
+        let page = try await store.events(after: since, matching: filter, limit: limit, maxBytes: limits.pageBytes)
         // Pruning may have run since the cursor was checked: never skip over the hole.
         if since < page.bounds.prunedThrough {
             throw EventLogError.cursorExpired(oldestKept: page.bounds.oldestKept)
         }
-        return WaitResult(events: page.events, next: page.through)
+        return WaitResult(events: page.events, next: page.through, endedEarly: page.endedEarly)
     }
 
     public func checkCursor(_ since: Int64) async throws {

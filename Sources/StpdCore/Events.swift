@@ -148,22 +148,34 @@ public struct EventFilter: Sendable, Hashable {
     }
 }
 
-/// One read of the log through a filter (`StateStore.events(after:matching:limit:)`), taken
-/// from one snapshot of the store.
+/// One read of the log through a filter (`StateStore.events(after:matching:limit:maxBytes:)`),
+/// taken from one snapshot of the store.
 public struct EventPage: Sendable, Hashable {
     /// The matching events after the cursor, oldest first.
     public var events: [Event]
     /// Every matching event with a `seq` up to here is in `events` (or was before the cursor):
-    /// the cursor for the next read. It is the last event returned when the page is full, else
-    /// the latest `seq` of the log when it was read.
+    /// the cursor for the next read. It is the last event returned when the page ended early,
+    /// else the latest `seq` of the log when it was read.
     public var through: Int64
     /// The log's span at the same moment.
     public var bounds: EventBounds
+    /// The page stopped at its count or its bytes, not at the end of the log: more matching
+    /// events may follow `through` at once.
+    public var endedEarly: Bool
 
-    public init(events: [Event], through: Int64, bounds: EventBounds) {
+    public init(events: [Event], through: Int64, bounds: EventBounds, endedEarly: Bool = false) {
         self.events = events
         self.through = through
         self.bounds = bounds
+        self.endedEarly = endedEarly
+    }
+
+    /// The page of `events` read for `limit` and `bytes` after `after`.
+    public init(events: [Event], after: Int64, limit: Int, bytes: PageBytes, bounds: EventBounds) {
+        let endedEarly = events.count == limit || bytes.isFull
+        self.init(
+            events: events, through: endedEarly ? events.last?.seq ?? after : max(after, bounds.latestSeq),
+            bounds: bounds, endedEarly: endedEarly)
     }
 }
 

@@ -62,8 +62,10 @@ public actor InMemoryStateStore: StateStore {
         }
     }
 
-    public func object(id: String) -> StoredObject? {
-        setAsideIDs.contains(id) ? nil : objectsByID[id]
+    public func object(id: String, owner: UInt32?) -> StoredObject? {
+        guard !setAsideIDs.contains(id), let object = objectsByID[id], owner.map({ $0 == object.ownerUID }) ?? true
+        else { return nil }
+        return object
     }
 
     public func objects(_ query: ObjectQuery) -> [StoredObject] {
@@ -73,7 +75,12 @@ public actor InMemoryStateStore: StateStore {
         if let cursor = query.startingAfter, let after = objectsByID[cursor] {
             page = page.drop { ($0.createdAt, $0.id) <= (after.createdAt, after.id) }
         }
-        return Array(page.prefix(query.limit ?? .max))
+        var bytes = PageBytes(budget: query.maxBytes ?? .max)
+        return Array(
+            page.prefix(query.limit ?? .max).prefix { object in
+                defer { bytes.add(object.state) }
+                return !bytes.isFull
+            })
     }
 
     public func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) -> [KeyHit] {
@@ -106,14 +113,15 @@ public actor InMemoryStateStore: StateStore {
         Array(log.lazy.filter { $0.seq > after }.prefix(limit))
     }
 
-    public func events(after: Int64, matching filter: EventFilter, limit: Int) -> EventPage {
+    public func events(after: Int64, matching filter: EventFilter, limit: Int, maxBytes: Int) -> EventPage {
         var matched: [Event] = []
+        var bytes = PageBytes(budget: maxBytes)
         for event in log where event.seq > after && filter.matches(event) {
-            guard matched.count < limit else { break }
+            guard matched.count < limit, !bytes.isFull else { break }
             matched.append(event)
+            bytes.add(event.object)
         }
-        let through = matched.count == limit ? matched.last?.seq ?? after : max(after, bounds.latestSeq)
-        return EventPage(events: matched, through: through, bounds: bounds)
+        return EventPage(events: matched, after: after, limit: limit, bytes: bytes, bounds: bounds)
     }
 
     public func eventBounds() -> EventBounds { bounds }

@@ -15,9 +15,12 @@ public protocol StateStore: Sendable {
     /// Commits the changes with one event each; returns the events with their `seq`, in order.
     /// Kind, owner and creation time of an object are fixed when it is created.
     func apply(_ changes: [StateChange], at time: Date) async throws -> [Event]
-    /// The object, unless it was set aside.
-    func object(id: String) async throws -> StoredObject?
-    /// Objects of one kind matching `query`, ordered by (creation time, id).
+    /// The object, unless it was set aside; with `owner`, only if that uid owns it, decided on the
+    /// row's owner column before anything is unsealed or decoded (so another uid's id costs what
+    /// a missing one does).
+    func object(id: String, owner: UInt32?) async throws -> StoredObject?
+    /// Objects of one kind matching `query`, ordered by (creation time, id); with
+    /// `query.maxBytes`, the store stops once the objects read hold that many bytes.
     func objects(_ query: ObjectQuery) async throws -> [StoredObject]
     /// The objects filed under `key` (see `StateChange.keys`), ordered by the `seq` of the change
     /// that filed each (ties by id), after the hit `after`, at most `limit`.
@@ -32,15 +35,38 @@ public protocol StateStore: Sendable {
     func statusCounts(kind: ObjectKind) async throws -> [String: Int]
     /// Events with `seq > after`, oldest first, at most `limit`.
     func events(after: Int64, limit: Int) async throws -> [Event]
-    /// Events with `seq > after` that `filter` matches, oldest first, at most `limit`, with the
-    /// cursor to continue from and the log's bounds, all from one snapshot. The work done is
-    /// proportional to the events the filter's viewer owns (all of them for no viewer), never
-    /// to other users' events; only the events returned are decoded.
-    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage
+    /// Events with `seq > after` that `filter` matches, oldest first, at most `limit` and no more
+    /// once they hold `maxBytes` (`PageBytes`), with the cursor to continue from and the
+    /// log's bounds, all from one snapshot. The work done is proportional to the events the
+    /// filter's viewer owns (all of them for no viewer), never to other users' events; only the
+    /// events returned are decoded.
+    func events(after: Int64, matching filter: EventFilter, limit: Int, maxBytes: Int) async throws -> EventPage
     func eventBounds() async throws -> EventBounds
     /// Drops events older than the retention allows; returns how many were dropped.
     @discardableResult
     func prune(_ retention: EventRetention, now: Date) async throws -> Int
+}
+
+extension StateStore {
+    public func object(id: String) async throws -> StoredObject? { try await object(id: id, owner: nil) }
+
+    public func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+        try await events(after: after, matching: filter, limit: limit, maxBytes: .max)
+    }
+}
+
+/// How much of a page's byte budget a store has read: each object or event counts the bytes of
+/// its JSON (`JSONText.size`), so every store measures alike. A page stops after the item that
+/// brings it to the budget; that item is in the page, so a page is never empty for want of room.
+public struct PageBytes: Sendable {
+    public let budget: Int
+    public private(set) var used = 0
+
+    public init(budget: Int) { self.budget = budget }
+
+    public var isFull: Bool { used >= budget }
+
+    public mutating func add(_ value: JSONValue) { used += JSONText.size(value) }
 }
 
 /// A change's precondition did not hold: the object moved on (or appeared, or went) since the
@@ -73,10 +99,12 @@ public struct ObjectQuery: Sendable, Hashable {
     /// Objects after this one in (creation time, id) order: a page cursor.
     public var startingAfter: String?
     public var limit: Int?
+    /// Stop after the object whose state brings the states read to this many bytes (`PageBytes`).
+    public var maxBytes: Int?
 
     public init(
         kind: String, owner: UInt32? = nil, status: String? = nil, live: Bool? = nil, finishedBefore: Date? = nil,
-        startingAfter: String? = nil, limit: Int? = nil
+        startingAfter: String? = nil, limit: Int? = nil, maxBytes: Int? = nil
     ) {
         self.kind = kind
         self.owner = owner
@@ -85,6 +113,7 @@ public struct ObjectQuery: Sendable, Hashable {
         self.finishedBefore = finishedBefore
         self.startingAfter = startingAfter
         self.limit = limit
+        self.maxBytes = maxBytes
     }
 
     /// Whether `object` is one this query asks for (cursor and limit aside).

@@ -10,6 +10,8 @@ public final class Subscription: EventListener, Sendable {
     private let sink: any EventSink
     /// Matching live events held while history is replayed; past this many the subscriber is dropped.
     private let holdLimit: Int
+    /// Bytes of history read at once while replaying.
+    private let pageBytes: Int
 
     private enum Mode {
         case holding([Event])
@@ -26,11 +28,15 @@ public final class Subscription: EventListener, Sendable {
     /// reaches the subscriber live (or from history, when it was asked to replay).
     public let joinedAfter: Int64
 
-    init(id: String, filter: EventFilter, sink: any EventSink, startAfter: Int64, joinedAfter: Int64, holdLimit: Int) {
+    init(
+        id: String, filter: EventFilter, sink: any EventSink, startAfter: Int64, joinedAfter: Int64, holdLimit: Int,
+        pageBytes: Int
+    ) {
         self.id = id
         self.filter = filter
         self.sink = sink
         self.holdLimit = holdLimit
+        self.pageBytes = pageBytes
         self.joinedAfter = joinedAfter
         state = Mutex(State(lastDelivered: startAfter))
     }
@@ -55,11 +61,12 @@ public final class Subscription: EventListener, Sendable {
     }
 
     /// Replays history from the store, then switches to live delivery. Pages are read through
-    /// the filter, so the store skips (in SQL) what this subscriber may not or need not see.
+    /// the filter, so the store skips (in SQL) what this subscriber may not or need not see, and
+    /// hold at most `pageSize` events and about `pageBytes` of them.
     func run(store: any StateStore, pageSize: Int = 500) async throws {
         var cursor = state.withLock { $0.lastDelivered }
         while true {
-            let page = try await store.events(after: cursor, matching: filter, limit: pageSize)
+            let page = try await store.events(after: cursor, matching: filter, limit: pageSize, maxBytes: pageBytes)
             // Pruning may have run since the cursor was checked: never skip over the hole.
             if page.bounds.prunedThrough > cursor {
                 _ = finish(state.withLock { drop(&$0) }, .retention)
@@ -70,9 +77,9 @@ public final class Subscription: EventListener, Sendable {
             }
             cursor = page.through
             state.withLock { $0.lastDelivered = max($0.lastDelivered, cursor) }
-            // A page that is not full read up to the end of the log as it was then; everything
-            // after that was published to this subscription and is held.
-            if page.events.count < pageSize { break }
+            // A page that did not end early read up to the end of the log as it was then;
+            // everything after that was published to this subscription and is held.
+            if !page.endedEarly { break }
         }
         let outcome: Outcome = state.withLock { s in
             guard case .holding(let held) = s.mode else { return .open }

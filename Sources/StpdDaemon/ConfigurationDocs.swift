@@ -18,6 +18,7 @@ extension ConfigurationKeys {
             "# /etc/stpd/stpd.conf itself, any other user $XDG_CONFIG_HOME/stpd/stpd.conf.",
             "# Every setting is listed with its default, commented out: uncomment a line to change it.",
             "# The Stripe key belongs in a systemd credential (/etc/credstore/stpd.stripe-key), not here.",
+            "# stpd refuses this file if anyone but root and its own user can change it, or a directory above it.",
         ]
         for setting in fileSettings {
             lines.append("")
@@ -62,6 +63,12 @@ extension ConfigurationKeys {
             "An unknown",
             ".B STPD_*",
             "key is reported with the nearest known one when stpd starts.",
+            ".PP",
+            "stpd refuses to start when this file, a file it names",
+            "(\\fBSTPD_STRIPE_KEY_FILE\\fR, \\fBSTPD_DATABASE_PASSWORD_FILE\\fR),",
+            "or a directory on the way to either can be changed by anyone but root and stpd's own user,",
+            "or when one is reached through a symbolic link another user owns, as OpenSSH does with its files:",
+            "such a file could turn on debug methods, grant server-key access or send the key elsewhere.",
             ".PP",
             "stpd run as root reads",
             ".IR /etc/stpd/stpd.conf ,",

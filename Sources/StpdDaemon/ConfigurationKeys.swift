@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StpdCore
 import StpdPostgres
 
 /// Every setting stpd reads, each declared once. To add one: give `DaemonConfiguration` a field
@@ -111,6 +112,24 @@ public enum ConfigurationKeys {
             unit: "bytes",
             summary: "bytes queued per connection before a subscriber gets `events.dropped` and is disconnected"),
         .number(
+            "STPD_MAX_STRING_BYTES", flag: "--max-string-bytes", \.maxStringBytes, range: 256...(1 << 20),
+            unit: "bytes",
+            summary:
+                "longest string (or member name) accepted anywhere in a call's params; a longer one gets -32602 naming the parameter"
+        ),
+        .number(
+            "STPD_MAX_OBJECT_BYTES", flag: "--max-object-bytes", \.byteLimits.objectBytes,
+            range: ByteLimits.objectBytesRange, unit: "bytes",
+            summary:
+                "largest state an object may store (as JSON); a change past it is refused with ObjectTooLarge and nothing is written"
+        ),
+        .number(
+            "STPD_MAX_PAGE_BYTES", flag: "--max-page-bytes", \.byteLimits.pageBytes, range: ByteLimits.pageBytesRange,
+            unit: "bytes",
+            summary:
+                "bytes of events or objects one page holds (`events.wait`, a subscription's replay, a list); a fuller page ends early and says so"
+        ),
+        .number(
             "STPD_MAX_IN_FLIGHT", flag: "--max-in-flight", \.maxInFlight, range: 1...4096, unit: "calls",
             summary:
                 "calls of one connection running at once, each batch entry counting; past it the connection's further requests wait unread"
@@ -125,7 +144,15 @@ public enum ConfigurationKeys {
         .number(
             "STPD_MAX_CONNECTIONS_PER_UID", flag: "--max-connections-per-uid", \.maxConnectionsPerUID,
             range: 1...65536, unit: "connections",
-            summary: "connections one uid may hold open at once (the same refusal, `scope: uid`)"),
+            summary:
+                "connections one uid may hold open at once (the same refusal, `scope: uid`); under half of `STPD_MAX_CONNECTIONS` by default, so no two uids take them all"
+        ),
+        .number(
+            "STPD_RESERVED_CONNECTIONS", flag: "--reserved-connections", \.reservedConnections, range: 0...65535,
+            unit: "connections",
+            summary:
+                "the last of `STPD_MAX_CONNECTIONS` (at most half of them), kept for root and stpd's own user: others are refused once only these are left"
+        ),
         .number(
             "STPD_MAX_WAITS_PER_CONNECTION", flag: "--max-waits-per-connection", \.waitLimits.perConnection,
             range: WaitLimits.perConnectionRange, unit: "calls",
@@ -185,13 +212,19 @@ public enum ConfigurationKeys {
             "STPD_STRIPE_API_BASE", flag: "--stripe-api-base", valueName: "URL",
             accepts: "an origin `http(s)://host[:port]`, no path; plain `http` only for a loopback host",
             summary:
-                "the Stripe API's origin; `http` only for `127.0.0.1`, `::1` or `localhost` (e.g. `stripe-test-server`): every request carries the key",
+                "the Stripe API's origin; `http` only for `127.0.0.1`, `::1` or `localhost` with `STPD_ALLOW_INSECURE_STRIPE_BASE=1` and no live key (e.g. `stripe-test-server`): every request carries a key",
             apply: { c, raw in c.stripeAPIBase = try DaemonConfiguration.validateStripeAPIBase(raw) },
             current: { $0.stripeAPIBase }),
+        .onOff(
+            "STPD_ALLOW_INSECURE_STRIPE_BASE", flag: "--allow-insecure-stripe-base", \.allowInsecureStripeBase,
+            summary:
+                "`1` lets `STPD_STRIPE_API_BASE` be plain `http` (loopback only), for a test stand-in of Stripe; never with a live key"
+        ),
         .text(
             "STPD_STRIPE_KEY_FILE", flag: "--stripe-key-file", \.stripeKeyFile, valueName: "PATH", accepts: "a path",
             summary:
-                "a file holding the Stripe key; a mode letting group or others in gets a warning (the key still loads)"),
+                "a file holding the Stripe key; refused when anyone but root and stpd's user can change it, warned about when group or others may read it"
+        ),
         ConfigurationKey(
             "STPD_STRIPE_KEY", flag: nil, sources: [.environment, .file], defaultValue: "none",
             accepts: "`pk_…`, `sk_…` or `rk_…` (never `ek_`)",

@@ -16,6 +16,7 @@ enum CustomerHandlers {
             try await sessions.get(id: params.session, for: context.caller)
         }
         router.register(CustomerList.self) { params, context in
+            try await context.holdPage()
             let (sessions, hasMore) = try await sessions.list(
                 for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
             return .init(sessions: sessions, hasMore: hasMore)

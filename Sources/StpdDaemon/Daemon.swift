@@ -6,6 +6,7 @@ import RPCTransport
 import ServiceLifecycle
 import StpdCore
 import StpdProtocol
+import StpdStore
 
 /// Starts stpd: opens the store, takes or binds the socket, serves until SIGTERM/SIGINT (or
 /// idle exit), then drains and exits.
@@ -21,6 +22,7 @@ public enum Daemon {
         let metrics = StpdMetrics()
         let log = try await EventLog(
             store: store, failures: WireFailures(), retention: configuration.eventRetention,
+            limits: configuration.byteLimits,
             shared: opened.fleet != nil,
             appended: { metrics.eventsAppended.increment(by: Int64($0)) })
         // Before serving: a client must never see events that are about to be pruned.
@@ -51,7 +53,7 @@ public enum Daemon {
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(
             router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions,
-            metrics: metrics)
+            pageBytes: configuration.byteLimits.pageBytes, metrics: metrics)
 
         var serverConfiguration = RPCServerConfiguration()
         serverConfiguration.maxFrameBytes = configuration.maxFrameBytes
@@ -60,6 +62,7 @@ public enum Daemon {
         serverConfiguration.maxBatchRequests = configuration.maxBatchRequests
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.maxConnectionsPerUID = configuration.maxConnectionsPerUID
+        serverConfiguration.reservedConnections = configuration.reservedConnections
         serverConfiguration.idleTimeout = configuration.connectionIdleTimeout.map(TimeAmount.init)
         serverConfiguration.frameTimeout = TimeAmount(configuration.frameTimeout)
         // Each connection is a file descriptor: the soft limit (1024 under systemd) must hold them.
@@ -100,6 +103,32 @@ public enum Daemon {
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
         try await ServiceGroup(configuration: groupConfiguration).run()
         logger.info("stopped")
+    }
+
+    /// `stpd --recover-with-key FILE`: re-seals with the state key every row sealed with the key in
+    /// `FILE` (one that was lost or replaced, found again), so its objects and events are served
+    /// again from the next start; says what it did, and what is still sealed with other keys.
+    public static func recover(_ configuration: DaemonConfiguration, oldKeyFile: String) async throws -> String {
+        umask(0o077)
+        guard configuration.databaseURL == nil else {
+            throw RecoveryError(reason: "--recover-with-key is for the SQLite state; a fleet's database is not sealed")
+        }
+        try prepareStateDirectory(configuration.stateDirectory)
+        let old = try StateKey.sealer(fromFile: oldKeyFile)
+        let stateKey = try StateKey.load(
+            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
+            databaseExists: true)
+        let store = try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
+        let recovered = try await store.recover(sealedWith: old)
+        let left = try SQLiteStateStore.sealedRows(path: configuration.databasePath)
+            .filter { $0.key != stateKey.sealer.keyID }
+        var report =
+            "re-sealed \(recovered.objects) objects and \(recovered.events) events of state key \(old.keyID ?? "")"
+            + " with state key \(stateKey.sealer.keyID ?? "") (\(stateKey.source))"
+        for (key, rows) in left.sorted(by: { $0.key < $1.key }) {
+            report += "\nstill sealed with state key \(key): \(rows) rows"
+        }
+        return report
     }
 
     /// The long-lived pieces handlers share.
@@ -174,7 +203,8 @@ public enum Daemon {
     static func makeRouter(facts: ProcessFacts, parts: Parts, configuration: DaemonConfiguration) -> MethodRouter<
         CallContext
     > {
-        var router = MethodRouter<CallContext>(definitions: StpdAPI.schemas.mapValues(\.json))
+        var router = MethodRouter<CallContext>(
+            definitions: StpdAPI.schemas.mapValues(\.json), maxStringBytes: configuration.maxStringBytes)
         DaemonHandlers.register(into: &router, facts: facts, parts: parts)
         EventHandlers.register(into: &router, log: parts.log, subscriptions: parts.subscriptions, waits: parts.waits)
         DebugHandlers.register(into: &router, log: parts.log, enabled: configuration.debugMethods)
@@ -224,6 +254,11 @@ public enum Daemon {
                 path: path, reason: (error as NSError).localizedFailureReason ?? "cannot create or secure it")
         }
     }
+}
+
+struct RecoveryError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
 }
 
 struct StateDirectoryError: Error, CustomStringConvertible {

@@ -31,14 +31,15 @@ enum EventHandlers {
 
         router.register(EventsWait.self) { params, context in
             let wanted = filter(params.filter, context)
+            let output = context.output
             let result = try await waits.run(connection: context.connection, uid: context.caller.uid) {
                 try await mapCursorErrors {
                     try await log.wait(
                         since: params.since, filter: wanted, limit: params.limit ?? 100,
-                        timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)))
+                        timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)), room: output)
                 }
             }
-            return .init(events: result.events.map(EventRecord.init), next: result.next)
+            return .init(events: result.events.map(EventRecord.init), next: result.next, endedEarly: result.endedEarly)
         }
     }
 

@@ -15,6 +15,7 @@ enum PaymentContextHandlers {
             try await contexts.get(id: params.context, for: context.caller)
         }
         router.register(PaymentContextList.self) { params, context in
+            try await context.holdPage()
             let (contexts, hasMore) = try await contexts.list(
                 for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
             return .init(contexts: contexts, hasMore: hasMore)

@@ -33,6 +33,7 @@ enum RedirectHandlers {
             try await redirects.get(id: params.session, for: context.caller)
         }
         router.register(RedirectList.self) { params, context in
+            try await context.holdPage()
             let (sessions, hasMore) = try await redirects.list(
                 for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
             return .init(sessions: sessions, hasMore: hasMore)

@@ -24,6 +24,7 @@ enum SourceHandlers {
         }
         router.register(SourceGet.self) { params, context in try await sources.get(id: params.id, for: context.caller) }
         router.register(SourceList.self) { params, context in
+            try await context.holdPage()
             let (sources, hasMore) = try await sources.list(
                 for: context.caller, status: params.status?.rawValue, startingAfter: params.startingAfter,
                 limit: params.pageSize)

@@ -18,27 +18,44 @@ struct OpenedStore: Sendable {
 
     static func open(_ configuration: DaemonConfiguration, logger: Logger) async throws -> OpenedStore {
         if let url = configuration.databaseURL { return try await openFleet(url, configuration, logger: logger) }
-        let stateKey = try StateKey.load(
-            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
-            databaseExists: FileManager.default.fileExists(atPath: configuration.databasePath))
-        for warning in stateKey.warnings { logger.warning("\(warning)") }
-        logger.info(
-            "secrets at rest are sealed",
-            metadata: ["state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")"])
-        let store = try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
-        // Rows another key sealed cannot be read: set aside (objects) or dropped (events), never fatal.
+        let store = try openSQLite(configuration, logger: logger)
+        // Rows another key sealed cannot be read: set aside (objects) or out of reach (events),
+        // kept for `stpd --recover-with-key`, never fatal.
         let foreign = try await store.setAsideRowsSealedElsewhere()
         for error in foreign.objects {
             logger.error(
                 "set aside an object sealed with another state key",
                 metadata: ["object": "\(error.id)", "error": "\(error)"])
         }
-        if foreign.eventsDroppedThrough > 0 {
+        if foreign.eventsSetAsideThrough > 0 {
+            let through = foreign.eventsSetAsideThrough
             logger.error(
-                "dropped the events through seq \(foreign.eventsDroppedThrough): sealed with another state key",
-                metadata: ["state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+                "the events through seq \(through) are sealed with another state key: kept, out of reach until stpd --recover-with-key re-seals them",
+                metadata: ["state_key_id": "\(store.sealer.keyID ?? "")"])
         }
         return .sqlite(store)
+    }
+
+    /// The SQLite store under the state key. A database holding sealed rows is never opened under
+    /// a key created now: with the key missing, those rows would be lost to this start and every
+    /// later one, so stpd refuses to start and says how to bring the key back.
+    static func openSQLite(_ configuration: DaemonConfiguration, logger: Logger) throws -> SQLiteStateStore {
+        let (directory, credentials) = (configuration.stateDirectory, configuration.credentialsDirectory)
+        let databaseExists = FileManager.default.fileExists(atPath: configuration.databasePath)
+        if databaseExists, !StateKey.exists(stateDirectory: directory, credentialsDirectory: credentials) {
+            let sealed = try SQLiteStateStore.sealedRows(path: configuration.databasePath)
+            if !sealed.isEmpty {
+                throw MissingStateKey(
+                    keyPath: "\(directory)/\(StateKey.name)", databasePath: configuration.databasePath, sealed: sealed)
+            }
+        }
+        let stateKey = try StateKey.load(
+            stateDirectory: directory, credentialsDirectory: credentials, databaseExists: databaseExists)
+        for warning in stateKey.warnings { logger.warning("\(warning)") }
+        logger.info(
+            "secrets at rest are sealed",
+            metadata: ["state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")"])
+        return try SQLiteStateStore(path: configuration.databasePath, sealer: stateKey.sealer)
     }
 
     /// The embedded default.
@@ -72,6 +89,26 @@ struct OpenedStore: Sendable {
                     oldestSeq: bounds.oldestKept, setAside: try await store.setAsideCount())
             }, sizeOnDisk: { 0 },
             fleet: Fleet(instance: configuration.instance, store: store, leases: leases))
+    }
+}
+
+/// The state key is gone while the database holds rows sealed with it.
+struct MissingStateKey: Error, CustomStringConvertible {
+    var keyPath: String
+    var databasePath: String
+    /// Rows by the id of the key that sealed them.
+    var sealed: [String: Int]
+
+    var description: String {
+        let rows = sealed.sorted { $0.key < $1.key }.map { "\($0.value) sealed with key \($0.key)" }
+        return """
+            state key \(keyPath) is missing, but \(databasePath) holds rows sealed with a state key \
+            (\(rows.joined(separator: ", "))). stpd will not start on a new key: those rows could not be read again. \
+            Put the key back (from a backup of the state directory, or as the state-key credential) and start \
+            stpd again. If the key is lost for good, the secrets it sealed are gone: move the database away \
+            (keep it, in case the key turns up: `stpd --recover-with-key FILE` re-seals its rows) and start again. \
+            See docs/SECURITY.md, "A lost state key".
+            """
     }
 }
 
@@ -121,15 +158,30 @@ extension DaemonConfiguration {
     /// `LoadCredential=`), else `STPD_DATABASE_PASSWORD_FILE`, else none (peer or trust auth).
     func databasePassword() throws -> String? {
         var path = databasePasswordFile
+        var isCredential = false
         if let credentialsDirectory, !credentialsDirectory.isEmpty {
             let credential = "\(credentialsDirectory)/stpd-database-password"
-            if FileManager.default.fileExists(atPath: credential) { path = credential }
+            if FileManager.default.fileExists(atPath: credential) { (path, isCredential) = (credential, true) }
         }
         guard let path else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError.invalid(
-                "STPD_DATABASE_PASSWORD_FILE", path, "a readable file holding the database password")
+        let refusal = ConfigurationError.invalid(
+            "STPD_DATABASE_PASSWORD_FILE", path, "a readable file holding the database password")
+        let data: Data?
+        if isCredential {
+            // systemd's credential is made for the service alone.
+            data = FileManager.default.contents(atPath: path)
+        } else {
+            let handle: FileHandle
+            do throws(FileTrust.Failure) { handle = try FileTrust.open(path) } catch {
+                if case .untrusted(let reason) = error {
+                    throw ConfigurationError.untrusted("database password file", path, reason)
+                }
+                throw refusal
+            }
+            defer { try? handle.close() }
+            data = try? handle.readToEnd()
         }
+        guard let data else { throw refusal }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 }

@@ -9,12 +9,14 @@ final class StpdService: RPCService {
     let activity: Activity
     let subscriptions: SubscriptionRegistry
     let metrics: StpdMetrics?
+    let pageBytes: Int
 
     init(
         router: MethodRouter<CallContext>, logger: Logger, activity: Activity, subscriptions: SubscriptionRegistry,
-        metrics: StpdMetrics? = nil
+        pageBytes: Int, metrics: StpdMetrics? = nil
     ) {
         self.router = router
+        self.pageBytes = pageBytes
         self.logger = logger
         self.activity = activity
         self.subscriptions = subscriptions
@@ -32,29 +34,36 @@ final class StpdService: RPCService {
     /// frame is read; everything else runs as a task of the connection.
     func route(_ request: Request, on connection: RPCConnection) -> RoutedCall {
         let start = ContinuousClock.now
-        switch router.route(request, context: CallContext(connection: connection)) {
+        switch router.route(request, context: CallContext(connection: connection, pageBytes: pageBytes)) {
         case .answered(let response):
             finished(request, response, connection, since: start)
             return .answered(response)
         case .pending(let run):
             return .pending { [self] in
                 let response = await run()
-                finished(request, response, connection, since: start)
+                finished(request, response, connection, since: start, cancelled: Task.isCancelled || !connection.isOpen)
                 return response
             }
         }
     }
 
     /// Counts the call (a notification, which gets no response, counts as `ok`: its outcome is
-    /// not known) and logs an internal error.
+    /// not known) and logs an internal error. A call cancelled because its connection closed is
+    /// logged at debug only: nobody is there for its answer, and the transport says once that the
+    /// connection closed with calls unanswered (a busy client hanging up must not flood the log).
     private func finished(
-        _ request: Request, _ response: Response?, _ connection: RPCConnection, since start: ContinuousClock.Instant
+        _ request: Request, _ response: Response?, _ connection: RPCConnection, since start: ContinuousClock.Instant,
+        cancelled: Bool = false
     ) {
         var error: RPCError?
         if case .failure(let failure)? = response?.outcome { error = failure }
         metrics?.request(method: request.method, error: error, duration: start.duration(to: .now))
-        if case .failure(let error)? = response?.outcome, error.code == RPCError.internalErrorCode {
-            logger.error("\(request.method) failed: \(error.message)", metadata: ["connection": "\(connection.id)"])
+        guard let error, error.code == RPCError.internalErrorCode else { return }
+        let metadata: Logger.Metadata = ["connection": "\(connection.id)"]
+        if cancelled {
+            logger.debug("\(request.method) cancelled: its connection closed", metadata: metadata)
+        } else {
+            logger.error("\(request.method) failed: \(error.message)", metadata: metadata)
         }
     }
 

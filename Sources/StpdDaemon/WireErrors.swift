@@ -116,6 +116,17 @@ extension StoreUnavailable: RPCErrorConvertible {
     }
 }
 
+extension ObjectTooLarge: RPCErrorConvertible {
+    public var rpcError: RPCError {
+        StpdErrors.objectTooLarge(
+            "\(kind) state of \(bytes) bytes; at most \(limit)",
+            data: [
+                "objectId": .string(objectId), "bytes": .int(Int64(bytes)), "limit": .int(Int64(limit)),
+                "setting": "STPD_MAX_OBJECT_BYTES",
+            ])
+    }
+}
+
 extension MerchantBackendError: RPCErrorConvertible {
     public var rpcError: RPCError {
         StpdErrors.backendError(

@@ -44,6 +44,29 @@ extension PostgresRowSequence {
         return try row.decode((A, B).self)
     }
     func events() async throws -> [Event] { try await collect().events() }
+
+    /// Decodes rows until `bytes` is full; the rows after that are neither decoded nor buffered.
+    func events(filling bytes: inout PageBytes) async throws -> [Event] {
+        var events: [Event] = []
+        for try await row in self {
+            guard !bytes.isFull else { break }
+            let event = try [row].events()[0]
+            bytes.add(event.object)
+            events.append(event)
+        }
+        return events
+    }
+
+    func objects(filling bytes: inout PageBytes) async throws -> [StoredObject] {
+        var objects: [StoredObject] = []
+        for try await row in self {
+            guard !bytes.isFull else { break }
+            let object = try [row].objects()[0]
+            bytes.add(object.state)
+            objects.append(object)
+        }
+        return objects
+    }
 }
 
 extension [PostgresRow] {

@@ -198,12 +198,11 @@ public final class PostgresStateStore: StateStore {
 
     static let objectColumns = "id, kind, owner_uid, state, created_at, updated_at, version, status, live, finished"
 
-    public func object(id: String) async throws -> StoredObject? {
-        try await query(
-            PostgresQuery(
-                unsafeSQL: "SELECT \(Self.objectColumns) FROM object WHERE id = $1 AND NOT set_aside",
-                binds: Self.binds(id))
-        ).objects().first
+    public func object(id: String, owner: UInt32?) async throws -> StoredObject? {
+        var sql = SQL("SELECT \(Self.objectColumns) FROM object WHERE NOT set_aside AND id = ")
+        sql.bind(id)
+        if let owner { sql.append(" AND owner_uid = ", Int64(owner)) }
+        return try await query(sql.query).objects().first
     }
 
     public func objects(_ query: ObjectQuery) async throws -> [StoredObject] {
@@ -221,7 +220,12 @@ public final class PostgresStateStore: StateStore {
         }
         sql.text += " ORDER BY created_at, id"
         if let limit = query.limit { sql.append(" LIMIT ", Int64(limit)) }
-        return try await self.query(sql.query).objects()
+        guard let maxBytes = query.maxBytes else { return try await self.query(sql.query).objects() }
+        let page = sql.query
+        return try await read { connection, logger in
+            var bytes = PageBytes(budget: maxBytes)
+            return try await connection.query(page, logger: logger).objects(filling: &bytes)
+        }
     }
 
     public func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) async throws -> [KeyHit] {
@@ -258,14 +262,16 @@ public final class PostgresStateStore: StateStore {
         ).events()
     }
 
-    public func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+    public func events(after: Int64, matching filter: EventFilter, limit: Int, maxBytes: Int) async throws
+        -> EventPage
+    {
         let sql = Self.feed(after: after, filter: filter, limit: limit)
         // One snapshot for the page and the bounds, as SQLite's read transaction gives.
         return try await read { connection, logger in
-            let events = try await connection.query(sql.query, logger: logger).events()
+            var bytes = PageBytes(budget: maxBytes)
+            let events = try await connection.query(sql.query, logger: logger).events(filling: &bytes)
             let bounds = try await Self.bounds(connection, logger)
-            let through = events.count == limit ? events.last?.seq ?? after : max(after, bounds.latestSeq)
-            return EventPage(events: events, through: through, bounds: bounds)
+            return EventPage(events: events, after: after, limit: limit, bytes: bytes, bounds: bounds)
         }
     }
 

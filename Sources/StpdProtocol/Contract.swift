@@ -73,7 +73,9 @@ public enum Contract {
     static let overview = """
         JSON-RPC 2.0 over a Unix domain socket: one compact JSON text per line (\\n), UTF-8. \
         Requests may be pipelined and are answered out of order; batches follow the JSON-RPC 2.0 \
-        specification. Params are passed by name. Application errors use the codes listed under \
+        specification. Params are passed by name; every string in them (member names too) is at most \
+        STPD_MAX_STRING_BYTES of UTF-8 (16 KiB by default), and a longer one gets -32602 naming the \
+        parameter with data.maxBytes. Application errors use the codes listed under \
         components/errors: 1xxx requests against the daemon's objects, 2xxx events and \
         subscriptions, 3xxx Stripe API errors, 4xxx sources, polls and redirects, 5xxx payment \
         contexts. Server-to-client notifications are listed under x-notifications; the event types \

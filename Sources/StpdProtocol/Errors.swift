@@ -47,6 +47,11 @@ public enum StpdErrors {
         description:
             "The shared database of a fleet (STPD_DATABASE_URL) could not be reached or failed the transaction; nothing of the request was committed. Retry once it is back; `data.instance` names the daemon that answered."
     )
+    public static let objectTooLarge = ErrorDeclaration(
+        name: "ObjectTooLarge", code: 1011, message: "The object would be too large to store",
+        description:
+            "Any method that stores an object may answer this: the object's state would exceed STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`, `data.setting`, and `data.objectId` when the object exists). Nothing of the call was written."
+    )
     public static let cursorExpired = ErrorDeclaration(
         name: "CursorExpired", code: 2001, message: "Events after `since` are no longer kept",
         description:
@@ -135,7 +140,7 @@ public enum StpdErrors {
     public static let all: [ErrorDeclaration] =
         [
             notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
-            appRequestTimedOut, appAnswerInvalid, storeUnavailable,
+            appRequestTimedOut, appAnswerInvalid, storeUnavailable, objectTooLarge,
             cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits,
         ] + stripe
         + [

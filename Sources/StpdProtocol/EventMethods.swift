@@ -116,9 +116,11 @@ public enum EventsWait: RPCMethod {
     public struct Result: Codable, Sendable, Hashable {
         public var events: [EventRecord]
         public var next: Int64
-        public init(events: [EventRecord], next: Int64) {
+        public var endedEarly: Bool
+        public init(events: [EventRecord], next: Int64, endedEarly: Bool) {
             self.events = events
             self.next = next
+            self.endedEarly = endedEarly
         }
     }
     public static let name = "events.wait"
@@ -126,7 +128,9 @@ public enum EventsWait: RPCMethod {
         "Long-poll: matching events after `since`, waiting up to `timeout` seconds for the first."
     public static let description: String? = """
         For clients that cannot hold a connection open. Pass the returned `next` as `since` on the next call. \
-        The calls waiting at once are bounded per connection and per user (TooManyWaits); a call whose \
+        A page holds at most `limit` events and stops after the event that brings it to STPD_MAX_PAGE_BYTES \
+        (1 MiB by default) of event objects: then `endedEarly` is true and more events may follow `next` at \
+        once. The calls waiting at once are bounded per connection and per user (TooManyWaits); a call whose \
         connection closes ends at once.
         """
     public static let paramsSchema = JSONSchema.object(
@@ -143,7 +147,9 @@ public enum EventsWait: RPCMethod {
         [
             "events": .array(of: .ref("Event")),
             "next": .integer("Pass as `since` next time", minimum: 0),
-        ], required: ["events", "next"])
+            "endedEarly": .boolean(
+                "The page stopped at `limit` or at its byte bound, not at the end of the log: call again at once"),
+        ], required: ["events", "next", "endedEarly"])
     public static let errors = [StpdErrors.cursorExpired, StpdErrors.cursorAhead, StpdErrors.tooManyWaits]
 }
 
@@ -171,9 +177,12 @@ public enum DebugEmit: RPCMethod {
     public static let description: String? =
         "Only when the daemon runs with --debug-methods (STPD_DEBUG_METHODS=1); otherwise it answers Disabled."
     public static let paramsSchema = JSONSchema.object([
-        "count": .integer("How many events (default 1)", minimum: 1, maximum: 10_000),
+        "count": .integer(
+            "How many events (default 1); count times the payload's size is at most 16 MiB", minimum: 1,
+            maximum: 10_000),
         "objectId": .string(
-            "The test object's id (default: a new one): a dbg_ id, new or of the caller's own debug object",
+            "The test object's id (default: a new one): a dbg_ id, new or of the caller's own debug object. "
+                + "Anyone but root names it dbg_<uid>_…, with their own uid",
             pattern: "^dbg_[A-Za-z0-9_-]{1,64}$"),
         "payload": JSONSchema(["description": "Any JSON, carried in each event's object as `payload`"]),
     ])
@@ -183,6 +192,8 @@ public enum DebugEmit: RPCMethod {
             "lastSeq": .integer("Seq of the last event", minimum: 1),
         ],
         required: ["firstSeq", "lastSeq"])
-    /// PermissionDenied: objectId names another uid's debug object.
-    public static let errors = [StpdErrors.disabled, StpdErrors.permissionDenied]
+    /// The most bytes one call writes: `count` times the payload's size (as JSON).
+    public static let maxTotalBytes = 16 << 20
+    /// PermissionDenied: objectId names an object that is not a debug object of the caller's.
+    public static let errors = [StpdErrors.disabled, StpdErrors.permissionDenied, StpdErrors.objectTooLarge]
 }

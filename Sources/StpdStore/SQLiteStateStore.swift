@@ -15,7 +15,7 @@ import Synchronization
 public final class SQLiteStateStore: StateStore {
     public let path: String
     let pool: DatabasePool
-    let sealer: StateSealer
+    public let sealer: StateSealer
     private let commits: GroupCommit
 
     public init(path: String, sealer: StateSealer = .plain) throws {
@@ -144,10 +144,12 @@ public final class SQLiteStateStore: StateStore {
         }
     }
 
-    public func object(id: String) async throws -> StoredObject? {
-        try await pool.read { [sealer] db in
-            try Row.fetchOne(db, sql: "SELECT * FROM object WHERE id = ? AND set_aside = 0", arguments: [id])
-                .map { try Self.object($0, sealer) }
+    public func object(id: String, owner: UInt32?) async throws -> StoredObject? {
+        var sql = "SELECT * FROM object WHERE id = ? AND set_aside = 0"
+        var arguments: StatementArguments = [id]
+        if let owner { (sql, arguments) = (sql + " AND owner_uid = ?", arguments + [owner]) }
+        return try await pool.read { [sql, arguments, sealer] db in
+            try Row.fetchOne(db, sql: sql, arguments: arguments).map { try Self.object($0, sealer) }
         }
     }
 
@@ -167,8 +169,17 @@ public final class SQLiteStateStore: StateStore {
         }
         sql += " ORDER BY created_at, id"
         if let limit = query.limit { (sql, arguments) = (sql + " LIMIT ?", arguments + [limit]) }
+        let budget = query.maxBytes ?? .max
         return try await pool.read { [sql, arguments, sealer] db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { try Self.object($0, sealer) }
+            var bytes = PageBytes(budget: budget)
+            var objects: [StoredObject] = []
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while !bytes.isFull, let row = try rows.next() {
+                let object = try Self.object(row, sealer)
+                bytes.add(object.state)
+                objects.append(object)
+            }
+            return objects
         }
     }
 
@@ -195,9 +206,11 @@ public final class SQLiteStateStore: StateStore {
         }
     }
 
+    /// Every query leaves set-aside rows out; what is derived from the state (status, live, keys)
+    /// is kept as it was, so a row brought back (`recover(sealedWith:)`) is again what it was.
     public func setAside(id: String, reason: String) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE object SET set_aside = 1, live = 0 WHERE id = ?", arguments: [id])
+            try db.execute(sql: "UPDATE object SET set_aside = 1 WHERE id = ?", arguments: [id])
         }
     }
 
@@ -227,13 +240,20 @@ public final class SQLiteStateStore: StateStore {
         }
     }
 
-    public func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+    public func events(after: Int64, matching filter: EventFilter, limit: Int, maxBytes: Int) async throws
+        -> EventPage
+    {
         let query = EventFeedQuery(after: after, filter: filter, limit: limit)
         return try await pool.read { db in
-            let events = try Row.fetchAll(db, sql: query.sql, arguments: query.arguments).map(self.decodeEvent)
-            let bounds = try Self.bounds(db)
-            let through = events.count == limit ? events.last?.seq ?? after : max(after, bounds.latestSeq)
-            return EventPage(events: events, through: through, bounds: bounds)
+            var bytes = PageBytes(budget: maxBytes)
+            var events: [Event] = []
+            let rows = try Row.fetchCursor(db, sql: query.sql, arguments: query.arguments)
+            while !bytes.isFull, let row = try rows.next() {
+                let event = try self.decodeEvent(row)
+                bytes.add(event.object)
+                events.append(event)
+            }
+            return EventPage(events: events, after: after, limit: limit, bytes: bytes, bounds: try Self.bounds(db))
         }
     }
 

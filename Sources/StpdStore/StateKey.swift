@@ -74,6 +74,24 @@ public struct StateKey: Sendable {
         return loaded
     }
 
+    /// Whether a key is there to load (the credential, or the file beside the database, even a
+    /// broken one); `load` would create one otherwise.
+    public static func exists(stateDirectory: String, credentialsDirectory: String?) -> Bool {
+        let file = "\(stateDirectory)/\(name)"
+        if let credentialsDirectory, !credentialsDirectory.isEmpty,
+            FileManager.default.fileExists(atPath: "\(credentialsDirectory)/\(name)")
+        {
+            return true
+        }
+        return FileManager.default.fileExists(atPath: file) || isSymbolicLink(file)
+    }
+
+    /// A key kept elsewhere (an old key found again, for `SQLiteStateStore.recover(sealedWith:)`),
+    /// read as the key file is: 32 bytes raw or as hex, no symbolic link.
+    public static func sealer(fromFile path: String) throws(StateKeyError) -> StateSealer {
+        StateSealer(key: try parse(try readFile(path, checkOwner: false).bytes, path: path))
+    }
+
     /// 32 raw bytes, or 64 hex digits with optional whitespace around them.
     static func parse(_ bytes: [UInt8], path: String) throws(StateKeyError) -> SymmetricKey {
         if bytes.count == 32 { return SymmetricKey(data: bytes) }

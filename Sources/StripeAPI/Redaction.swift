@@ -13,16 +13,22 @@ public enum Redaction {
 
     public static func redact(_ text: String) -> String {
         guard mayHoldSecret(text) else { return text }
-        var out = text
         // Client secrets before keys: `pi_1_secret_x` must keep `pi_1`.
-        out = replace(clientSecret, in: out) { "\($0[1])_secret_\(mask)" }
-        out = replace(sourceClientSecret, in: out) { _ in "src_client_secret_\(mask)" }
+        var out = redactClientSecrets(text)
         out = replace(apiKey, in: out) { StripeKey.redact($0[0]) }
         out = replace(formCardField, in: out) { "\($0[1])=\(mask)" }
         out = replace(jsonCardField, in: out) { "\($0[1]):\"\(mask)\"" }
         out = replace(panLike, in: out) { luhnValid($0[0]) ? "••••" + $0[0].suffix(4) : $0[0] }
         out = replace(urlPassword, in: out) { "\($0[1]):\(mask)@" }
         return out
+    }
+
+    /// Only the client secrets (`pi_1_secret_x` keeps `pi_1`), wherever they are: in a redirect
+    /// URL's query as anywhere else.
+    public static func redactClientSecrets(_ text: String) -> String {
+        guard text.utf8.count >= 8, text.lowercased().contains("secret") else { return text }
+        let out = replace(clientSecret, in: text) { "\($0[1])_secret_\(mask)" }
+        return replace(sourceClientSecret, in: out) { _ in "src_client_secret_\(mask)" }
     }
 
     public static func redact(_ value: JSONValue) -> JSONValue {

@@ -22,7 +22,9 @@ struct Output: Sendable {
     /// Prints one result: `human(value)` for people, the value itself as JSON for programs, with
     /// secrets redacted unless asked for (`Secrets`).
     func result<T: Encodable>(_ value: T, human: (T) -> String) {
-        guard format != .human else { return Self.write(human(value), to: .standardOutput) }
+        guard format != .human else {
+            return Self.write(showSecrets ? human(value) : Secrets.redacted(text: human(value)), to: .standardOutput)
+        }
         let json = (try? JSONCoding.value(of: value)).map { showSecrets ? $0 : Secrets.redacted($0) } ?? .null
         Self.write(Render.json(json, pretty: format == .prettyJSON), to: .standardOutput)
     }

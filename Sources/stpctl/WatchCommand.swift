@@ -55,7 +55,7 @@ struct WatchCommand: AsyncParsableCommand, ClientCommand {
         let watcher = Watcher(
             socketPath: connection.socketPath, filter: filter.params,
             subscribeTimeout: global.callTimeout, reconnect: !noReconnect, human: global.output.format == .human,
-            statusLines: isatty(STDERR_FILENO) == 1)
+            showSecrets: global.showSecrets, statusLines: isatty(STDERR_FILENO) == 1)
         EventStream.exitOnInterruptOrClosedOutput()
         try await watcher.run(from: WatchCursor(since: since))
     }
@@ -68,6 +68,8 @@ struct Watcher: Sendable {
     let subscribeTimeout: Double
     let reconnect: Bool
     let human: Bool
+    /// Print events' secrets as they are (`--show-secrets`); else as `Secrets` redacts them.
+    let showSecrets: Bool
     /// Say on stderr when reconnecting (stderr is a terminal).
     let statusLines: Bool
 
@@ -165,7 +167,8 @@ struct Watcher: Sendable {
                     case Notifications.event.method:
                         guard let seq = params["seq"]?.intValue else { continue }
                         if cursor.accept(seq: seq) {
-                            EventStream.emit(human ? EventRender.humanLine(params) : EventRender.jsonLine(params))
+                            let shown = showSecrets ? params : Secrets.redacted(params)
+                            EventStream.emit(human ? EventRender.humanLine(shown) : EventRender.jsonLine(shown))
                         }
                     case Notifications.dropped.method:
                         if let resumeSince = params["resumeSince"]?.intValue {

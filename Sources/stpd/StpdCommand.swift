@@ -39,6 +39,12 @@ struct StpdCommand: AsyncParsableCommand {
     var printExampleConfig = false
     @Flag(help: .private)
     var printConfigManual = false
+    @Option(
+        name: .customLong("recover-with-key"),
+        help: ArgumentHelp(
+            "Re-seal the rows sealed with the state key in FILE (lost or replaced, found again) with the current state key, then exit.",
+            valueName: "FILE"))
+    var recoverWithKey: String?
     /// The settings' flags, parsed by `ConfigurationKeys.parseArguments`.
     @Argument(parsing: .allUnrecognized, help: .private)
     var settings: [String] = []
@@ -62,8 +68,12 @@ struct StpdCommand: AsyncParsableCommand {
         }
         do {
             let flags = try ConfigurationKeys.parseArguments(
-                settings, extraFlags: ["--print-contract", "--help", "--version"])
+                settings, extraFlags: ["--print-contract", "--recover-with-key", "--help", "--version"])
             let configuration = try DaemonConfiguration.resolve(flags: flags)
+            if let recoverWithKey {
+                print(try await Daemon.recover(configuration, oldKeyFile: recoverWithKey))
+                return
+            }
             try await Daemon.run(configuration)
         } catch let error as CustomStringConvertible & Error {
             FileHandle.standardError.write(Data("stpd: \(error.description)\n".utf8))

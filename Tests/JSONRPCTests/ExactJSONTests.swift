@@ -74,7 +74,7 @@ private func errorOf(_ response: Response?) -> RPCError? {
 @Suite struct UnfaithfulParamsTests {
     private func router() -> MethodRouter<Void> {
         var router = MethodRouter<Void>(definitions: StpdAPI.schemas.mapValues(\.json))
-        router.register(EventsWait.self) { _, _ in EventsWait.Result(events: [], next: 0) }
+        router.register(EventsWait.self) { _, _ in EventsWait.Result(events: [], next: 0, endedEarly: false) }
         router.register(DebugEmit.self) { _, _ in DebugEmit.Result(firstSeq: 1, lastSeq: 1) }
         return router
     }

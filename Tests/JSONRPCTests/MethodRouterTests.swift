@@ -253,3 +253,32 @@ private func error(of response: Response?) -> RPCError? {
         #expect(await constant()?.outcome == .success(true))
     }
 }
+
+/// Issue 24.1: with `maxStringBytes`, no string anywhere in the params (a declared one, one inside
+/// free-form JSON, a member name) is longer, and the error names where it is.
+@Suite struct StringBytesTests {
+    private func answer(_ method: String, _ params: JSONValue) async -> RPCError? {
+        var router = MethodRouter<String>(maxStringBytes: 8)
+        router.register(Repeat.self) { params, caller in Repeat.Result(text: params.text, caller: caller) }
+        router.register(Loose.self) { params, _ in params.count }
+        return error(of: await router.handle(Request(id: 1, method: method, params: params), context: "alice"))
+    }
+
+    @Test func aLongStringIsRefusedNamingItsParameterAndTheBound() async throws {
+        #expect(await answer("test.repeat", ["text": "12345678"]) == nil, "at the bound is accepted")
+        let failure = try #require(await answer("test.repeat", ["text": "123456789"]))
+        #expect(failure.code == -32602)
+        #expect(failure.data == ["parameter": "text", "maxBytes": 8])
+        #expect(failure.message.contains("is 9 bytes long"))
+        // Bytes, not characters: four two-byte letters are eight bytes.
+        #expect(await answer("test.repeat", ["text": "éééé"]) == nil)
+        #expect(await answer("test.repeat", ["text": "ééééé"])?.data?["parameter"] == "text")
+    }
+
+    @Test func stringsInFreeFormJSONAndMemberNamesAreBoundedToo() async throws {
+        let nested = try #require(await answer("test.loose", ["count": 1, "extra": ["a": ["123456789"]]]))
+        #expect(nested.data?["parameter"] == "extra.a[0]")
+        let name = try #require(await answer("test.loose", ["count": 1, "extra": ["123456789": 1]]))
+        #expect(name.data?["parameter"] == "extra" && !name.message.contains("123456789"))
+    }
+}

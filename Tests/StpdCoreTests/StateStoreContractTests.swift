@@ -307,6 +307,43 @@ struct StateStoreContractTests {
         }
     }
 
+    /// Issue 24.1: a page holds no more than its bytes either. It stops after the event that
+    /// brings it to `maxBytes` (so it is never empty), says it ended early, and `through` is the
+    /// cursor that continues; objects page the same way.
+    @Test(arguments: StoreKind.allCases)
+    func pagesEndAtTheirBytesAndSaySo(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let big: JSONValue = ["blob": .string(String(repeating: "x", count: 1000))]
+            let size = JSONText.size(big)
+            _ = try await store.apply(
+                (1...5).map { change("pc_\($0)", "payment_context.created", state: big) }, at: t0)
+            let page = try await store.events(after: 0, matching: EventFilter(), limit: 100, maxBytes: size * 2 + 1)
+            #expect(page.events.seqs == [1, 2, 3], "the event that crosses the bound is the last")
+            #expect(page.endedEarly && page.through == 3)
+            let rest = try await store.events(after: page.through, matching: EventFilter(), limit: 100, maxBytes: .max)
+            #expect(rest.events.seqs == [4, 5] && !rest.endedEarly && rest.through == 5)
+            let one = try await store.events(after: 0, matching: EventFilter(), limit: 100, maxBytes: 1)
+            #expect(one.events.seqs == [1] && one.endedEarly, "never empty for want of room")
+            let counted = try await store.events(after: 0, matching: EventFilter(), limit: 2, maxBytes: .max)
+            #expect(counted.endedEarly && counted.through == 2)
+
+            let objects = try await store.objects(ObjectQuery(kind: "payment_context", maxBytes: size * 2 + 1))
+            #expect(objects.map(\.id) == ["pc_1", "pc_2", "pc_3"])
+        }
+    }
+
+    /// Issue 24.5: a read for an owner decides on the owner column: another uid's object is not
+    /// there for it, as one that does not exist.
+    @Test(arguments: StoreKind.allCases)
+    func anOwnersReadFindsOnlyItsOwnObjects(kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try await store.apply([change("pc_1", "payment_context.created", owner: 1001)], at: t0)
+            #expect(try await store.object(id: "pc_1", owner: 1001)?.id == "pc_1")
+            #expect(try await store.object(id: "pc_1", owner: 1000) == nil)
+            #expect(try await store.object(id: "pc_1", owner: nil)?.id == "pc_1")
+        }
+    }
+
     /// Pruned events are gone from filtered reads too, and the bounds say so.
     @Test(arguments: StoreKind.allCases)
     func matchingReadsSkipPrunedEventsAndReportTheBounds(kind: StoreKind) async throws {

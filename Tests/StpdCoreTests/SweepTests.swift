@@ -37,8 +37,8 @@ extension PaymentContextsTests {
             try await world.redirects.get(id: neverStarted.id, for: Caller(uid: 1000))
         }
         #expect(try await world.redirects.get(id: running.id, for: Caller(uid: 1000)).status == .inProgress)
-        #expect(await world.store.object(id: idle.id) == nil)
-        #expect(await world.store.object(id: unpolled) == nil)
+        #expect(try await world.store.object(id: idle.id) == nil)
+        #expect(try await world.store.object(id: unpolled) == nil)
         let removed = try await world.log.wait(since: since, filter: EventFilter(), limit: 100, timeout: .zero).events
         #expect(Set(removed.map(\.type)) == ["paymentContext.removed", "redirect.removed", "source.removed"])
         #expect(removed.first { $0.objectId == idle.id }?.object["id"] == .string(idle.id), "the last state is carried")

@@ -9,8 +9,7 @@ import Testing
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stpd-docs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TrustedFiles.directory("stpd-docs")
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
@@ -30,7 +29,7 @@ import Testing
         let uncommented = ConfigurationKeys.exampleConfigFile.split(separator: "\n")
             .filter { $0.hasPrefix("#STPD_") }.map { $0.dropFirst() }.joined(separator: "\n")
         let path = directory.appendingPathComponent("stpd.conf").path
-        try uncommented.write(toFile: path, atomically: true, encoding: .utf8)
+        try TrustedFiles.write(uncommented, to: path)
         let home = ["XDG_CONFIG_HOME": directory.appendingPathComponent("none").path, "HOME": directory.path]
         let fromFile = try DaemonConfiguration.resolve(
             flags: ["STPD_STRICT_CONFIG": "1"], environment: home, configFile: path)

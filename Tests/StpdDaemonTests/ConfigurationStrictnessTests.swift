@@ -11,15 +11,14 @@ import Testing
     var home: [String: String] { ["XDG_CONFIG_HOME": directory.path] }
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stpd-strict-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TrustedFiles.directory("stpd-strict")
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     func configFile(_ text: String) throws -> String {
         let path = directory.appendingPathComponent("stpd.conf").path
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try TrustedFiles.write(text, to: path)
         return path
     }
 
@@ -173,7 +172,7 @@ import Testing
 
     @Test func aDirectoryWhereAFileBelongsIsNamedSo() throws {
         let dir = directory.appendingPathComponent("adir").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try TrustedFiles.make(directoryAt: dir)
         let config = failure { _ = try DaemonConfiguration.resolve(flags: [:], environment: [:], configFile: dir) }
         #expect(config == "cannot read config file \(dir): it is a directory")
         let key = failure {

@@ -8,15 +8,14 @@ import Testing
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stpd-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TrustedFiles.directory("stpd-config")
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     func configFile(_ text: String) throws -> String {
         let path = directory.appendingPathComponent("stpd.conf").path
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try TrustedFiles.write(text, to: path)
         return path
     }
 

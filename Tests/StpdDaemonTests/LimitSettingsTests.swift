@@ -13,7 +13,7 @@ import Testing
         #expect(c.maxInFlight == 64)
         #expect(c.maxBatchRequests == 1000)
         #expect(c.maxConnections == 4096)
-        #expect(c.maxConnectionsPerUID == 2048)
+        #expect(c.maxConnectionsPerUID == 1024)
         #expect(c.connectionIdleTimeout == .seconds(600))
         #expect(c.frameTimeout == .seconds(10))
     }

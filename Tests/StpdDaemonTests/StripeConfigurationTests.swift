@@ -14,8 +14,7 @@ import Testing
     let publishableKey = "pk_test_51HbQxLKj2s9dFh3kENVENVabcd"
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("stpd-stripe-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TrustedFiles.directory("stpd-stripe")
     }
 
     deinit { try? FileManager.default.removeItem(at: directory) }
@@ -24,7 +23,7 @@ import Testing
     @discardableResult
     func write(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {
         let url = directory.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try TrustedFiles.make(directoryAt: url.deletingLastPathComponent().path)
         try text.write(to: url, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
         return url.path
@@ -246,7 +245,23 @@ import Testing
     ])
     func acceptedAPIBases(raw: String, stored: String) throws {
         #expect(try DaemonConfiguration.validateStripeAPIBase(raw) == stored)
-        #expect(try resolve(flags: ["STPD_STRIPE_API_BASE": raw]).stripeAPIBase == stored)
+        let flags = ["STPD_STRIPE_API_BASE": raw, "STPD_ALLOW_INSECURE_STRIPE_BASE": "1"]
+        #expect(try resolve(flags: flags).stripeAPIBase == stored)
+    }
+
+    /// Issue 24.2: plain http to Stripe (loopback only) takes STPD_ALLOW_INSECURE_STRIPE_BASE=1,
+    /// the test stand-ins' switch, and never carries a live key.
+    @Test func plainHTTPNeedsTheTestSwitchAndNeverTakesALiveKey() throws {
+        let base = ["STPD_STRIPE_API_BASE": "http://127.0.0.1:12111"]
+        let testKey = "STPD_STRIPE_KEY=sk_test_\(String(repeating: "a", count: 24))"
+        let liveKey = "STPD_STRIPE_KEY=sk_live_\(String(repeating: "b", count: 24))"
+        let refused = try #require(configurationError { try resolve(flags: base, configText: testKey) })
+        #expect(refused.contains("STPD_ALLOW_INSECURE_STRIPE_BASE=1"))
+        #expect(configurationError { try resolve(flags: base) } != nil, "without a key too: ephemeral keys go there")
+        let allowed = base.merging(["STPD_ALLOW_INSECURE_STRIPE_BASE": "1"]) { $1 }
+        #expect(try resolve(flags: allowed, configText: testKey).stripeAPIBase == "http://127.0.0.1:12111")
+        let live = try #require(configurationError { try resolve(flags: allowed, configText: liveKey) })
+        #expect(live.contains("live key") && !live.contains("bbbbbbbbbbbb"))
     }
 
     @Test(arguments: [

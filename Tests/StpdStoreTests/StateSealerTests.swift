@@ -115,33 +115,49 @@ struct StateSealerTests {
         }
     }
 
-    /// After the key changed, a start sets aside the objects the old key sealed and drops their
-    /// events as retention would; rows written under the new key and plain rows stay.
-    @Test func rowsSealedElsewhereAreSetAsideAndTheirEventsDropped() async throws {
+    /// After the key changed, a start sets aside the objects the old key sealed and puts their
+    /// events out of reach as retention would, deleting nothing; rows written under the new key and
+    /// plain rows stay. With the old key found again, `recover` brings every one of them back.
+    @Test func rowsSealedElsewhereAreSetAsideKeptAndRecovered() async throws {
         try await withDirectory { dir in
             let path = "\(dir)/stpd.sqlite"
+            let oldSealer = StateSealer(key: SymmetricKey(size: .bits256))
             do {
                 let plain = try SQLiteStateStore(path: path)
                 _ = try await plain.apply([secretChanges()[0]], at: t0)  // seq 1, plain
-                let old = try SQLiteStateStore(path: path, sealer: StateSealer(key: SymmetricKey(size: .bits256)))
+                let old = try SQLiteStateStore(path: path, sealer: oldSealer)
                 _ = try await old.apply(secretChanges(), at: t0)  // seq 2, 3: cses_1 and src_1 sealed
             }
+            #expect(try SQLiteStateStore.sealedRows(path: path) == [oldSealer.keyID!: 4])
             let key = SymmetricKey(size: .bits256)
             let store = try SQLiteStateStore(path: path, sealer: StateSealer(key: key))
             let found = try await store.setAsideRowsSealedElsewhere()
             #expect(Set(found.objects.map(\.id)) == ["cses_1", "src_1"])
             #expect(found.objects.allSatisfy { if case .otherKey = $0 { true } else { false } })
-            #expect(found.eventsDroppedThrough == 3)
+            #expect(found.eventsSetAsideThrough == 3)
             #expect(try await store.object(id: "cses_1") == nil)
             #expect(try await store.setAsideCount() == 2)
             #expect(try await store.eventBounds() == EventBounds(latestSeq: 3, prunedThrough: 3))
-            #expect(try await store.events(after: 0, limit: 10).isEmpty)
+            #expect(try await store.events(after: 3, matching: EventFilter(), limit: 10).events.isEmpty)
+            // Kept: every row is still in the file.
+            #expect(try SQLiteStateStore.sealedRows(path: path) == [oldSealer.keyID!: 4])
 
             // New rows under the new key are not touched by the next start's check.
-            _ = try await store.apply([secretChanges()[1]], at: t0)
+            var fresh = secretChanges()[1]
+            fresh.object.id = "src_2"
+            _ = try await store.apply([fresh], at: t0)
             let again = try await store.setAsideRowsSealedElsewhere()
-            #expect(again.objects.isEmpty && again.eventsDroppedThrough == 0)
+            #expect(again.objects.isEmpty && again.eventsSetAsideThrough == 0)
             #expect(try await store.events(after: 3, limit: 10).count == 1)
+
+            // The old key found again: its objects are served and its events read once more.
+            let recovered = try await store.recover(sealedWith: oldSealer)
+            #expect(recovered.objects == 2 && recovered.events == 2)
+            #expect(try await store.setAsideCount() == 0)
+            #expect(try await store.object(id: "cses_1")?.state["adapter"]?["authorization"] == .string(token))
+            #expect(try await store.eventBounds() == EventBounds(latestSeq: 4, prunedThrough: 0))
+            #expect(try await store.events(after: 0, matching: EventFilter(), limit: 10).events.count == 4)
+            #expect(try SQLiteStateStore.sealedRows(path: path).keys.sorted() == [StateSealer(key: key).keyID!])
         }
     }
 

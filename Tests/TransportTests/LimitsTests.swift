@@ -2,6 +2,7 @@ import Foundation
 import JSONRPC
 import NIOCore
 import RPCTransport
+import Synchronization
 import TestSupport
 import Testing
 
@@ -63,6 +64,31 @@ struct InFlightLimitTests {
     }
 }
 
+/// Issue 24.1: a connection's outbound budget counts the replies being built, so a client that
+/// pipelines calls with large replies and reads none makes the server build only what the budget
+/// (with the socket's own buffers) holds; once it reads, every call is answered.
+@Suite(.timeLimit(.minutes(1)))
+struct OutboundBytesTests {
+    @Test func aClientThatDoesNotReadGetsNoMoreRepliesBuiltThanItsBudgetHolds() async throws {
+        let service = TestService()
+        var configuration = RPCServerConfiguration()
+        configuration.maxOutboundBytes = 1 << 20
+        configuration.maxInFlightPerConnection = 8
+        try await withTestServer(service: service, configuration: configuration) { server in
+            let socket = try RawSocket(connectingTo: server.socketPath)
+            var frames: [UInt8] = []
+            for id in 1...40 { frames += try requestLine("big", id: RequestID(Int64(id)), params: ["bytes": 262_144]) }
+            try await socket.send(frames)
+            // Let what can be built be built: the kernel's and NIO's buffers, then the budget.
+            try await Task.sleep(for: .seconds(1))
+            let builtUnread = service.built
+            #expect(builtUnread < 16, "\(builtUnread) replies of 256 KiB built for a client that reads none")
+            for _ in 1...40 { _ = try await socket.readJSONLine() }
+            #expect(service.built == 40)
+        }
+    }
+}
+
 @Suite(.timeLimit(.minutes(1)))
 struct ConnectionLimitTests {
     @Test func connectionsPastTheLimitAreRefusedWithOneLineThenEOF() async throws {
@@ -96,6 +122,41 @@ struct ConnectionLimitTests {
                 admitted = try await next.readJSONLine()["result"] == "pong"
             }
             #expect(admitted)
+        }
+    }
+
+    /// Issue 24.4: the last connections are root's. The stand-in credentials make the first six
+    /// connections uid 1001 and 1002's (three each, their share), the next uid 1003's, then root's.
+    @Test func theReservedConnectionsAreLeftToRoot() async throws {
+        var configuration = RPCServerConfiguration()
+        configuration.maxConnections = 8
+        configuration.maxConnectionsPerUID = 3
+        configuration.reservedConnections = 2
+        let uids: [UInt32] = [1001, 1001, 1001, 1002, 1002, 1002, 1003, 0]
+        let next = Mutex(0)
+        let credentials: @Sendable (Channel) -> EventLoopFuture<PeerCredentials> = { channel in
+            let uid = next.withLock { n in
+                defer { n += 1 }
+                return uids[min(n, uids.count - 1)]
+            }
+            return channel.eventLoop.makeSucceededFuture(PeerCredentials(pid: 1, uid: uid, gid: uid))
+        }
+        try await withTestServer(service: TestService(), configuration: configuration, credentials: credentials) {
+            server in
+            var held: [RawSocket] = []
+            for _ in 0..<6 {
+                let socket = try RawSocket(connectingTo: server.socketPath)
+                try await socket.send(try requestLine("ping", id: 1))
+                #expect(try await socket.readJSONLine()["result"] == "pong")
+                held.append(socket)
+            }
+            let third = try RawSocket(connectingTo: server.socketPath)
+            let (bytes, _) = try await third.readToEnd()
+            let reply = try #require(try lines(bytes).first)
+            #expect(reply["error"]?["data"]?["scope"] == "total" && reply["error"]?["data"]?["limit"] == 6)
+            let root = try RawSocket(connectingTo: server.socketPath)
+            try await root.send(try requestLine("ping", id: 2))
+            #expect(try await root.readJSONLine()["result"] == "pong")
         }
     }
 
@@ -230,6 +291,27 @@ struct ConnectionEndTests {
                 let line = try #require(try await socket.readLine())
                 #expect(String(decoding: line, as: UTF8.self) == #"{"id":\#(raw),"jsonrpc":"2.0","result":"pong"}"#)
             }
+        }
+    }
+}
+
+/// A peer that resets the connection while its notifications are being flushed closes the channel in
+/// the middle of a write: the handler must take that as the end, not close a second time (its
+/// state machine stops the process on a transition that cannot happen).
+@Suite(.timeLimit(.minutes(1)))
+struct ResetPeerTests {
+    @Test func peersThatResetWhileTheirNotificationsFlushLeaveTheServerServing() async throws {
+        try await withTestServer(service: TestService()) { server in
+            for _ in 0..<50 {
+                let socket = try RawSocket(connectingTo: server.socketPath)
+                try await socket.send(try requestLine("push", id: 1, params: ["count": 20000]))
+                // Notifications are on their way and no call runs; the socket closes with them
+                // unread, so the server's next read fails with ECONNRESET while it flushes.
+                _ = try await socket.readLine()
+            }
+            let last = try RawSocket(connectingTo: server.socketPath)
+            try await last.send(try requestLine("ping", id: 2))
+            #expect(try await last.readJSONLine()["result"] == "pong")
         }
     }
 }

@@ -161,3 +161,30 @@ struct OutboxTests {
         #expect(await refused.value == false)
     }
 }
+
+/// Issue 24.1: the budget counts bytes reserved for replies being built, not only those queued.
+@Suite(.timeLimit(.minutes(1)))
+struct OutboxReservationTests {
+    @Test func reservedBytesCountAgainstNotificationsAndReservations() async {
+        let outbox = Outbox(limit: 10)
+        #expect(await outbox.reserve(8))
+        #expect(!outbox.offer(frame(4)), "8 reserved leave room for 2")
+        #expect(outbox.offer(frame(2)))
+        let waiting = Task { await outbox.reserve(5) }
+        outbox.release(8)
+        #expect(await waiting.value, "a release makes room for a waiting reservation")
+        outbox.release(5)
+        #expect(outbox.offer(frame(8)))
+    }
+
+    @Test func aReservationWaitsWhileTheQueueIsFullAndEndsWithTheOutbox() async {
+        let outbox = Outbox(limit: 10)
+        #expect(outbox.offer(frame(10)))
+        let waiting = Task { await outbox.reserve(1) }
+        #expect(await outbox.next() == frame(10))
+        #expect(await waiting.value, "taking the frame made room")
+        let refused = Task { await outbox.reserve(20) }
+        outbox.finish()
+        #expect(await refused.value == false)
+    }
+}

@@ -19,6 +19,8 @@ import TestSupport
 /// - `hang`: opens `hangStarted`, then waits until its task is cancelled, and opens `hangCancelled`.
 /// - `keepalive`: sets the connection's `keepAlive`.
 /// - `ping`: answered at once, where the frame is read (`route`), like the daemon's `daemon.ping`.
+/// - `big`: reserves `{"bytes": n}` of the connection's outbound budget for its reply (waiting
+///   for room), counts itself built (`built`), then answers a string of n bytes.
 /// - `flood`: pushes `pushed {"n": i}` notifications, tagged `i`, until the connection refuses one
 ///   (its budget is spent), then closes it withdrawing the queued ones, with one final `final`
 ///   notification naming the first `n` withdrawn (`firstWithdrawn`, the count pushed if none);
@@ -34,7 +36,7 @@ final class TestService: RPCService {
     let hangCancelled = Gate()
     let holdStarted: AsyncStream<Void>
     private let holdStartedSink: AsyncStream<Void>.Continuation
-    private let counts = Mutex((opened: 0, closed: 0, running: 0, mostRunning: 0))
+    private let counts = Mutex((opened: 0, closed: 0, running: 0, mostRunning: 0, built: 0))
 
     init() {
         (holdStarted, holdStartedSink) = AsyncStream.makeStream()
@@ -43,6 +45,7 @@ final class TestService: RPCService {
     var openedConnections: Int { counts.withLock { $0.opened } }
     var closedConnections: Int { counts.withLock { $0.closed } }
     var mostRunning: Int { counts.withLock { $0.mostRunning } }
+    var built: Int { counts.withLock { $0.built } }
 
     func route(_ request: Request, on connection: RPCConnection) -> RoutedCall {
         guard request.method == "ping" else { return .pending { await self.handle(request, on: connection) } }
@@ -107,6 +110,11 @@ final class TestService: RPCService {
                 hangCancelled.open()
             }
             result = "cancelled"
+        case "big":
+            let bytes = Int(request.params?["bytes"]?.intValue ?? 0)
+            guard await connection.reserveReply(bytes: bytes) else { return nil }
+            counts.withLock { $0.built += 1 }
+            result = .string(String(repeating: "x", count: bytes))
         case "keepalive":
             connection.keepAlive = true
             result = true

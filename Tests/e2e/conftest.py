@@ -266,8 +266,10 @@ def launch_stpd(stpd_bin: Path, checker: ContractChecker, directory: Path, *args
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
     notify.bind(str(notify_path))
 
+    # The Stripe stand-ins (stripe-test-server, localstripe) speak plain http on loopback, which
+    # stpd takes only when told it is a test stand-in.
     full_env = clean_environment(XDG_STATE_HOME=str(directory / "xdg-state"),
-                                 NOTIFY_SOCKET=str(notify_path))
+                                 NOTIFY_SOCKET=str(notify_path), STPD_ALLOW_INSECURE_STRIPE_BASE="1")
     for key, value in (env or {}).items():  # None removes a variable
         if value is None:
             full_env.pop(key, None)

@@ -315,7 +315,7 @@ def test_subscription_position_rules_against_a_scripted_daemon(tmp_path):
 def test_wait_events_retries_across_a_restart(start_stpd, tmp_path):
     daemon = start_stpd(tmp_path, "--debug-methods")
     with client(daemon) as c:
-        assert c.wait_events(0, timeout=0) == {"events": [], "next": 0}
+        assert c.wait_events(0, timeout=0) == {"events": [], "next": 0, "endedEarly": False}
         outcome: list = []
         waiter = threading.Thread(target=lambda: outcome.append(c.wait_events(0, {"types": ["debug.*"]}, timeout=20)))
         waiter.start()

@@ -237,12 +237,12 @@ def test_filters_by_object_and_type(daemon):
         # the same filter and returns at once (timeout 0).
         for types in (["payment.*"], ["debug.tes"], ["debug"], ["debug.other"], ["deb.*"], ["debug.test.*"]):
             result = client.call("events.wait", {"since": 0, "filter": {"types": types}, "timeout": 0})
-            assert result == {"events": [], "next": 11}, (types, result)
+            assert result == {"events": [], "next": 11, "endedEarly": False}, (types, result)
         result = client.call("events.wait", {"since": 0, "filter": {"types": ["payment.*", "debug.test"],
                                                                     "objects": ["dbg_c"]}, "timeout": 0})
         assert seqs(result["events"]) == [9] and result["next"] == 11
         result = client.call("events.wait", {"since": 0, "filter": {"objects": ["dbg_none"]}, "timeout": 0})
-        assert result == {"events": [], "next": 11}
+        assert result == {"events": [], "next": 11, "endedEarly": False}
 
 
 def test_unsubscribe_stops_delivery(daemon):
@@ -531,7 +531,7 @@ def test_wait_times_out_with_nothing_new(daemon):
         asked = time.monotonic()
         result = client.call("events.wait", {"since": 2, "timeout": 0.2})
         elapsed = time.monotonic() - asked
-        assert result == {"events": [], "next": 2}
+        assert result == {"events": [], "next": 2, "endedEarly": False}
         assert 0.15 <= elapsed < 5, f"events.wait with timeout 0.2 returned after {elapsed:.3f} s"
 
 

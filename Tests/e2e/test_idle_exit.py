@@ -134,7 +134,7 @@ def test_a_running_poll_keeps_it_running_and_a_restart_keeps_its_result(user_man
     config.write_text(f"STPD_STRIPE_KEY={stripe_test_server.publishable_key}\n")
     config.chmod(0o600)
     install_user_units(user_manager, stpd_bin, "--idle-timeout", str(IDLE_TIMEOUT), "--config", str(config),
-                       "--stripe-api-base", stripe_test_server.base_url)
+                       "--stripe-api-base", stripe_test_server.base_url, "--allow-insecure-stripe-base")
     user_manager.systemctl("start", "stpd.socket")
     socket_path = user_manager.runtime / "stpd.sock"
     poll_seconds = 3 * IDLE_TIMEOUT

@@ -19,6 +19,7 @@ import re
 import secrets
 import shutil
 import stat
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -66,17 +67,25 @@ def test_debug_emit_writes_only_the_callers_own_debug_objects(start_stpd, tmp_pa
     sid = session["id"]
     root.call("debug.emit", {"objectId": "dbg_root", "payload": {"owner": "root"}})
 
+    root.call("debug.emit", {"objectId": f"dbg_{OTHER_UID}_planted"})
+    theirs_id = f"dbg_{OTHER_UID}_theirs"
     replies = run_as(python, OTHER_UID, shared_socket, [
         ["debug.emit", {"objectId": sid}],
         ["debug.emit", {"objectId": "dbg_root", "payload": {"owner": "1001"}}],
-        ["debug.emit", {"objectId": "dbg_theirs", "count": 2}],
+        ["debug.emit", {"objectId": theirs_id, "count": 2}],
         ["debug.emit", {}],
+        ["debug.emit", {"objectId": "dbg_nobodys"}],
+        ["debug.emit", {"objectId": f"dbg_{OTHER_UID}_planted"}],
     ])
-    # Another kind's id is not a debug id at all; root's debug object is not the caller's.
+    # Another kind's id is not a debug id at all. Outside its own dbg_1001_ names the caller is
+    # refused alike whether the id exists (root's dbg_root) or not (issue 24.5: no oracle).
     assert error_of(replies[0])["code"] == INVALID_PARAMS and error_of(replies[0])["data"]["parameter"] == "objectId"
-    assert error_of(replies[1])["code"] == PERMISSION_DENIED, replies[1]
+    assert error_of(replies[1]) == error_of(replies[4]), replies
+    assert error_of(replies[1])["code"] == INVALID_PARAMS, replies[1]
     assert replies[2]["result"]["lastSeq"] == replies[2]["result"]["firstSeq"] + 1, replies[2]
     assert "result" in replies[3], replies[3]
+    # Root chose to plant an object under the caller's names: it is still root's.
+    assert error_of(replies[5])["code"] == PERMISSION_DENIED, replies[5]
 
     # Nothing of root's changed, and no event of uid 1001 landed on root's objects.
     assert root.call("customer.get", {"session": sid}) == session
@@ -87,7 +96,7 @@ def test_debug_emit_writes_only_the_callers_own_debug_objects(start_stpd, tmp_pa
     # The uid's own objects are its own: it sees them, root sees them too.
     theirs = run_as(python, OTHER_UID, shared_socket, [
         ["events.wait", {"since": 0, "limit": 1000, "timeout": 0}]])[0]["result"]["events"]
-    assert {e["objectId"] for e in theirs} >= {"dbg_theirs"} and sid not in {e["objectId"] for e in theirs}
+    assert {e["objectId"] for e in theirs} >= {theirs_id} and sid not in {e["objectId"] for e in theirs}
 
     # The next start reads every object back (on main, root's overwritten row stopped it).
     assert daemon.terminate() == 0
@@ -192,25 +201,28 @@ def test_a_copied_database_holds_no_token_or_client_secret(start_stpd, tmp_path,
     assert "secrets at rest are sealed" in daemon.log()
 
 
-def test_without_its_key_the_daemon_starts_and_sets_the_rows_aside(start_stpd, tmp_path, stripe_test_server):
+def test_with_another_key_the_rows_are_set_aside_kept_and_recovered(start_stpd, stpd_bin, tmp_path,
+                                                                     stripe_test_server):
     directory = tmp_path / "stpd"
     daemon, values = store_secrets(start_stpd, directory, stripe_test_server)
     assert daemon.terminate() == 0
+    old_key = tmp_path / "old-state-key"
+    shutil.copy(daemon.state_dir / "state-key", old_key)
     (daemon.state_dir / "state-key").write_text(secrets.token_hex(32) + "\n")
 
     restarted = stpd_for(start_stpd, directory, stripe_test_server)
     client = restarted.client()
-    # The sealed objects are set aside (counted, never served); the events they sealed are gone
-    # as if pruned, so an old cursor gets CursorExpired rather than an error.
+    # The sealed objects are set aside (counted, never served); the events they sealed are out of
+    # reach as if pruned, so an old cursor gets CursorExpired rather than an error. Nothing is deleted.
     with pytest.raises(RpcError) as caught:
         client.call("customer.get", {"session": values["session"]})
     assert caught.value.code == NOT_FOUND
     assert client.call("source.list", {})["sources"] == []
     assert client.call("daemon.status")["store"]["setAside"] >= 3
     log = restarted.log()
-    dropped = re.search(r"dropped the events through seq (\d+): sealed with another state key", log)
-    assert dropped, log
-    latest = int(dropped.group(1))
+    kept = re.search(r"the events through seq (\d+) are sealed with another state key: kept", log)
+    assert kept, log
+    latest = int(kept.group(1))
     with pytest.raises(RpcError) as caught:
         client.call("events.wait", {"since": 0, "timeout": 0})
     assert caught.value.code == CURSOR_EXPIRED and caught.value.data["oldestSeq"] == latest + 1
@@ -219,6 +231,40 @@ def test_without_its_key_the_daemon_starts_and_sets_the_rows_aside(start_stpd, t
     assert re.search(r"\b(cses|src|rdr)_\w+: its state is sealed with state key \w+, but the daemon's", log), log
     assert values["token"] not in log and values["client secret"] not in log
     assert client.call("customer.open", {"adapter": {"kind": "app"}, "prefetch": False})["status"] == "open"
+    assert restarted.terminate() == 0
+
+    # The old key found again: `--recover-with-key` re-seals its rows with the current key.
+    done = subprocess.run([str(stpd_bin), "--recover-with-key", str(old_key), "--state-dir", str(restarted.state_dir),
+                           "--config", "/dev/null"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and re.search(r"re-sealed [1-9]\d* objects and \d+ events", done.stdout), done
+    again = stpd_for(start_stpd, directory, stripe_test_server).client()
+    assert again.call("customer.get", {"session": values["session"]})["id"] == values["session"]
+    assert again.call("daemon.status")["store"]["setAside"] == 0
+    replayed = again.call("events.wait", {"since": 0, "limit": 1000, "timeout": 0})["events"]
+    assert replayed[0]["seq"] == 1 and any(e["objectId"] == values["session"] for e in replayed)
+
+
+def test_a_missing_key_stops_the_start_and_loses_nothing(start_stpd, tmp_path, stripe_test_server):
+    """Issue 24.3: with the key file gone, stpd refuses to start (it used to make a new key and
+    drop every event); with the key back, everything is there."""
+    directory = tmp_path / "stpd"
+    daemon, values = store_secrets(start_stpd, directory, stripe_test_server)
+    before = daemon.client().call("events.wait", {"since": 0, "limit": 1000, "timeout": 0})["events"]
+    assert daemon.terminate() == 0
+    key = daemon.state_dir / "state-key"
+    saved = key.read_bytes()
+    key.unlink()
+
+    output = refused(start_stpd, directory, "--stripe-api-base", stripe_test_server.base_url)
+    assert "state key" in output and "is missing" in output and "Put the key back" in output, output
+    assert not key.exists(), "no new key was made over the sealed rows"
+
+    key.write_bytes(saved)
+    key.chmod(0o600)
+    back = stpd_for(start_stpd, directory, stripe_test_server).client()
+    assert back.call("customer.get", {"session": values["session"]})["id"] == values["session"]
+    after = back.call("events.wait", {"since": 0, "limit": 1000, "timeout": 0})["events"]
+    assert [e["seq"] for e in after][:len(before)] == [e["seq"] for e in before]
 
 
 # -- error replies never echo a URL's query ----------------------------------------------------------

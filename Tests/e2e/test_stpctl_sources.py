@@ -72,6 +72,22 @@ def test_typed_and_raw_constructors(stpctl):
     assert len(ok(stpctl("source", "list"))["sources"]) == 5
 
 
+def test_client_secrets_in_urls_are_redacted_unless_asked(stpctl):
+    """Issue 24.6: `source create`, `source list` and `redirect list/show` printed client_secret=...
+    inside redirect URLs; now only the object id is left, unless --show-secrets."""
+    created = ok(stpctl(*SOFORT, "--show-secrets"))
+    url = created["source"]["redirect"]["url"]
+    assert "client_secret=src_client_secret_" in url and "[REDACTED]" not in url
+    session = ok(stpctl("redirect", "create", "--source", created["source"]["id"]))
+    for args in [SOFORT, ["source", "list"], ["source", "show", created["source"]["id"]], ["redirect", "list"],
+                 ["redirect", "show", session["id"]]]:
+        done = stpctl(*args)
+        assert done.returncode == 0, done
+        assert "client_secret=src_client_secret_[REDACTED]" in done.stdout, (args, done.stdout)
+        assert "src_client_secret_" not in done.stdout.replace("src_client_secret_[REDACTED]", ""), done.stdout
+    assert url in stpctl("source", "list", "--show-secrets").stdout
+
+
 def test_poll_wait_finishes_at_its_timeout(stpctl):
     sid = ok(stpctl(*SOFORT))["source"]["id"]
     done = ok(stpctl("source", "poll", sid, "--poll-timeout", "2", "--wait"))

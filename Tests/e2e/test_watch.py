@@ -399,7 +399,7 @@ def test_events_wait_returns_events_and_next(daemon, stpctl_bin, checker):
     assert seqs(result["events"]) == [3] and result["next"] == 3
 
     done = run_stpctl(stpctl_bin, daemon, "events", "wait", "--since", "3", "--timeout-seconds", "0")
-    assert json.loads(done.stdout) == {"events": [], "next": 3}
+    assert json.loads(done.stdout) == {"events": [], "next": 3, "endedEarly": False}
 
 
 def test_events_wait_is_not_cut_short_by_the_global_timeout(daemon, stpctl_bin):
@@ -408,7 +408,7 @@ def test_events_wait_is_not_cut_short_by_the_global_timeout(daemon, stpctl_bin):
     done = run_stpctl(stpctl_bin, daemon, "--timeout", "0.5", "events", "wait", "--since", "1",
                       "--timeout-seconds", "1.5")
     assert done.returncode == 0, done.stderr  # not 4 (timeout) after 0.5 s
-    assert json.loads(done.stdout) == {"events": [], "next": 1}
+    assert json.loads(done.stdout) == {"events": [], "next": 1, "endedEarly": False}
     assert time.monotonic() - start >= 1.4
 
 

@@ -49,6 +49,9 @@ const (
 	// CodeStoreUnavailable is 1010: The daemon's database is unavailable.
 	CodeStoreUnavailable = 1010
 
+	// CodeObjectTooLarge is 1011: The object would be too large to store.
+	CodeObjectTooLarge = 1011
+
 	// CodeCursorExpired is 2001: Events after `since` are no longer kept.
 	CodeCursorExpired = 2001
 
@@ -193,6 +196,12 @@ var ErrAppAnswerInvalid = &Error{Code: CodeAppAnswerInvalid, Message: "The app's
 // the transaction; nothing of the request was committed. Retry once it is back; `data.instance`
 // names the daemon that answered.
 var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "The daemon's database is unavailable"}
+
+// ErrObjectTooLarge matches every error with code 1011 (errors.Is): The object would be too large
+// to store. Any method that stores an object may answer this: the object's state would exceed
+// STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`, `data.setting`, and `data.objectId`
+// when the object exists). Nothing of the call was written.
+var ErrObjectTooLarge = &Error{Code: CodeObjectTooLarge, Message: "The object would be too large to store"}
 
 // ErrCursorExpired matches every error with code 2001 (errors.Is): Events after `since` are no
 // longer kept. Retention dropped events after the given seq; `data.oldestSeq` is the oldest still
@@ -415,6 +424,8 @@ func codeName(code int) string {
 		return "AppAnswerInvalid"
 	case CodeStoreUnavailable:
 		return "StoreUnavailable"
+	case CodeObjectTooLarge:
+		return "ObjectTooLarge"
 	case CodeCursorExpired:
 		return "CursorExpired"
 	case CodeSubscriptionNotFound:

@@ -124,6 +124,15 @@ export class StoreUnavailable extends RpcError {
 }
 
 /**
+ * 1011: The object would be too large to store. Any method that stores an object may answer this:
+ * the object's state would exceed STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`,
+ * `data.setting`, and `data.objectId` when the object exists). Nothing of the call was written.
+ */
+export class ObjectTooLarge extends RpcError {
+  static code = 1011;
+}
+
+/**
  * 2001: Events after `since` are no longer kept. Retention dropped events after the given seq;
  * `data.oldestSeq` is the oldest still kept. Re-read the objects' state, then subscribe without
  * `since` (or from `oldestSeq - 1`).
@@ -412,6 +421,7 @@ export const ErrorCode = Object.freeze({
   AppRequestTimedOut: 1008,
   AppAnswerInvalid: 1009,
   StoreUnavailable: 1010,
+  ObjectTooLarge: 1011,
   CursorExpired: 2001,
   SubscriptionNotFound: 2002,
   CursorAhead: 2003,
@@ -456,6 +466,7 @@ export const errorClasses = new Map([
   [1008, AppRequestTimedOut],
   [1009, AppAnswerInvalid],
   [1010, StoreUnavailable],
+  [1011, ObjectTooLarge],
   [2001, CursorExpired],
   [2002, SubscriptionNotFound],
   [2003, CursorAhead],

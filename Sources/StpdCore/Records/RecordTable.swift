@@ -76,7 +76,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         -> Change
     {
         while true {
-            guard let (current, version) = try await load(id), caller.sees(current.owner) else {
+            guard let (current, version) = try await load(id, owner: caller.ownerFilter) else {
                 throw DomainError.notFound(R.kind, id: id)
             }
             var record = current
@@ -173,24 +173,35 @@ public final class RecordTable<R: DurableRecord>: Sendable {
     /// The record, whoever owns it (the daemon's own work).
     public func find(_ id: String) async throws -> R? { try await load(id)?.record }
 
-    /// The caller's record; another uid's answers `notFound` like a missing one.
+    /// The caller's record, or nil (another uid's as a missing one, at the same cost: see `get`).
+    public func find(_ id: String, for caller: Caller) async throws -> R? {
+        try await load(id, owner: caller.ownerFilter)?.record
+    }
+
+    /// The caller's record; another uid's answers `notFound` like a missing one, at the same cost
+    /// (the store checks the owner before it unseals or decodes anything).
     public func get(_ id: String, for caller: Caller) async throws -> R {
-        guard let record = try await find(id), caller.sees(record.owner) else {
+        guard let record = try await find(id, for: caller) else {
             throw DomainError.notFound(R.kind, id: id)
         }
         return record
     }
 
-    /// One page of the caller's records in creation order, after `startingAfter` (an id of theirs).
+    /// One page of the caller's records in creation order, after `startingAfter` (an id of theirs):
+    /// at most `limit`, and no more once they hold `log.limits.pageBytes` (`hasMore` then, even if
+    /// the last one read happens to be the last there is).
     public func page(for caller: Caller, status: String? = nil, startingAfter: String? = nil, limit: Int)
         async throws -> Page
     {
         if let startingAfter { _ = try await get(startingAfter, for: caller) }
         let query = ObjectQuery(
             kind: R.kind.rawValue, owner: caller.ownerFilter, status: status, startingAfter: startingAfter,
-            limit: limit + 1)
-        let found = try await decoded(query).map(\.record)
-        return Page(records: Array(found.prefix(limit)), hasMore: found.count > limit)
+            limit: limit + 1, maxBytes: log.limits.pageBytes)
+        let stored = try await store.objects(query)
+        var bytes = PageBytes(budget: log.limits.pageBytes)
+        for object in stored.prefix(limit) { bytes.add(object.state) }
+        let records = stored.prefix(limit).compactMap(decodeOrSetAside)
+        return Page(records: records, hasMore: stored.count > limit || bytes.isFull)
     }
 
     /// Every record of the caller's with `status` (for operations over all of them).
@@ -255,8 +266,8 @@ public final class RecordTable<R: DurableRecord>: Sendable {
 
     // MARK: Decoding
 
-    private func load(_ id: String) async throws -> (record: R, version: Int64)? {
-        guard let stored = try await store.object(id: id), stored.kind == R.kind.rawValue,
+    private func load(_ id: String, owner: UInt32? = nil) async throws -> (record: R, version: Int64)? {
+        guard let stored = try await store.object(id: id, owner: owner), stored.kind == R.kind.rawValue,
             let record = decodeOrSetAside(stored)
         else { return nil }
         return (record, stored.version)

@@ -63,12 +63,13 @@ public final class SourceService: Sendable {
     }
 
     /// Fetches the Source with its client secret and remembers it (first seen: `source.retrieved`;
-    /// changed since: `source.updated`).
+    /// changed since: `source.updated`). Another uid's Source answers NotFound only after Stripe
+    /// answered, as an unknown one would, so the time taken does not tell that it is known here.
     public func retrieve(id: String, clientSecret: String, for caller: Caller) async throws -> (SourceView, Source) {
+        let source = try await api.retrieveSource(id: id, clientSecret: clientSecret)
         if let known = try await table.find(id), !caller.sees(known.owner) {
             throw DomainError.notFound(.source, id: id)
         }
-        let source = try await api.retrieveSource(id: id, clientSecret: clientSecret)
         let fresh = source.allResponseFields.withoutClientSecret
         do {
             let change = try await table.update(id, for: caller) { record in
@@ -102,7 +103,7 @@ public final class SourceService: Sendable {
 
     /// The client secret stpd holds for a Source the caller may see.
     public func clientSecret(id: String, for caller: Caller) async throws -> String? {
-        try await table.find(id).flatMap { caller.sees($0.owner) ? $0.clientSecret : nil }
+        try await table.find(id, for: caller)?.clientSecret
     }
 
     /// Starts (or replaces) the Source's poll. `redirect`: the session it follows up.

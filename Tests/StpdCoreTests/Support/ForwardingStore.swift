@@ -10,7 +10,9 @@ extension ForwardingStore {
     func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
         try await inner.apply(changes, at: time)
     }
-    func object(id: String) async throws -> StoredObject? { try await inner.object(id: id) }
+    func object(id: String, owner: UInt32?) async throws -> StoredObject? {
+        try await inner.object(id: id, owner: owner)
+    }
     func objects(_ query: ObjectQuery) async throws -> [StoredObject] { try await inner.objects(query) }
     func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) async throws -> [KeyHit] {
         try await inner.lookup(key: key, owner: owner, after: after, limit: limit)
@@ -20,8 +22,8 @@ extension ForwardingStore {
     func setAsideCount() async throws -> Int { try await inner.setAsideCount() }
     func statusCounts(kind: ObjectKind) async throws -> [String: Int] { try await inner.statusCounts(kind: kind) }
     func events(after: Int64, limit: Int) async throws -> [Event] { try await inner.events(after: after, limit: limit) }
-    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
-        try await inner.events(after: after, matching: filter, limit: limit)
+    func events(after: Int64, matching filter: EventFilter, limit: Int, maxBytes: Int) async throws -> EventPage {
+        try await inner.events(after: after, matching: filter, limit: limit, maxBytes: maxBytes)
     }
     func eventBounds() async throws -> EventBounds { try await inner.eventBounds() }
     func prune(_ retention: EventRetention, now: Date) async throws -> Int {

@@ -15,10 +15,10 @@ final class GatedStore: ForwardingStore {
 
     func arm() { armed.withLock { $0 = true } }
 
-    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
-        let page = try await inner.events(after: after, matching: filter, limit: limit)
+    func events(after: Int64, matching filter: EventFilter, limit: Int, maxBytes: Int) async throws -> EventPage {
+        let page = try await inner.events(after: after, matching: filter, limit: limit, maxBytes: maxBytes)
         let hold =
-            page.events.count < limit
+            !page.endedEarly
             && armed.withLock { armed in
                 defer { armed = false }
                 return armed
@@ -54,12 +54,11 @@ final class LockedStore: StateStore {
         log.withLock { Array($0.lazy.filter { $0.seq > after }.prefix(limit)) }
     }
 
-    func events(after: Int64, matching filter: EventFilter, limit: Int) async throws -> EventPage {
+    func events(after: Int64, matching filter: EventFilter, limit: Int, maxBytes: Int) async throws -> EventPage {
         log.withLock { log in
             let events = Array(log.lazy.filter { $0.seq > after && filter.matches($0) }.prefix(limit))
-            let latest = Int64(log.count)
-            let through = events.count == limit ? events.last?.seq ?? after : max(after, latest)
-            return EventPage(events: events, through: through, bounds: EventBounds(latestSeq: latest, prunedThrough: 0))
+            let bounds = EventBounds(latestSeq: Int64(log.count), prunedThrough: 0)
+            return EventPage(events: events, after: after, limit: limit, bytes: PageBytes(budget: .max), bounds: bounds)
         }
     }
 
@@ -67,7 +66,7 @@ final class LockedStore: StateStore {
         EventBounds(latestSeq: log.withLock { Int64($0.count) }, prunedThrough: 0)
     }
 
-    func object(id: String) async throws -> StoredObject? { nil }
+    func object(id: String, owner: UInt32?) async throws -> StoredObject? { nil }
     func objects(_ query: ObjectQuery) async throws -> [StoredObject] { [] }
     func lookup(key: String, owner: UInt32?, after: KeyHit?, limit: Int) async throws -> [KeyHit] { [] }
     func keyCount(key: String, cap: Int) async throws -> Int { 0 }

@@ -279,7 +279,7 @@ class Client(Methods):
                     limit: int | None = None) -> EventsWaitResult:
         """`events.wait`: the matching events after ``since`` at once, or the first ones within
         ``timeout`` seconds (the daemon's default: 30); pass the result's ``next`` as ``since``
-        next time. It only reads, so a connection lost meanwhile (a restart) is opened again and
+        next time (at once when ``endedEarly``: the page stopped at ``limit`` or at its byte bound). It only reads, so a connection lost meanwhile (a restart) is opened again and
         the call repeated, until the wait would have ended."""
         params: dict[str, Any] = {"since": since}
         if filter is not None:

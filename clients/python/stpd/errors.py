@@ -158,6 +158,17 @@ class StoreUnavailable(RpcError):
     code = 1010
 
 
+class ObjectTooLarge(RpcError):
+    """1011: The object would be too large to store.
+
+    Any method that stores an object may answer this: the object's state would exceed
+    STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`, `data.setting`, and `data.objectId`
+    when the object exists). Nothing of the call was written.
+    """
+
+    code = 1011
+
+
 class CursorExpired(RpcError):
     """2001: Events after `since` are no longer kept.
 
@@ -483,6 +494,7 @@ ERRORS: dict[int, type[RpcError]] = {
     1008: AppRequestTimedOut,
     1009: AppAnswerInvalid,
     1010: StoreUnavailable,
+    1011: ObjectTooLarge,
     2001: CursorExpired,
     2002: SubscriptionNotFound,
     2003: CursorAhead,

@@ -461,9 +461,10 @@ class DaemonStatusStore(TypedDict):
 class DebugEmitParams(TypedDict):
     """The params of `debug.emit`."""
 
-    #: How many events (default 1)
+    #: How many events (default 1); count times the payload's size is at most 16 MiB
     count: NotRequired[int]
-    #: The test object's id (default: a new one): a dbg_ id, new or of the caller's own debug object
+    #: The test object's id (default: a new one): a dbg_ id, new or of the caller's own debug
+    #: object. Anyone but root names it dbg_<uid>_…, with their own uid
     objectId: NotRequired[str]
     #: Any JSON, carried in each event's object as `payload`
     payload: NotRequired[Any]
@@ -610,6 +611,9 @@ class EventsWaitParamsFilter(TypedDict):
 class EventsWaitResult(TypedDict):
     """Component `EventsWaitResult`."""
 
+    #: The page stopped at `limit` or at its byte bound, not at the end of the log: call again at
+    #: once
+    endedEarly: bool
     events: list[Event]
     #: Pass as `since` next time
     next: int
