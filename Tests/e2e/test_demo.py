@@ -25,7 +25,7 @@ def test_demo_runs_to_the_end(bin_dir: Path, tmp_path: Path):
     assert re.search(r"(?m)^payment intent pi_\w+: succeeded$", out), out
     assert re.search(r"(?m)^voucher for pi_\w+: succeeded$", out), out
     assert re.search(r"(?m)^context pctx_\w+: didFinish with success$", out), out
-    for command in ("payment-intent confirm", "handle-url", "redirect wait", "payment-intent show",
+    for command in ("payment-intent confirm", "redirect start", "handle-url", "redirect wait", "payment-intent show",
                     "payment-intent retrieve", "context select", "context request-payment", "context answer",
                     "events wait"):
         assert f"$ stpctl {command}" in out or f"$ stpctl --timeout 60 {command}" in out, command

@@ -257,6 +257,9 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
             }
         } catch DomainError.notFound {
             return true
+        } catch is ObjectTooLarge where intent != nil {
+            // The intent as read would not fit: the end is recorded with the intent as last stored.
+            return await finish(id, pollID, result, error, nil)
         } catch {
             return false
         }
