@@ -71,8 +71,12 @@ RELEASE = swift build -c release --scratch-path .build-release
 
 # BENCH_ARGS passes cases and options to bench/run.py (e.g. BENCH_ARGS="ping fanout",
 # BENCH_ARGS="--compare old.json"); BENCH_SCALES=100,10000 skips the 100,000-session scale.
+# Beside a throwaway PostgreSQL cluster when PostgreSQL is installed (scripts/bootstrap test), for
+# the fleet case, which is skipped without one.
+BESIDE_POSTGRES = $(shell test -x /usr/lib/postgresql/15/bin/initdb && echo scripts/test-postgres)
+
 bench: bench-build
-	$(PYTHON) bench/run.py --bin-dir $$($(RELEASE) --show-bin-path) $(BENCH_ARGS)
+	$(BESIDE_POSTGRES) $(PYTHON) bench/run.py --bin-dir $$($(RELEASE) --show-bin-path) $(BENCH_ARGS)
 
 bench-build:
 	scripts/bootstrap
@@ -81,7 +85,7 @@ bench-build:
 
 # On the debug binaries `make test` built; asserts only that every case runs and gives figures.
 bench-smoke:
-	$(PYTHON) bench/run.py --smoke --bin-dir $$(swift build --show-bin-path) --out bench/results/smoke.json
+	$(BESIDE_POSTGRES) $(PYTHON) bench/run.py --smoke --bin-dir $$(swift build --show-bin-path) --out bench/results/smoke.json
 
 bench-micro:
 	scripts/bootstrap

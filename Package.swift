@@ -6,7 +6,7 @@ import PackageDescription
 //   JSONRPC, StripeAPI <- StpdProtocol (the method declarations = the contract)
 //   RPCTransport (NIO framing, server, client) <- StpdDaemon <- stpd
 //   StpdProtocol, StripeAPI <- StpdCore (pure domain, no I/O) <- StpdStore (SQLite) <- StpdDaemon
-//   StpdCore <- StpdPostgres (a fleet's shared PostgreSQL store and leases) <- StpdDaemon
+//   StpdCore, StpdStore (its StateSealer) <- StpdPostgres (a fleet's shared PostgreSQL store and leases) <- StpdDaemon
 //   StpdCore, StripeHTTP <- StpdBackends (the merchant's backend over HTTP) <- StpdDaemon
 //   stpctl (with StpctlKit, its testable logic) uses StpdProtocol + RPCTransport (+ StripeAPI's
 //   types in StpdProtocol's params) only.
@@ -70,11 +70,13 @@ let package = Package(
             ]
         ),
         // The fleet's store: several daemons on one PostgreSQL database (STPD_DATABASE_URL), with
-        // leases for the background work. The daemon picks it only when that URL is set.
+        // leases for the background work. The daemon picks it only when that URL is set. It seals
+        // state with StpdStore's StateSealer, and runs its pool as a service of the daemon's group.
         .target(
             name: "StpdPostgres",
             dependencies: [
-                "StpdCore", "JSONRPC",
+                "StpdCore", "StpdStore", "JSONRPC",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -178,6 +180,7 @@ let package = Package(
             dependencies: [
                 "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC", "StpdDaemon",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // TestSupport for its bind lock: one test changes the process-wide umask.
         .testTarget(

@@ -211,6 +211,29 @@ def table(result: dict) -> str:
                      f"{r['within_10pct']:.1%}", "", "", _judged(found, "polls_cpu", "polls_interval")))
         rows.append((f"{count(polls['polls'])} polls paused: stpd CPU; requests",
                      f"{p['stpd_cores']:.4f} cores; {p['requests']}", "", "", _judged(found, "paused_cpu")))
+    fleet = cases.get("fleet")
+    if fleet:
+        def pair(figures: dict) -> str:
+            return f"{micros(figures['p50_us'])}, {micros(figures['p99_us'])}"
+        stores = [("sqlite", "SQLite"), ("postgres_1", "PostgreSQL, 1 instance"),
+                  ("postgres_2", "PostgreSQL, 2 instances")]
+        for key, label in stores:
+            if key in fleet:
+                where = " (started on A, handled on B)" if key == "postgres_2" else ""
+                rows.append((f"fleet, {label}: started sessions/s; handle-url p50, p99{where}",
+                             f"{fleet[key]['sessions_per_s']:.0f}; {pair(fleet[key]['handle_url'])}", "", "", ""))
+        if "propagation" in fleet:
+            p = fleet["propagation"]
+            rows.append(("fleet: event from a commit on A to a subscriber on B, p50, p99",
+                         f"{millis(p['p50_ms'])}, {millis(p['p99_ms'])}", "", "", ""))
+        if "takeover" in fleet:
+            t = fleet["takeover"]
+            rows.append((f"fleet: kill -9 of A to B holding its {t['polls']} polls (lease {t['lease_s']} s)",
+                         seconds(t["seconds"]), "", "", ""))
+        if "recovery" in fleet:
+            r = fleet["recovery"]
+            rows.append((f"fleet: PostgreSQL down {r['outage_s']:.0f} s: a call's 1010; restarted to both serving",
+                         f"{seconds(r['down_answer_s'])}; {seconds(r['serving_again_s'])}", "", "", ""))
     for case, message in (result.get("errors") or {}).items():
         rows.append((f"{case}: FAILED", message.splitlines()[0][:100] if message else "", "", "", ""))
 

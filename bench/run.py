@@ -5,7 +5,8 @@ figures as JSON.
     bench/run.py --bin-dir DIR [--smoke] [--out PATH] [--compare OLD.json] [CASE ...]
     bench/run.py --compare-only OLD.json NEW.json
 
-CASE is any of: ping, fanout, attack, scale, create, polls (default: all, in that order). DIR holds the
+CASE is any of: ping, fanout, attack, scale, create, polls, fleet (default: all, in that order;
+fleet needs the PostgreSQL cluster of scripts/test-postgres, which `make bench` starts). DIR holds the
 stpd and stripe-test-server binaries (`make bench` builds release ones into .build-release;
 `make bench-smoke` uses the debug build of `make test`). The C programs (bench/*.c) are built
 with `cc` into .build-bench/. Progress goes to stderr; the table to stdout; the JSON to --out
@@ -30,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import case_fleet  # noqa: E402
 import case_scale  # noqa: E402
 import case_transport  # noqa: E402
 import case_work  # noqa: E402
@@ -44,6 +46,7 @@ CASES = {
     "scale": case_scale.scale,
     "create": case_work.create,
     "polls": case_work.polls,
+    "fleet": case_fleet.fleet,
 }
 
 

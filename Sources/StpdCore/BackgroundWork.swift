@@ -17,7 +17,13 @@ public final class BackgroundWork: Sendable {
         self.ended = ended
     }
 
-    public func start(_ job: @escaping @Sendable () async -> Void) {
+    /// `holdsOffIdleExit`: false for work that never ends by itself (the hourly retention), which
+    /// must not keep an idle daemon up.
+    public func start(holdsOffIdleExit: Bool = true, _ job: @escaping @Sendable () async -> Void) {
+        guard holdsOffIdleExit else {
+            sink.yield(job)
+            return
+        }
         began()
         let ended = self.ended
         sink.yield {

@@ -73,6 +73,8 @@ public final class EventLog: Sendable {
     private let now: @Sendable () -> Date
     /// Told how many events each commit appended (the daemon counts them for `daemon.metrics`).
     private let appended: @Sendable (Int) -> Void
+    /// The bus knows where the log ends (see `init(awaiting:)`).
+    private let started: Atomic<Bool>
 
     public init(
         store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
@@ -89,7 +91,35 @@ public final class EventLog: Sendable {
         self.now = now
         self.appended = appended
         bus = EventBus(lastPublished: try await store.eventBounds().latestSeq)
+        started = Atomic(true)
     }
+
+    /// A fleet's log, whose database may be unreachable when the daemon starts: nothing is read
+    /// until `start(after:)` says where the log ends. Until then subscribing fails as
+    /// StoreUnavailable (a live subscription would not know where "live" begins).
+    public init(
+        awaiting store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
+        limits: ByteLimits = ByteLimits(), now: @escaping @Sendable () -> Date = Date.init,
+        appended: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.failures = failures
+        self.retention = retention
+        self.limits = limits
+        shared = true
+        self.now = now
+        self.appended = appended
+        bus = EventBus(lastPublished: 0)
+        started = Atomic(false)
+    }
+
+    /// The log ends at `latestSeq`: live delivery starts after it.
+    public func start(after latestSeq: Int64) {
+        bus.skip(through: latestSeq)
+        started.store(true, ordering: .releasing)
+    }
+
+    public var isStarted: Bool { started.load(ordering: .acquiring) }
 
     /// Commits the changes (none if one of them is larger than `limits.objectBytes`: ObjectTooLarge).
     @discardableResult
@@ -130,6 +160,9 @@ public final class EventLog: Sendable {
     public func subscribe(id: String, since: Int64?, filter: EventFilter, sink: any EventSink, holdLimit: Int = 10_000)
         async throws -> Subscription
     {
+        guard isStarted else {
+            throw StoreUnavailable(reason: "the database has not been reached since this daemon started")
+        }
         if let since { try await checkCursor(since) }
         // Without `since`, the feed starts at whatever was published when it was added: live only.
         return bus.add(id: id) { lastPublished in

@@ -146,15 +146,35 @@ extension Duration {
 }
 
 /// The store could not be reached, or failed a transaction for a reason of its own (a shared
-/// database that is down). Nothing of the transaction was committed; the call can be retried.
+/// database that is down). Nothing of the transaction was committed, unless `outcomeUnknown`:
+/// the connection went while its COMMIT was on the way and the database could not be asked in
+/// time, so it may have committed (its event is then in the log). The call can be retried.
 public struct StoreUnavailable: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: String
     /// The daemon that answered (its `STPD_INSTANCE`), so a client of a fleet can tell which.
     public var instance: String?
-    public init(reason: String, instance: String? = nil) {
+    public var outcomeUnknown: Bool
+    public init(reason: String, instance: String? = nil, outcomeUnknown: Bool = false) {
+        self.reason = reason
+        self.instance = instance
+        self.outcomeUnknown = outcomeUnknown
+    }
+
+    public var description: String { "store unavailable: \(reason)" }
+}
+
+/// A stored object's (or event's) sealed state cannot be opened by this daemon: it was sealed
+/// with a state key this daemon does not have, or it was damaged. The row is left as it is (in a
+/// fleet another instance may hold the key).
+public struct StateUnreadable: Error, Sendable, Equatable, CustomStringConvertible {
+    public var objectId: String
+    public var reason: String
+    public var instance: String?
+    public init(objectId: String, reason: String, instance: String? = nil) {
+        self.objectId = objectId
         self.reason = reason
         self.instance = instance
     }
 
-    public var description: String { "store unavailable: \(reason)" }
+    public var description: String { "state unreadable: \(reason)" }
 }

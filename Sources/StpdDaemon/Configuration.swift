@@ -93,8 +93,8 @@ public struct DaemonConfiguration: Sendable {
     /// `STPD_DATABASE_PASSWORD_FILE` (the systemd credential `stpd-database-password` comes first).
     public var databasePasswordFile: String?
     /// This daemon's name in a fleet.
-    public var instance = Self.defaultInstance
-    static let defaultInstance = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "stpd"
+    /// This daemon's name in a fleet; nil: `instanceName(socketPath:)` makes one.
+    public var instance: String?
     /// How long a fleet lease lasts unrenewed.
     public var leaseDuration: Duration = .seconds(10)
     /// Unknown keys stop the daemon instead of a warning.
@@ -109,6 +109,14 @@ public struct DaemonConfiguration: Sendable {
     public var warnings: [String] = []
 
     public static let defaultStripeAPIBase = "https://api.stripe.com"
+
+    /// The daemon's name in a fleet: `STPD_INSTANCE`, else the host's name and the socket's path,
+    /// readable and distinct for every daemon on every host, and the same across restarts.
+    public func instanceName(socketPath: String) -> String {
+        instance ?? "\(Self.hostName):\(socketPath)"
+    }
+
+    static let hostName = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "stpd"
 
     /// The SQLite database in the state directory.
     public var databasePath: String { "\(stateDirectory)/stpd.sqlite" }

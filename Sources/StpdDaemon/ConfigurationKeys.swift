@@ -70,13 +70,15 @@ public enum ConfigurationKeys {
                 "a file holding the database's password; `$CREDENTIALS_DIRECTORY/stpd-database-password` comes first. Never a flag or in the URL"
         ),
         ConfigurationKey(
-            "STPD_INSTANCE", flag: "--instance", valueName: "NAME", defaultValue: "the host name",
+            "STPD_INSTANCE", flag: "--instance", valueName: "NAME",
+            defaultValue: "the host name and the socket path (`host:/run/stpd/stpd.sock`)",
             accepts: "1 to 64 letters, digits, `.`, `-` or `_`",
-            summary: "this daemon's name in a fleet: in `daemon.status`, its leases and the log",
+            summary:
+                "this daemon's name in a fleet, unique among live instances (a second is refused): in `daemon.status`, its leases and the log",
             apply: { c, raw in
-                // Empty, as in the example config's `STPD_INSTANCE=`: the default, the host's name.
+                // Empty, as in the example config's `STPD_INSTANCE=`: the default.
                 guard !raw.isEmpty else {
-                    c.instance = DaemonConfiguration.defaultInstance
+                    c.instance = nil
                     return
                 }
                 guard (1...64).contains(raw.utf8.count),
@@ -88,7 +90,7 @@ public enum ConfigurationKeys {
                 else { throw ConfigurationKey.Refusal(expected: "1 to 64 letters, digits, '.', '-' or '_'") }
                 c.instance = raw
             },
-            current: { $0.instance }),
+            current: { $0.instance ?? "(host:socket)" }),
         .seconds(
             "STPD_LEASE_SECONDS", flag: "--lease-seconds", \.leaseDuration, range: 2...60,
             summary:

@@ -17,17 +17,21 @@ public enum Daemon {
         ProcessLimits.limitMallocArenas()
         let logger = makeLogger(level: configuration.logLevel)
         try prepareStateDirectory(configuration.stateDirectory)
-        let opened = try await OpenedStore.open(configuration, logger: logger)
+        let listener = try Listener.acquire(configuration)
+        let opened = try await OpenedStore.open(
+            configuration, instance: configuration.instanceName(socketPath: listener.socket.path), logger: logger)
         let store = opened.store
         let metrics = StpdMetrics()
-        let log = try await EventLog(
-            store: store, failures: WireFailures(), retention: configuration.eventRetention,
-            limits: configuration.byteLimits,
-            shared: opened.fleet != nil,
-            appended: { metrics.eventsAppended.increment(by: Int64($0)) })
-        // Before serving: a client must never see events that are about to be pruned.
-        try await log.prune()
-        let listener = try Listener.acquire(configuration)
+        let appended: @Sendable (Int) -> Void = { metrics.eventsAppended.increment(by: Int64($0)) }
+        // A fleet's database may be down now: its log starts once it answers (FleetService).
+        let log =
+            opened.fleet == nil
+            ? try await EventLog(
+                store: store, failures: WireFailures(), retention: configuration.eventRetention,
+                limits: configuration.byteLimits, appended: appended)
+            : EventLog(
+                awaiting: store, failures: WireFailures(), retention: configuration.eventRetention,
+                limits: configuration.byteLimits, appended: appended)
 
         let facts = ProcessFacts(
             activation: listener.activation, socketPath: listener.socket.path,
@@ -39,17 +43,12 @@ public enum Daemon {
         let parts = Parts(
             configuration: configuration, log: log, store: opened, stripe: stripe, activity: activity,
             background: background, logger: logger, metrics: metrics)
-        // Requests the app never answered before a restart have nobody waiting for them now. In a
-        // fleet they may be another instance's, still waiting: an instance leaves them alone.
-        if opened.fleet == nil { try await parts.broker.abandonLeftovers() }
-        // Polls resume (holding off idle exit) and started redirect sessions take URLs again; in a
-        // fleet, each poll only where its lease is taken.
-        try await parts.sources.restore()
-        try await parts.intents.restore()
-        try await parts.redirects.restore()
-        try await parts.contexts.restore()
-        try await EventLogMaintenance.sweep(
-            parts.sweepable, olderThan: configuration.eventRetention.maxAge, logger: logger)
+        let readiness = Readiness(
+            socketPath: listener.socket.path, activation: listener.activation, storeReady: opened.fleet == nil,
+            logger: logger)
+        // With SQLite, before serving: polls resume (holding off idle exit), started redirect
+        // sessions take URLs again, and no client sees events about to be pruned.
+        if opened.fleet == nil { try await resume(parts, logger: logger) }
         let router = makeRouter(facts: facts, parts: parts, configuration: configuration)
         let service = StpdService(
             router: router, logger: logger, activity: parts.activity, subscriptions: parts.subscriptions,
@@ -68,28 +67,20 @@ public enum Daemon {
         // Each connection is a file descriptor: the soft limit (1024 under systemd) must hold them.
         ProcessLimits.raiseFileLimit(toHold: configuration.maxConnections + 256, logger: logger)
         let server = RPCServer(
-            socket: listener.socket, configuration: serverConfiguration, service: service, logger: logger
-        ) {
-            logger.notice(
-                "stpd \(StpdAPI.version) ready",
-                metadata: [
-                    "socket": "\(listener.socket.path)", "activation": "\(listener.activation.rawValue)",
-                ])
-            Systemd.notify("READY=1\nSTATUS=Serving on \(listener.socket.path)")
-        }
+            socket: listener.socket, configuration: serverConfiguration, service: service, logger: logger,
+            onListening: readiness.isListening)
 
-        // Shutdown runs in reverse order: the Stripe client closes only after the server drained.
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: stripe),
-            .init(service: server),
-            .init(service: EventLogMaintenance(log: log, sweepable: parts.sweepable, logger: logger)),
-            .init(service: BackgroundService(work: background)),
-        ]
+        // Shutdown runs in reverse order: background work stops (giving its leases back) and the
+        // server drains its calls before the Stripe client and the database's pool close.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let fleet = opened.fleet { services.append(.init(service: fleet.store)) }
+        services += [.init(service: stripe), .init(service: server)]
         if let fleet = opened.fleet {
-            services += fleet.services(
-                log: log, sources: parts.sources, intents: parts.intents, contexts: parts.contexts, logger: logger
-            ).map { .init(service: $0) }
+            services.append(
+                .init(service: FleetService(fleet: fleet, log: log, parts: parts, readiness: readiness, logger: logger))
+            )
         }
+        services.append(.init(service: BackgroundService(work: background)))
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
             services.append(
                 .init(
@@ -105,13 +96,23 @@ public enum Daemon {
         logger.info("stopped")
     }
 
+    /// Picks up what was under way, once the store answers: the retention is applied once, and
+    /// the work the store says must run starts wherever its lease is free (all of it with
+    /// SQLite). From then on the retention is applied hourly by one daemon of the fleet (the
+    /// leased job `retention`).
+    static func resume(_ parts: Parts, logger: Logger) async throws {
+        try await Retention.apply(parts.log, parts.sweepable, logger: logger)
+        try await parts.work.adoptAll()
+    }
+
     /// `stpd --recover-with-key FILE`: re-seals with the state key every row sealed with the key in
     /// `FILE` (one that was lost or replaced, found again), so its objects and events are served
     /// again from the next start; says what it did, and what is still sealed with other keys.
     public static func recover(_ configuration: DaemonConfiguration, oldKeyFile: String) async throws -> String {
         umask(0o077)
         guard configuration.databaseURL == nil else {
-            throw RecoveryError(reason: "--recover-with-key is for the SQLite state; a fleet's database is not sealed")
+            throw RecoveryError(
+                reason: "--recover-with-key is for the SQLite state; a fleet re-seals with --rotate-state-key")
         }
         try prepareStateDirectory(configuration.stateDirectory)
         let old = try StateKey.sealer(fromFile: oldKeyFile)
@@ -149,6 +150,8 @@ public enum Daemon {
         var contexts: PaymentContexts
         var cards = CardValidator()
         var metrics: StpdMetrics
+        /// The background work that runs once in a fleet (all of it, with SQLite).
+        var work: LeasedWork
         /// What holds finished objects that the retention sweep removes.
         var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] + intents.sweepable }
 
@@ -163,12 +166,14 @@ public enum Daemon {
             subscriptions = SubscriptionRegistry(log: log, metrics: metrics)
             waits = EventWaits(limits: configuration.waitLimits)
             self.stripe = stripe
+            let work = LeasedWork(leases: store.fleet?.leases ?? LocalLeases(), background: background)
+            self.work = work
             // A row that no longer decodes is set aside, never fatal: say which, once.
             let setAside: SetAsideReporter = { kind, id, error in
                 logger.error(
                     "set aside a \(kind.noun) that does not decode", metadata: ["object": "\(id)", "error": "\(error)"])
             }
-            broker = AppRequestBroker(log: log, reportSetAside: setAside)
+            broker = AppRequestBroker(log: log, work: work, reportSetAside: setAside)
             customers = CustomerSessions(
                 log: log,
                 factory: DaemonBackendFactory(
@@ -176,15 +181,13 @@ public enum Daemon {
                 background: background, reportSetAside: setAside)
             payments = StripePaymentsAPI(stripe: stripe)
             sources = SourceService(
-                api: payments, log: log, background: background, leases: store.fleet?.leases ?? LocalLeases(),
-                reportSetAside: setAside)
+                api: payments, log: log, background: background, work: work, reportSetAside: setAside)
             intents = IntentPollers(
-                api: payments, log: log, background: background, leases: store.fleet?.leases ?? LocalLeases(),
-                reportSetAside: setAside)
+                api: payments, log: log, background: background, work: work, reportSetAside: setAside)
             redirects = RedirectSessions(
                 api: payments, sources: sources, intents: intents,
                 opener: configuration.urlOpener.map(CommandURLOpener.init), log: log, background: background,
-                followUpTimeout: configuration.redirectPollTimeout, reportSetAside: setAside)
+                followUpTimeout: configuration.redirectPollTimeout, work: work, reportSetAside: setAside)
             sources.follow(with: redirects)
             intents.follow(with: redirects)
             contexts = PaymentContexts(
@@ -193,9 +196,10 @@ public enum Daemon {
                 companyName: { [merchantName = configuration.merchantName] caller in
                     MerchantName.resolve(given: nil, configured: merchantName, caller: caller)
                 },
-                leases: store.fleet?.leases ?? LocalLeases(), reportSetAside: setAside)
+                work: work, reportSetAside: setAside)
             redirects.follow(with: contexts)
             intents.follow(with: contexts)
+            Retention.schedule(on: work, log: log, sweepable: sweepable, logger: logger)
         }
     }
 
@@ -297,30 +301,32 @@ struct BackgroundService: Service {
     }
 }
 
-/// Applies the retention hourly: prunes the event log and removes objects finished longer ago
-/// than events are kept (the daemon does both once before it starts serving).
-struct EventLogMaintenance: Service {
-    let log: EventLog
-    let sweepable: [any Sweepable]
-    let logger: Logger
+/// The retention: the event log is pruned and objects finished longer ago than events are kept
+/// are removed. Applied once as the daemon starts, then hourly by the leased job `retention`
+/// (one daemon of a fleet runs it; another takes it over if that one dies).
+enum Retention {
+    static let lease = "retention"
 
-    func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(3600))
-                do {
-                    let dropped = try await log.prune()
-                    if dropped > 0 { logger.info("pruned \(dropped) events past retention") }
-                    try await Self.sweep(sweepable, olderThan: log.retention.maxAge, logger: logger)
-                } catch {
-                    logger.error("applying the retention failed: \(error)")
+    static func schedule(on work: LeasedWork, log: EventLog, sweepable: [any Sweepable], logger: Logger) {
+        work.adopt {
+            [
+                LeasedWork.Job(name: lease, holdsOffIdleExit: false) {
+                    while (try? await Task.sleep(for: .seconds(3600))) != nil {
+                        do {
+                            try await apply(log, sweepable, logger: logger)
+                        } catch {
+                            logger.error("applying the retention failed: \(error)")
+                        }
+                    }
                 }
-            }
+            ]
         }
     }
 
-    static func sweep(_ sweepable: [any Sweepable], olderThan age: Duration, logger: Logger) async throws {
-        let cutoff = Date().addingTimeInterval(-age.seconds)
+    static func apply(_ log: EventLog, _ sweepable: [any Sweepable], logger: Logger) async throws {
+        let dropped = try await log.prune()
+        if dropped > 0 { logger.info("pruned \(dropped) events past retention") }
+        let cutoff = Date().addingTimeInterval(-log.retention.maxAge.seconds)
         var removed = 0
         for service in sweepable { removed += try await service.sweep(before: cutoff) }
         if removed > 0 { logger.info("removed \(removed) objects finished before \(cutoff.formatted(.iso8601))") }

@@ -49,13 +49,16 @@ enum DaemonHandlers {
         try! router.registerConstant(Discover.self, result: contract, immediate: false)
         try! router.registerConstant(Ping.self, result: Ping.Result(version: StpdAPI.version))
         router.register(DaemonMetrics.self) { _, _ in
-            let redirects = try await parts.store.store.statusCounts(kind: .redirect)
+            // Answered while a fleet's database is down too: its figures are then left out.
+            let redirects = try? await parts.store.store.statusCounts(kind: .redirect)
+            let fleet = await parts.store.fleet?.status(log: parts.log)
             let snapshot = StpdMetrics.Snapshot(
                 connections: parts.activity.connections, subscribers: parts.subscriptions.count,
                 pollsRunning: parts.sources.pollsRunning + parts.intents.pollsRunning,
                 storeSizeBytes: parts.store.sizeOnDisk(),
-                redirectSessions: Dictionary(
-                    uniqueKeysWithValues: RedirectStatus.allCases.map { ($0, redirects[$0.rawValue] ?? 0) }))
+                redirectSessions: redirects.map { counts in
+                    Dictionary(uniqueKeysWithValues: RedirectStatus.allCases.map { ($0, counts[$0.rawValue] ?? 0) })
+                }, fleet: fleet)
             return DaemonMetrics.Result(text: parts.metrics.text(snapshot), contentType: StpdMetrics.contentType)
         }
         router.register(DaemonStatusMethod.self) { _, _ in
@@ -70,7 +73,7 @@ enum DaemonHandlers {
                 stateDirectory: facts.stateDirectory,
                 connections: parts.activity.connections,
                 subscriptions: parts.subscriptions.count,
-                store: try await parts.store.status(), fleet: parts.store.fleet?.status)
+                store: try await parts.store.status(), fleet: await parts.store.fleet?.status(log: parts.log))
         }
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
 import Logging
-import ServiceLifecycle
 import StpdCore
 import StpdPostgres
 import StpdProtocol
 import StpdStore
+import Synchronization
 
 /// The store the daemon runs on: SQLite in the state directory (the default), or a PostgreSQL
 /// database shared by a fleet of instances (`STPD_DATABASE_URL`).
@@ -16,8 +16,12 @@ struct OpenedStore: Sendable {
     var sizeOnDisk: @Sendable () -> Int64
     var fleet: Fleet?
 
-    static func open(_ configuration: DaemonConfiguration, logger: Logger) async throws -> OpenedStore {
-        if let url = configuration.databaseURL { return try await openFleet(url, configuration, logger: logger) }
+    /// `instance`: the daemon's name in a fleet. Nothing is read from a fleet's database here:
+    /// it may be down (`FleetService` waits for it).
+    static func open(_ configuration: DaemonConfiguration, instance: String, logger: Logger) async throws
+        -> OpenedStore
+    {
+        if let url = configuration.databaseURL { return try openFleet(url, configuration, instance, logger) }
         let store = try openSQLite(configuration, logger: logger)
         // Rows another key sealed cannot be read: set aside (objects) or out of reach (events),
         // kept for `stpd --recover-with-key`, never fatal.
@@ -70,25 +74,25 @@ struct OpenedStore: Sendable {
             }, sizeOnDisk: { store.sizeOnDisk }, fleet: nil)
     }
 
-    private static func openFleet(_ url: String, _ configuration: DaemonConfiguration, logger: Logger) async throws
-        -> OpenedStore
-    {
+    private static func openFleet(
+        _ url: String, _ configuration: DaemonConfiguration, _ instance: String, _ logger: Logger
+    ) throws -> OpenedStore {
         let location = try PostgresLocation(url: url, password: try configuration.databasePassword())
-        let store = try await PostgresStateStore(
-            location: location, instance: configuration.instance, logger: Logger(label: "stpd.postgres"))
+        let stateKey = try StateKey.loadShared(
+            stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory)
+        logger.info(
+            "secrets at rest are sealed",
+            metadata: [
+                "state_key": "\(stateKey.source)", "state_key_id": "\(stateKey.sealer.keyID ?? "")",
+                "previous_state_keys": "\(stateKey.sealer.previousKeyIDs)",
+            ])
+        let store = try PostgresStateStore(
+            location: location, instance: instance, sealer: stateKey.sealer, logger: Logger(label: "stpd.postgres"))
         let leases = PostgresLeases(
-            store: store, instance: configuration.instance, duration: configuration.leaseDuration, logger: logger)
-        logger.notice(
-            "joined the fleet", metadata: ["instance": "\(configuration.instance)", "database": "\(location)"])
+            store: store, instance: instance, duration: configuration.leaseDuration, logger: logger)
+        let fleet = Fleet(instance: instance, store: store, leases: leases)
         return OpenedStore(
-            store: store,
-            status: {
-                let bounds = try await store.eventBounds()
-                return .init(
-                    path: location.description, sizeBytes: 0, latestSeq: bounds.latestSeq,
-                    oldestSeq: bounds.oldestKept, setAside: try await store.setAsideCount())
-            }, sizeOnDisk: { 0 },
-            fleet: Fleet(instance: configuration.instance, store: store, leases: leases))
+            store: store, status: { try await fleet.storeStatus() }, sizeOnDisk: { 0 }, fleet: fleet)
     }
 }
 
@@ -113,44 +117,46 @@ struct MissingStateKey: Error, CustomStringConvertible {
 }
 
 /// This daemon's part in a fleet: its name, the shared database and its leases.
-struct Fleet: Sendable {
-    var instance: String
-    var store: PostgresStateStore
-    var leases: PostgresLeases
+final class Fleet: Sendable {
+    let instance: String
+    let store: PostgresStateStore
+    let leases: PostgresLeases
+    /// What the database last said of itself, shown while it does not answer.
+    private let lastStore = Mutex<DaemonStatus.StoreStatus?>(nil)
 
-    var status: DaemonStatus.FleetStatus {
-        DaemonStatus.FleetStatus(instance: instance, database: store.location.description, leases: leases.held)
+    init(instance: String, store: PostgresStateStore, leases: PostgresLeases) {
+        self.instance = instance
+        self.store = store
+        self.leases = leases
     }
 
-    /// The fleet's services: following the shared event log, renewing leases, and taking over
-    /// the polls and pending-action deadlines of instances that died.
-    func services(
-        log: EventLog, sources: SourceService, intents: IntentPollers, contexts: PaymentContexts, logger: Logger
-    ) -> [any Service] {
-        [
-            FleetTask { await PostgresEventFollower(store: store, log: log, logger: logger).run() },
-            FleetTask { await leases.run() },
-            FleetTask { [leases] in
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: leases.duration / 2) } catch { return }
-                    do {
-                        try await sources.adoptPolls()
-                        try await intents.adopt()
-                        try await contexts.adoptDeadlines()
-                    } catch {
-                        logger.warning("looking for work to take over failed", metadata: ["error": "\(error)"])
-                    }
-                }
-            },
-        ]
+    /// The store's figures; while the database is down, the last ones read (zeros if it never
+    /// answered), so that `daemon.status` always answers (its `fleet` says the database is down).
+    func storeStatus() async throws -> DaemonStatus.StoreStatus {
+        do {
+            let bounds = try await store.eventBounds()
+            let status = DaemonStatus.StoreStatus(
+                path: store.location.description, sizeBytes: 0, latestSeq: bounds.latestSeq,
+                oldestSeq: bounds.oldestKept, setAside: try await store.setAsideCount())
+            lastStore.withLock { $0 = status }
+            return status
+        } catch is StoreUnavailable {
+            return lastStore.withLock { $0 }
+                ?? DaemonStatus.StoreStatus(
+                    path: store.location.description, sizeBytes: 0, latestSeq: 0, oldestSeq: 1, setAside: 0)
+        }
     }
-}
 
-/// A fleet task as a service: cancelled when shutdown begins.
-struct FleetTask: Service {
-    let body: @Sendable () async -> Void
-    init(_ body: @escaping @Sendable () async -> Void) { self.body = body }
-    func run() async throws { await cancelWhenGracefulShutdown { await body() } }
+    func status(log: EventLog) async -> DaemonStatus.FleetStatus {
+        let health = store.health.snapshot
+        let latest = health.up == true ? try? await store.eventBounds().latestSeq : nil
+        return DaemonStatus.FleetStatus(
+            instance: instance, database: store.location.description, leases: leases.held,
+            databaseUp: health.up == true, databaseSince: health.since?.formatted(.iso8601),
+            reconnects: health.reconnects, lastDatabaseError: health.lastError,
+            instances: health.up == true ? (try? await leases.census()) ?? [:] : [:],
+            followerLag: latest.map { max(0, $0 - log.bus.lastPublished) })
+    }
 }
 
 extension DaemonConfiguration {
@@ -158,30 +164,15 @@ extension DaemonConfiguration {
     /// `LoadCredential=`), else `STPD_DATABASE_PASSWORD_FILE`, else none (peer or trust auth).
     func databasePassword() throws -> String? {
         var path = databasePasswordFile
-        var isCredential = false
         if let credentialsDirectory, !credentialsDirectory.isEmpty {
             let credential = "\(credentialsDirectory)/stpd-database-password"
-            if FileManager.default.fileExists(atPath: credential) { (path, isCredential) = (credential, true) }
+            if FileManager.default.fileExists(atPath: credential) { path = credential }
         }
         guard let path else { return nil }
-        let refusal = ConfigurationError.invalid(
-            "STPD_DATABASE_PASSWORD_FILE", path, "a readable file holding the database password")
-        let data: Data?
-        if isCredential {
-            // systemd's credential is made for the service alone.
-            data = FileManager.default.contents(atPath: path)
-        } else {
-            let handle: FileHandle
-            do throws(FileTrust.Failure) { handle = try FileTrust.open(path) } catch {
-                if case .untrusted(let reason) = error {
-                    throw ConfigurationError.untrusted("database password file", path, reason)
-                }
-                throw refusal
-            }
-            defer { try? handle.close() }
-            data = try? handle.readToEnd()
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError.invalid(
+                "STPD_DATABASE_PASSWORD_FILE", path, "a readable file holding the database password")
         }
-        guard let data else { throw refusal }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 }

@@ -96,14 +96,27 @@ public final class StpdMetrics: Sendable {
         ).recordNanoseconds(attempt.latency.nanoseconds)
     }
 
+    /// A fleet daemon's gauges (docs/fleet.md lists them).
+    private func record(_ fleet: DaemonStatus.FleetStatus) {
+        CoreMetrics.Gauge(label: "stpd_database_up", factory: factory).record(fleet.databaseUp ? 1 : 0)
+        CoreMetrics.Gauge(label: "stpd_database_reconnects", factory: factory).record(fleet.reconnects)
+        CoreMetrics.Gauge(label: "stpd_leases_held", factory: factory).record(fleet.leases.count)
+        if let lag = fleet.followerLag {
+            CoreMetrics.Gauge(label: "stpd_event_follower_lag", factory: factory).record(lag)
+        }
+    }
+
     /// What is read when asked rather than counted as it happens.
     struct Snapshot: Sendable {
         var connections: Int
         var subscribers: Int
         var pollsRunning: Int
         var storeSizeBytes: Int64
-        /// Every status of `RedirectStatus`, 0 included, so that the series never vanish.
-        var redirectSessions: [RedirectStatus: Int]
+        /// Every status of `RedirectStatus`, 0 included, so that the series never vanish; nil
+        /// when a fleet's database does not answer (the series keep their last values).
+        var redirectSessions: [RedirectStatus: Int]?
+        /// In a fleet: the database's health, this daemon's leases, its follower's lag.
+        var fleet: DaemonStatus.FleetStatus?
     }
 
     /// The Prometheus text, with the gauges set from `snapshot` first.
@@ -112,11 +125,14 @@ public final class StpdMetrics: Sendable {
         subscribers.record(snapshot.subscribers)
         pollsRunning.record(snapshot.pollsRunning)
         storeSize.record(snapshot.storeSizeBytes)
-        for status in RedirectStatus.allCases {
-            CoreMetrics.Gauge(
-                label: "stpd_redirect_sessions", dimensions: [("status", status.rawValue)], factory: factory
-            ).record(snapshot.redirectSessions[status] ?? 0)
+        if let sessions = snapshot.redirectSessions {
+            for status in RedirectStatus.allCases {
+                CoreMetrics.Gauge(
+                    label: "stpd_redirect_sessions", dimensions: [("status", status.rawValue)], factory: factory
+                ).record(sessions[status] ?? 0)
+            }
         }
+        if let fleet = snapshot.fleet { record(fleet) }
         // The registry emits its families in hash order; sorted by name, a person finds them and
         // two exports compare. Every family begins with its `# TYPE` line (no `# HELP`: swift-metrics
         // has no help text; docs/metrics-and-logs.md describes each).

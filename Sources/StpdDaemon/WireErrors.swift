@@ -112,7 +112,18 @@ extension AppRequestError: RPCErrorConvertible {
 
 extension StoreUnavailable: RPCErrorConvertible {
     public var rpcError: RPCError {
-        StpdErrors.storeUnavailable(reason, data: instance.map { ["instance": .string($0)] })
+        var data: [String: JSONValue] = [:]
+        if let instance { data["instance"] = .string(instance) }
+        if outcomeUnknown { data["outcome"] = "unknown" }
+        return StpdErrors.storeUnavailable(reason, data: data.isEmpty ? nil : .object(data))
+    }
+}
+
+extension StateUnreadable: RPCErrorConvertible {
+    public var rpcError: RPCError {
+        var data: [String: JSONValue] = ["object": .string(objectId)]
+        if let instance { data["instance"] = .string(instance) }
+        return StpdErrors.stateUnreadable(reason, data: .object(data))
     }
 }
 

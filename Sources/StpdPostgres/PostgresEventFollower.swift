@@ -1,4 +1,3 @@
-import Logging
 import PostgresNIO
 import StpdCore
 
@@ -12,19 +11,18 @@ public struct PostgresEventFollower: Sendable {
 
     let store: PostgresStateStore
     let log: EventLog
-    let logger: Logger
     /// Also read the log this often without a notification: a connection silently lost by a
     /// middlebox is noticed no later than this.
     let sweepInterval: Duration
 
-    public init(store: PostgresStateStore, log: EventLog, logger: Logger, sweepInterval: Duration = .seconds(5)) {
+    public init(store: PostgresStateStore, log: EventLog, sweepInterval: Duration = .seconds(5)) {
         self.store = store
         self.log = log
-        self.logger = logger
         self.sweepInterval = sweepInterval
     }
 
-    /// Runs until its task is cancelled, reconnecting after a failure.
+    /// Runs until its task is cancelled, reconnecting a second after a failure (the database
+    /// went away: it catches up from the table once it is back).
     public func run() async {
         while !Task.isCancelled {
             do {
@@ -35,7 +33,10 @@ public struct PostgresEventFollower: Sendable {
                 }
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("following the fleet's event log failed; retrying", metadata: ["error": "\(error)"])
+                // A catch-up's own failure was reported by the store already.
+                if !(error is StoreUnavailable) {
+                    store.health.failed(DatabaseFailure(error, operation: "following the event log"))
+                }
                 try? await Task.sleep(for: .seconds(1))
             }
         }

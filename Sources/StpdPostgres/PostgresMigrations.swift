@@ -68,40 +68,44 @@ enum PostgresMigrations {
                 """,
                 "CREATE INDEX lease_by_holder ON lease (holder)",
             ]),
+        Migration(
+            version: 3, name: "sealing key ids, lease instances",
+            sql: [
+                // The state key that sealed each row (NULL: written in the clear, before sealing).
+                "ALTER TABLE object ADD COLUMN key_id TEXT",
+                "ALTER TABLE event ADD COLUMN key_id TEXT",
+                // The holder's instance name, for the lease counts per instance in daemon.status.
+                "ALTER TABLE lease ADD COLUMN instance TEXT NOT NULL DEFAULT ''",
+            ]),
     ]
 
     /// Brings the database to the latest version; returns the versions it applied.
     @discardableResult
-    static func migrate(_ client: PostgresClient, logger: Logger, connected: @Sendable () -> Void = {}) async throws
-        -> [Int]
-    {
-        try await client.withConnection { connection in
-            connected()
-            return try await PostgresStateStore.transaction(connection, logger) { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
-                try await connection.query(
-                    """
-                    CREATE TABLE IF NOT EXISTS stpd_migration (
-                        version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
-                    """, logger: logger)
-                var done = Set<Int>()
-                for try await version in try await connection.query(
-                    "SELECT version FROM stpd_migration", logger: logger
-                ).decode(Int.self) {
-                    done.insert(version)
-                }
-                var applied: [Int] = []
-                for migration in all where !done.contains(migration.version) {
-                    for statement in migration.sql {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    try await connection.query(
-                        "INSERT INTO stpd_migration (version, name) VALUES (\(migration.version), \(migration.name))",
-                        logger: logger)
-                    applied.append(migration.version)
-                }
-                return applied
+    static func migrate(_ connection: PostgresConnection, logger: Logger) async throws -> [Int] {
+        try await PostgresStateStore.transaction(connection, logger) { connection in
+            try await connection.run("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.run(
+                """
+                CREATE TABLE IF NOT EXISTS stpd_migration (
+                    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """, logger: logger)
+            var done = Set<Int>()
+            for try await version in try await connection.run(
+                "SELECT version FROM stpd_migration", logger: logger
+            ).decode(Int.self) {
+                done.insert(version)
             }
+            var applied: [Int] = []
+            for migration in all where !done.contains(migration.version) {
+                for statement in migration.sql {
+                    try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.run(
+                    "INSERT INTO stpd_migration (version, name) VALUES (\(migration.version), \(migration.name))",
+                    logger: logger)
+                applied.append(migration.version)
+            }
+            return applied
         }
     }
 }

@@ -1,14 +1,8 @@
 import Foundation
 import PostgresNIO
 import StpdCore
-import Synchronization
 
 // What the store's SQL is built from and its rows decode to.
-
-/// Set once an operation has its connection (Atomic itself cannot be captured).
-final class ConnectedFlag: Sendable {
-    let value = Atomic(false)
-}
 
 /// SQL text with its parameters, built clause by clause.
 struct SQL {
@@ -43,25 +37,25 @@ extension PostgresRowSequence {
         guard let row = try await collect().first else { throw StoreUnavailable(reason: "no row") }
         return try row.decode((A, B).self)
     }
-    func events() async throws -> [Event] { try await collect().events() }
+    func events(_ store: PostgresStateStore) async throws -> [Event] { try await collect().events(store) }
 
     /// Decodes rows until `bytes` is full; the rows after that are neither decoded nor buffered.
-    func events(filling bytes: inout PageBytes) async throws -> [Event] {
+    func events(filling bytes: inout PageBytes, _ store: PostgresStateStore) async throws -> [Event] {
         var events: [Event] = []
         for try await row in self {
             guard !bytes.isFull else { break }
-            let event = try [row].events()[0]
+            let event = try [row].events(store)[0]
             bytes.add(event.object)
             events.append(event)
         }
         return events
     }
 
-    func objects(filling bytes: inout PageBytes) async throws -> [StoredObject] {
+    func objects(filling bytes: inout PageBytes, _ store: PostgresStateStore) async throws -> [StoredObject] {
         var objects: [StoredObject] = []
         for try await row in self {
             guard !bytes.isFull else { break }
-            let object = try [row].objects()[0]
+            let object = try [row].objects(store)[0]
             bytes.add(object.state)
             objects.append(object)
         }
@@ -76,26 +70,26 @@ extension [PostgresRow] {
         return try row.decode(T.self)
     }
 
-    func objects() throws -> [StoredObject] {
+    func objects(_ store: PostgresStateStore) throws -> [StoredObject] {
         try map { row in
             let (id, kind, owner, state, created, updated, version, status, live, finished) = try row.decode(
                 (String, String, Int64, String, Double, Double, Int64, String?, Bool, Bool).self)
             return StoredObject(
                 id: id, kind: kind, ownerUID: UInt32(truncatingIfNeeded: owner),
-                state: try PostgresStateStore.json(state), createdAt: Date(timeIntervalSinceReferenceDate: created),
+                state: try store.opened(state, for: id), createdAt: Date(timeIntervalSinceReferenceDate: created),
                 updatedAt: Date(timeIntervalSinceReferenceDate: updated), version: version, status: status, live: live,
                 finished: finished)
         }
     }
 
-    func events() throws -> [Event] {
+    func events(_ store: PostgresStateStore) throws -> [Event] {
         try map { row in
             let (seq, time, type, objectID, objectKind, owner, object) = try row.decode(
                 (Int64, Double, String, String, String, Int64, String).self)
             return Event(
                 seq: seq, time: Date(timeIntervalSinceReferenceDate: time), type: type, objectId: objectID,
                 objectKind: objectKind, ownerUID: UInt32(truncatingIfNeeded: owner),
-                object: try PostgresStateStore.json(object))
+                object: try store.opened(object, for: objectID))
         }
     }
 }

@@ -2,7 +2,10 @@ import Foundation
 import JSONRPC
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 import StpdCore
+import StpdStore
+import Synchronization
 
 /// The `StateStore` of a fleet: several daemons on one PostgreSQL database, with the semantics
 /// of `SQLiteStateStore`.
@@ -18,142 +21,182 @@ import StpdCore
 /// - Every commit notifies `stpd_events` (delivered only on commit) so the other daemons read
 ///   the new rows (`PostgresEventFollower`).
 /// - Times are DOUBLE PRECISION seconds since 2001, bit-exact as in SQLite.
-/// - Object state is not sealed here (StateSealer is per host): the database's own access
-///   control and TLS protect it.
-public final class PostgresStateStore: StateStore {
+/// - Object states and event objects are sealed with the fleet's state key (`StateSealer`), whose
+///   id is stored beside each (`key_id`); a row this daemon cannot open is `StateUnreadable`, and
+///   left as it is. `reseal` moves every row to the current key (a rotation).
+/// - Every operation is bounded and reported to `health` (see `withConnection`).
+///
+/// The store is a `Service`: its connection pool runs in the daemon's ServiceGroup, started
+/// first and shut down last, after the calls have drained. Nothing connects before `run()`.
+public final class PostgresStateStore: StateStore, Service {
     public let client: PostgresClient
     public let location: PostgresLocation
     /// Named in StoreUnavailable errors, so a client of a fleet can tell which daemon answered.
     public let instance: String?
+    public let health: DatabaseHealth
+    let sealer: StateSealer
     let logger: Logger
-    private let running: Task<Void, Never>
+    private let opened = Atomic(false)
 
-    /// Connects (the pool runs until `close`) and migrates the schema.
-    /// `connectTimeout` bounds the first connection and the migrations.
     public init(
-        location: PostgresLocation, instance: String? = nil, connectTimeout: Duration = .seconds(30),
+        location: PostgresLocation, instance: String? = nil, sealer: StateSealer = .plain,
         logger: Logger = Logger(label: "stpd.postgres")
-    ) async throws {
+    ) throws {
         self.location = location
         self.instance = instance
+        self.sealer = sealer
         self.logger = logger
-        // The pool's own chatter (a lease requested a moment before `run()` began) is noise;
-        // failures reach the caller as StoreUnavailable.
+        health = DatabaseHealth(database: location.description, logger: logger)
+        // The pool's own chatter (connection attempts while the database is down) is noise:
+        // failures reach `health`, which logs them with their cause.
         var background = logger
         background.logLevel = .error
-        let client = PostgresClient(configuration: try location.configuration, backgroundLogger: background)
-        self.client = client
-        running = Task { await client.run() }
-        do {
-            _ = try await Self.unavailableOnFailure(instance, timeout: connectTimeout) { connected in
-                try await PostgresMigrations.migrate(client, logger: logger, connected: connected)
-            }
-        } catch {
-            running.cancel()
-            throw error
+        client = PostgresClient(configuration: try location.configuration, backgroundLogger: background)
+    }
+
+    /// Runs the connection pool until the service group shuts it down (cancelled: it closes).
+    public func run() async {
+        await client.run()
+    }
+
+    var isOpen: Bool { opened.load(ordering: .acquiring) }
+
+    /// The id of the state key rows are sealed with now.
+    public var stateKeyID: String? { sealer.keyID }
+
+    /// Brings the schema up to date and returns the log's latest seq. Other operations fail as
+    /// StoreUnavailable until `open()`: the daemon opens the store once its log knows where it ends.
+    public func migrate() async throws -> Int64 {
+        try await withConnection("migrations", bound: Self.migrationBound, gated: false) { [logger] connection in
+            try await PostgresMigrations.migrate(connection, logger: logger)
+            return try await connection.run("SELECT latest_seq FROM event_counter WHERE id = 1", logger: logger)
+                .single(Int64.self)
         }
     }
 
-    deinit { running.cancel() }
-
-    /// Closes the pool's connections.
-    public func close() { running.cancel() }
+    public func open() { opened.store(true, ordering: .releasing) }
 
     // MARK: Writing
 
     public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
         guard !changes.isEmpty else { return [] }
-        return try await write { connection, logger in
-            for change in changes where try await !Self.write(change, connection, logger) {
-                throw StoreConflict(objectId: change.object.id)
+        let attempt = CommitAttempt()
+        // A call's change or few get the call's bound; a sweep's batch of hundreds (or a test's) more.
+        let bound = max(Self.callBound, .milliseconds(20) * changes.count)
+        do {
+            return try await write(bound: bound, commit: attempt) { [sealer] connection, logger in
+                try await Self.apply(changes, at: time, sealer, attempt, connection, logger)
             }
-            // Last, so the counter's row lock (which serialises committers) is held as briefly as possible.
-            let latest = try await connection.query(
-                "UPDATE event_counter SET latest_seq = latest_seq + \(changes.count) WHERE id = 1 RETURNING latest_seq",
-                logger: logger
-            ).single(Int64.self)
-            let first = latest - Int64(changes.count) + 1
-            let events = changes.enumerated().map { offset, change in
-                let object = change.object
-                return Event(
-                    seq: first + Int64(offset), time: time, type: change.eventType.name, objectId: object.id,
-                    objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject)
+        } catch let error as StoreUnavailable {
+            guard let (xid, events) = attempt.inFlight else { throw error }
+            switch await committed(xid) {
+            case true?: return events
+            case false?: throw error
+            case nil:
+                throw StoreUnavailable(
+                    reason: "\(error.reason); whether the commit was made is unknown", instance: instance,
+                    outcomeUnknown: true)
             }
-            // All the events in one statement: a sweep's batch is hundreds of changes.
-            let stamp = time.timeIntervalSinceReferenceDate
-            try await connection.query(
-                """
-                INSERT INTO event (seq, time, type, object_id, object_kind, owner_uid, object)
-                SELECT seq, \(stamp), type, object_id, object_kind, owner_uid, object FROM unnest(
-                \(events.map(\.seq))::bigint[], \(events.map(\.type))::text[], \(events.map(\.objectId))::text[],
-                \(events.map(\.objectKind))::text[], \(events.map { Int64($0.ownerUID) })::bigint[],
-                \(try events.map { try Self.text($0.object) })::text[]
-                ) AS e(seq, type, object_id, object_kind, owner_uid, object)
-                """, logger: logger)
-            for (change, event) in zip(changes, events) {
-                if change.removesObject {
-                    try await connection.query(
-                        "DELETE FROM object_key WHERE object_id = \(event.objectId)", logger: logger)
-                } else if let keys = change.keys {
-                    try await Self.file(
-                        event.objectId, owner: event.ownerUID, under: keys, ordinal: event.seq, connection, logger)
-                }
-            }
-            // A hint for the other daemons: sent only if this commits; they read the rows themselves.
-            try await connection.query(
-                "SELECT pg_notify(\(PostgresEventFollower.channel), \(String(latest)))", logger: logger)
-            return events
         }
     }
 
+    private static func apply(
+        _ changes: [StateChange], at time: Date, _ sealer: StateSealer, _ attempt: CommitAttempt,
+        _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> [Event] {
+        for change in changes where try await !write(change, sealer, connection, logger) {
+            throw StoreConflict(objectId: change.object.id)
+        }
+        // Last, so the counter's row lock (which serialises committers) is held as briefly as
+        // possible. The transaction id tells what became of a commit whose answer was lost.
+        let (latest, xid) = try await connection.run(
+            """
+            UPDATE event_counter SET latest_seq = latest_seq + \(changes.count) WHERE id = 1
+            RETURNING latest_seq, txid_current()
+            """, logger: logger
+        ).single((Int64, Int64).self)
+        let first = latest - Int64(changes.count) + 1
+        let events = changes.enumerated().map { offset, change in
+            let object = change.object
+            return Event(
+                seq: first + Int64(offset), time: time, type: change.eventType.name, objectId: object.id,
+                objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject)
+        }
+        // All the events in one statement: a sweep's batch is hundreds of changes.
+        let stamp = time.timeIntervalSinceReferenceDate
+        let sealed = try events.map { try sealer.seal(text($0.object), for: $0.objectId) }
+        try await connection.run(
+            """
+            INSERT INTO event (seq, time, type, object_id, object_kind, owner_uid, object, key_id)
+            SELECT seq, \(stamp), type, object_id, object_kind, owner_uid, object, \(sealer.keyID) FROM unnest(
+            \(events.map(\.seq))::bigint[], \(events.map(\.type))::text[], \(events.map(\.objectId))::text[],
+            \(events.map(\.objectKind))::text[], \(events.map { Int64($0.ownerUID) })::bigint[], \(sealed)::text[]
+            ) AS e(seq, type, object_id, object_kind, owner_uid, object)
+            """, logger: logger)
+        for (change, event) in zip(changes, events) {
+            if change.removesObject {
+                try await connection.run("DELETE FROM object_key WHERE object_id = \(event.objectId)", logger: logger)
+            } else if let keys = change.keys {
+                try await file(
+                    event.objectId, owner: event.ownerUID, under: keys, ordinal: event.seq, connection, logger)
+            }
+        }
+        // A hint for the other daemons: sent only if this commits; they read the rows themselves.
+        try await connection.run(
+            "SELECT pg_notify(\(PostgresEventFollower.channel), \(String(latest)))", logger: logger)
+        attempt.prepared(xid: xid, events: events)
+        return events
+    }
+
     /// Writes the object row if the precondition holds; false when it does not.
-    private static func write(_ change: StateChange, _ connection: PostgresConnection, _ logger: Logger) async throws
-        -> Bool
-    {
+    private static func write(
+        _ change: StateChange, _ sealer: StateSealer, _ connection: PostgresConnection, _ logger: Logger
+    ) async throws -> Bool {
         let object = change.object
         if change.removesObject {
             switch change.precondition {
             case .absent:
-                return try await connection.query("SELECT 1 FROM object WHERE id = \(object.id)", logger: logger)
+                return try await connection.run("SELECT 1 FROM object WHERE id = \(object.id)", logger: logger)
                     .count() == 0
             case .version(let version):
-                return try await connection.query(
+                return try await connection.run(
                     "DELETE FROM object WHERE id = \(object.id) AND version = \(version) RETURNING 1", logger: logger
                 ).count() == 1
             case .none:
-                try await connection.query("DELETE FROM object WHERE id = \(object.id)", logger: logger)
+                try await connection.run("DELETE FROM object WHERE id = \(object.id)", logger: logger)
                 return true
             }
         }
-        let state = try text(object.state)
+        let state = try sealer.seal(text(object.state), for: object.id)
+        let keyID = sealer.keyID
         let updated = object.updatedAt.timeIntervalSinceReferenceDate
         let created = object.createdAt.timeIntervalSinceReferenceDate
         let owner = Int64(object.ownerUID)
         switch change.precondition {
         case .absent:
-            return try await connection.query(
+            return try await connection.run(
                 """
-                INSERT INTO object (id, kind, owner_uid, state, created_at, updated_at, version, status, live, finished)
-                VALUES (\(object.id), \(object.kind), \(owner), \(state), \(created), \(updated), 1, \(object.status),
-                \(object.live), \(object.finished)) ON CONFLICT (id) DO NOTHING RETURNING 1
+                INSERT INTO object (id, kind, owner_uid, state, key_id, created_at, updated_at, version, status, live,
+                finished) VALUES (\(object.id), \(object.kind), \(owner), \(state), \(keyID), \(created), \(updated), 1,
+                \(object.status), \(object.live), \(object.finished)) ON CONFLICT (id) DO NOTHING RETURNING 1
                 """, logger: logger
             ).count() == 1
         case .version(let version):
-            return try await connection.query(
+            return try await connection.run(
                 """
-                UPDATE object SET state = \(state), updated_at = \(updated), version = version + 1,
+                UPDATE object SET state = \(state), key_id = \(keyID), updated_at = \(updated), version = version + 1,
                 status = \(object.status), live = \(object.live), finished = \(object.finished)
                 WHERE id = \(object.id) AND version = \(version) AND NOT set_aside RETURNING 1
                 """, logger: logger
             ).count() == 1
         case .none:
             // Kind, owner and creation time are fixed when the object is created.
-            try await connection.query(
+            try await connection.run(
                 """
-                INSERT INTO object (id, kind, owner_uid, state, created_at, updated_at, version, status, live, finished)
-                VALUES (\(object.id), \(object.kind), \(owner), \(state), \(created), \(updated), 1, \(object.status),
-                \(object.live), \(object.finished)) ON CONFLICT (id) DO UPDATE SET state = excluded.state,
-                updated_at = excluded.updated_at, version = object.version + 1, status = excluded.status,
+                INSERT INTO object (id, kind, owner_uid, state, key_id, created_at, updated_at, version, status, live,
+                finished) VALUES (\(object.id), \(object.kind), \(owner), \(state), \(keyID), \(created), \(updated), 1,
+                \(object.status), \(object.live), \(object.finished)) ON CONFLICT (id) DO UPDATE SET state = excluded.state,
+                key_id = excluded.key_id, updated_at = excluded.updated_at, version = object.version + 1, status = excluded.status,
                 live = excluded.live, finished = excluded.finished
                 """, logger: logger)
             return true
@@ -165,9 +208,9 @@ public final class PostgresStateStore: StateStore {
         _ id: String, owner: UInt32, under keys: [String], ordinal: Int64, _ connection: PostgresConnection,
         _ logger: Logger
     ) async throws {
-        try await connection.query(
+        try await connection.run(
             "DELETE FROM object_key WHERE object_id = \(id) AND NOT (key = ANY(\(keys)))", logger: logger)
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO object_key (key, object_id, owner_uid, ordinal)
             SELECT k, \(id), \(Int64(owner)), \(ordinal) FROM unnest(\(keys)::text[]) AS k
@@ -202,7 +245,7 @@ public final class PostgresStateStore: StateStore {
         var sql = SQL("SELECT \(Self.objectColumns) FROM object WHERE NOT set_aside AND id = ")
         sql.bind(id)
         if let owner { sql.append(" AND owner_uid = ", Int64(owner)) }
-        return try await query(sql.query).objects().first
+        return try await query(sql.query).objects(self).first
     }
 
     public func objects(_ query: ObjectQuery) async throws -> [StoredObject] {
@@ -220,11 +263,11 @@ public final class PostgresStateStore: StateStore {
         }
         sql.text += " ORDER BY created_at, id"
         if let limit = query.limit { sql.append(" LIMIT ", Int64(limit)) }
-        guard let maxBytes = query.maxBytes else { return try await self.query(sql.query).objects() }
+        guard let maxBytes = query.maxBytes else { return try await self.query(sql.query).objects(self) }
         let page = sql.query
         return try await read { connection, logger in
             var bytes = PageBytes(budget: maxBytes)
-            return try await connection.query(page, logger: logger).objects(filling: &bytes)
+            return try await connection.run(page, logger: logger).objects(filling: &bytes, self)
         }
     }
 
@@ -259,7 +302,7 @@ public final class PostgresStateStore: StateStore {
             PostgresQuery(
                 unsafeSQL: "SELECT \(Self.eventColumns) FROM event WHERE seq > $1 ORDER BY seq LIMIT $2",
                 binds: Self.binds(after, Int64(limit)))
-        ).events()
+        ).events(self)
     }
 
     public func events(after: Int64, matching filter: EventFilter, limit: Int, maxBytes: Int) async throws
@@ -269,7 +312,7 @@ public final class PostgresStateStore: StateStore {
         // One snapshot for the page and the bounds, as SQLite's read transaction gives.
         return try await read { connection, logger in
             var bytes = PageBytes(budget: maxBytes)
-            let events = try await connection.query(sql.query, logger: logger).events(filling: &bytes)
+            let events = try await connection.run(sql.query, logger: logger).events(filling: &bytes, self)
             let bounds = try await Self.bounds(connection, logger)
             return EventPage(events: events, after: after, limit: limit, bytes: bytes, bounds: bounds)
         }
@@ -306,7 +349,7 @@ public final class PostgresStateStore: StateStore {
     }
 
     static func bounds(_ connection: PostgresConnection, _ logger: Logger) async throws -> EventBounds {
-        let (latest, pruned) = try await connection.query(
+        let (latest, pruned) = try await connection.run(
             """
             SELECT (SELECT latest_seq FROM event_counter WHERE id = 1),
             (SELECT value FROM meta WHERE key = 'pruned_through')
@@ -316,130 +359,41 @@ public final class PostgresStateStore: StateStore {
     }
 
     public func prune(_ retention: EventRetention, now: Date) async throws -> Int {
-        try await write { connection, logger in
+        try await write(bound: Self.maintenanceBound) { connection, logger in
             // Daemons pruning at once take turns here, without holding up commits (the counter row).
-            let prunedBefore = try await connection.query(
+            let prunedBefore = try await connection.run(
                 "SELECT value FROM meta WHERE key = 'pruned_through' FOR UPDATE", logger: logger
             ).single(Int64.self)
-            let latest = try await connection.query(
+            let latest = try await connection.run(
                 "SELECT latest_seq FROM event_counter WHERE id = 1", logger: logger
             ).single(Int64.self)
             let cutoff = now.timeIntervalSinceReferenceDate - retention.maxAge.seconds
             // Everything before the first event still within the age limit (times may not follow seq).
-            let firstYoung = try await connection.query(
+            let firstYoung = try await connection.run(
                 "SELECT min(seq) FROM event WHERE time >= \(cutoff)", logger: logger
             ).single(Int64?.self)
             let byAge = firstYoung.map { $0 - 1 } ?? latest
             let byCount = latest - Int64(retention.maxCount)
             let through = max(byAge, byCount, prunedBefore)
             guard through > prunedBefore else { return 0 }
-            let dropped = try await connection.query(
+            let dropped = try await connection.run(
                 "DELETE FROM event WHERE seq <= \(through) RETURNING 1", logger: logger
             ).count()
-            try await connection.query(
+            try await connection.run(
                 "UPDATE meta SET value = \(through) WHERE key = 'pruned_through'", logger: logger)
             return dropped
         }
     }
 
-    // MARK: Connections and errors
+    // MARK: Sealing
 
-    /// Runs `body` in a transaction on a pooled connection. A lost serialisation race (deadlock,
-    /// serialization failure) is a `StoreConflict`, which the record core retries from the latest
-    /// state; a database that cannot be reached is `StoreUnavailable`.
-    func write<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws
-        -> T
-    {
-        try await Self.unavailableOnFailure(instance) { [client, logger] connected in
-            try await client.withConnection { connection in
-                connected()
-                return try await Self.transaction(connection, logger) { try await body($0, logger) }
-            }
-        }
-    }
-
-    /// A read-only transaction with one snapshot for all of `body`'s queries.
-    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws
-        -> T
-    {
-        try await write { connection, logger in
-            try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
-            return try await body(connection, logger)
-        }
-    }
-
-    @discardableResult
-    func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await Self.unavailableOnFailure(instance) { [client, logger] connected in
-            try await client.withConnection { connection in
-                connected()
-                return try await connection.query(query, logger: logger).collect()
-            }
-        }
-    }
-
-    static func transaction<T: Sendable>(
-        _ connection: PostgresConnection, _ logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> T
-    ) async throws -> T {
-        try await connection.query("BEGIN", logger: logger)
+    /// A stored text opened with the state keys: its JSON, or `StateUnreadable`.
+    func opened(_ stored: String, for id: String) throws -> JSONValue {
         do {
-            let value = try await body(connection)
-            try await connection.query("COMMIT", logger: logger)
-            return value
-        } catch {
-            // The original error is the one that matters (a StoreConflict, say); a failed
-            // rollback means the connection is gone, and the server rolls back on its own.
-            _ = try? await connection.query("ROLLBACK", logger: logger)
-            throw error
+            return try Self.json(try sealer.open(stored, for: id))
+        } catch let error as StateSealerError {
+            throw StateUnreadable(objectId: id, reason: error.description, instance: instance)
         }
-    }
-
-    /// How long an operation may wait to get a connection before it fails as StoreUnavailable
-    /// (the pool would otherwise retry an unreachable server for a minute while the caller
-    /// waits). Once connected, a transaction takes as long as it takes.
-    static let connectionTimeout: Duration = .seconds(10)
-
-    static func unavailableOnFailure<T: Sendable>(
-        _ instance: String?, timeout: Duration = connectionTimeout,
-        _ body: @escaping @Sendable (_ connected: @escaping @Sendable () -> Void) async throws -> T
-    ) async throws -> T {
-        let connected = ConnectedFlag()
-        do {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { try await body { connected.value.store(true, ordering: .relaxed) } }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    // Connected in time: the operation's own outcome decides.
-                    while connected.value.load(ordering: .relaxed) { try await Task.sleep(for: .seconds(3600)) }
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let value = try await group.next() ?? nil else {
-                    throw StoreUnavailable(
-                        reason: "no connection to the database within \(timeout)", instance: instance)
-                }
-                return value
-            }
-        } catch let error as PSQLError {
-            let state = error.serverInfo?[.sqlState]
-            if state == "40001" || state == "40P01" { throw StoreConflict(objectId: "") }
-            throw StoreUnavailable(reason: Self.describe(error), instance: instance)
-        } catch let error as StoreConflict {
-            throw error
-        } catch let error as StoreUnavailable {
-            throw error
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            // The pool's own errors (no connection could be made) and anything else of the driver.
-            throw StoreUnavailable(reason: "\(error)", instance: instance)
-        }
-    }
-
-    /// What went wrong, without the query's parameters (they may hold secrets).
-    static func describe(_ error: PSQLError) -> String {
-        if let message = error.serverInfo?[.message] { return message }
-        return "\(error.code)"
     }
 
     static func text(_ value: JSONValue) throws -> String {

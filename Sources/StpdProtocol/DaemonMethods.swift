@@ -93,16 +93,40 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var fleet: FleetStatus?
 
     public struct FleetStatus: Codable, Sendable, Hashable {
-        /// This daemon's name in the fleet (`STPD_INSTANCE`).
+        /// This daemon's name in the fleet (`STPD_INSTANCE`, else host and socket path).
         public var instance: String
         /// The database, without credentials.
         public var database: String
         /// The background work leased to this daemon (`poll:…`).
         public var leases: [String]
-        public init(instance: String, database: String, leases: [String]) {
+        /// Whether the last operation on the database reached it.
+        public var databaseUp: Bool
+        /// When it last came up or went down (RFC 3339); absent before the first operation.
+        public var databaseSince: String?
+        /// How many times the database was reached again after it was down.
+        public var reconnects: Int
+        /// The last database failure: operation, SQLSTATE and message.
+        public var lastDatabaseError: String?
+        /// The fleet's live instances, each with how many leases on work it holds (empty while
+        /// the database is down).
+        public var instances: [String: Int]
+        /// Events committed to the database that this daemon has not yet published to its
+        /// subscribers (absent while the database is down).
+        public var followerLag: Int64?
+
+        public init(
+            instance: String, database: String, leases: [String], databaseUp: Bool, databaseSince: String?,
+            reconnects: Int, lastDatabaseError: String?, instances: [String: Int], followerLag: Int64?
+        ) {
             self.instance = instance
             self.database = database
             self.leases = leases
+            self.databaseUp = databaseUp
+            self.databaseSince = databaseSince
+            self.reconnects = reconnects
+            self.lastDatabaseError = lastDatabaseError
+            self.instances = instances
+            self.followerLag = followerLag
         }
     }
 
@@ -163,10 +187,26 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
                 ], required: ["path", "sizeBytes", "latestSeq", "oldestSeq", "setAside"]),
             "fleet": .object(
                 [
-                    "instance": .string("This daemon's name in the fleet (STPD_INSTANCE)"),
+                    "instance": .string("This daemon's name in the fleet (STPD_INSTANCE, else host:socket path)"),
                     "database": .string("The shared PostgreSQL database, as a URL without credentials"),
                     "leases": .array(of: .string("A lease name"), "The background work this daemon holds the lease of"),
-                ], required: ["instance", "database", "leases"],
+                    "databaseUp": .boolean("Whether the last operation on the database reached it"),
+                    "databaseSince": .string(
+                        "When the database last came up or went down (RFC 3339); absent before the first operation",
+                        format: "date-time"),
+                    "reconnects": .integer(
+                        "How many times the database was reached again after it was down", minimum: 0),
+                    "lastDatabaseError": .string("The last database failure: operation, SQLSTATE and message"),
+                    "instances": JSONSchema(
+                        [
+                            "type": "object", "additionalProperties": ["type": "integer", "minimum": 0],
+                            "description":
+                                "The fleet's live instances by name, each with how many leases on work it holds (empty while the database is down)",
+                        ]),
+                    "followerLag": .integer(
+                        "Events committed to the database this daemon has not yet published to its subscribers (absent while the database is down)",
+                        minimum: 0),
+                ], required: ["instance", "database", "leases", "databaseUp", "reconnects", "instances"],
                 description: "Only when the daemon shares a PostgreSQL database with others (STPD_DATABASE_URL)"),
         ],
         required: [

@@ -45,7 +45,12 @@ public enum StpdErrors {
     public static let storeUnavailable = ErrorDeclaration(
         name: "StoreUnavailable", code: 1010, message: "The daemon's database is unavailable",
         description:
-            "The shared database of a fleet (STPD_DATABASE_URL) could not be reached or failed the transaction; nothing of the request was committed. Retry once it is back; `data.instance` names the daemon that answered."
+            "The shared database of a fleet (STPD_DATABASE_URL) could not be reached within 5 s or failed the transaction; nothing of the request was committed, unless `data.outcome` is `unknown` (the connection went while the commit was on its way and the database could not be asked in time: re-read the object or the event log before retrying). Retry once it is back; `data.instance` names the daemon that answered."
+    )
+    public static let stateUnreadable = ErrorDeclaration(
+        name: "StateUnreadable", code: 1020, message: "An object's sealed state cannot be read on this instance",
+        description:
+            "The object's state (or an event's) was sealed with a state key this instance does not have, or was damaged; the row is kept as it is. In a fleet every instance needs the same state keys (docs/fleet.md). `data.object` names the object, `data.instance` the daemon that answered."
     )
     public static let objectTooLarge = ErrorDeclaration(
         name: "ObjectTooLarge", code: 1011, message: "The object would be too large to store",
@@ -140,7 +145,7 @@ public enum StpdErrors {
     public static let all: [ErrorDeclaration] =
         [
             notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
-            appRequestTimedOut, appAnswerInvalid, storeUnavailable, objectTooLarge,
+            appRequestTimedOut, appAnswerInvalid, storeUnavailable, objectTooLarge, stateUnreadable,
             cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits,
         ] + stripe
         + [

@@ -122,7 +122,7 @@ public enum AppRequestEvent: EventName {
         case .entered(.answered): "The app answered"
         case .entered(.timedOut): "Nobody answered before the deadline"
         case .entered(.cancelled): "The asker stopped waiting"
-        case .entered(.abandoned): "Left pending by an earlier daemon process"
+        case .entered(.abandoned): "Its asker is gone: the daemon process that asked stopped or died"
         case .removed: "Finished longer than the retention age: removed (its last state)"
         }
     }

@@ -32,7 +32,8 @@ public enum AppRequestState: String, Codable, Sendable, Hashable, CaseIterable {
     case timedOut
     /// The asker stopped waiting (its task was cancelled) before an answer came.
     case cancelled
-    /// Left pending by an earlier daemon process, whose asker is gone.
+    /// Its asker is gone: the daemon process that asked stopped or died (found at the next start,
+    /// or in a fleet by another daemon once the asker's lease expired).
     case abandoned
 }
 

@@ -13,6 +13,8 @@ import Foundation
 ///   does not open.
 /// - `open` never returns text that failed authentication; it throws a `StateSealerError` that
 ///   names the object and, when the key is the wrong one, both key ids.
+/// - It seals with its key and opens with it or any `previous` key (a rotation: rows are re-sealed
+///   with the current key while both open them).
 public struct StateSealer: Sendable {
     /// SymmetricKey is an immutable value whose storage nothing mutates after it is made, but
     /// swift-crypto 3 does not mark it Sendable.
@@ -22,20 +24,27 @@ public struct StateSealer: Sendable {
 
     private let boxed: Key?
     private var key: SymmetricKey? { boxed?.value }
+    /// Keys that still open what they sealed, by id.
+    private let previous: [String: Key]
     /// Eight hex digits naming the key in errors and logs (a hash of it, which tells nothing of it).
     public let keyID: String?
 
     /// Writes in the clear and opens only plain rows: for tests of the store, never the daemon.
     public static let plain = StateSealer(key: nil)
 
-    public init(key: SymmetricKey) {
-        self.init(key: Optional(key))
+    public init(key: SymmetricKey, previous: [SymmetricKey] = []) {
+        self.init(key: Optional(key), previous: previous)
     }
 
-    private init(key: SymmetricKey?) {
+    private init(key: SymmetricKey?, previous: [SymmetricKey] = []) {
         boxed = key.map(Key.init)
         keyID = key.map(Self.identify)
+        self.previous = Dictionary(
+            previous.map { (Self.identify($0), Key(value: $0)) }, uniquingKeysWith: { a, _ in a })
     }
+
+    /// The ids of the previous keys it opens with.
+    public var previousKeyIDs: [String] { previous.keys.sorted() }
 
     public static let prefix = "sealed:v1:"
 
@@ -58,8 +67,10 @@ public struct StateSealer: Sendable {
             throw .damaged(id: id)
         }
         let sealedWith = String(fields[0])
-        guard let key, let keyID else { throw .noKey(id: id, sealedWith: sealedWith) }
-        guard sealedWith == keyID else { throw .otherKey(id: id, sealedWith: sealedWith, current: keyID) }
+        guard let current = key, let keyID else { throw .noKey(id: id, sealedWith: sealedWith) }
+        guard let key = sealedWith == keyID ? current : previous[sealedWith]?.value else {
+            throw .otherKey(id: id, sealedWith: sealedWith, current: keyID)
+        }
         do {
             let box = try AES.GCM.SealedBox(combined: combined)
             let plain = try AES.GCM.open(box, using: key, authenticating: Self.context(id))

@@ -32,6 +32,13 @@ struct StpdCommand: AsyncParsableCommand {
 
     @Flag(help: "Print the OpenRPC contract and exit.")
     var printContract = false
+    @Flag(
+        help: """
+            In a fleet (STPD_DATABASE_URL): re-seal every row of the database sealed with another \
+            key than the current state key (or in the clear), while the fleet runs, then exit. \
+            docs/fleet.md says when.
+            """)
+    var rotateStateKey = false
     @Flag(help: .private)
     var printSettingsTable = false
     /// The packages' /etc/stpd/stpd.conf and stpd.conf(5) (`make deb`, `make install`).
@@ -68,8 +75,13 @@ struct StpdCommand: AsyncParsableCommand {
         }
         do {
             let flags = try ConfigurationKeys.parseArguments(
-                settings, extraFlags: ["--print-contract", "--recover-with-key", "--help", "--version"])
+                settings,
+                extraFlags: ["--print-contract", "--rotate-state-key", "--recover-with-key", "--help", "--version"])
             let configuration = try DaemonConfiguration.resolve(flags: flags)
+            if rotateStateKey {
+                print(try await Daemon.rotateStateKey(configuration))
+                return
+            }
             if let recoverWithKey {
                 print(try await Daemon.recover(configuration, oldKeyFile: recoverWithKey))
                 return

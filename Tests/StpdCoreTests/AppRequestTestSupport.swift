@@ -65,13 +65,16 @@ struct AppRequestFixture {
     let store: any StateStore
     let log: EventLog
     let clock = ManualClock()
+    let background = BackgroundWork()
+    let work: LeasedWork
     let broker: AppRequestBroker
     let inbox = EventInbox()
 
     init(store: any StateStore = InMemoryStateStore()) async throws {
         self.store = store
         log = try await EventLog(store: store, failures: WireFailures(), now: { t0 })
-        broker = AppRequestBroker(log: log, clock: clock, now: { t0 })
+        work = LeasedWork(background: background)
+        broker = AppRequestBroker(log: log, clock: clock, now: { t0 }, work: work)
         let subscription = try await log.subscribe(
             id: "app", since: nil, filter: EventFilter(types: ["appRequest.*"]), sink: inbox)
         await log.start(subscription)

@@ -19,6 +19,7 @@ struct IntentPollsTests {
         let log: EventLog
         let background = BackgroundWork()
         let intents: IntentPollers
+        let work: LeasedWork
         let handler: PaymentHandler
         let runner: Task<Void, Never>
 
@@ -28,10 +29,12 @@ struct IntentPollsTests {
             let now: @Sendable () -> Date = { [clock] in
                 IntentPollsTests.t0.addingTimeInterval(Double(clock.now.offset.components.seconds))
             }
-            let sources = SourceService(api: api, log: log, background: background, clock: clock, now: now)
-            intents = IntentPollers(api: api, log: log, background: background, clock: clock, now: now)
+            work = LeasedWork(background: background)
+            let sources = SourceService(api: api, log: log, background: background, clock: clock, now: now, work: work)
+            intents = IntentPollers(api: api, log: log, background: background, clock: clock, now: now, work: work)
             let redirects = RedirectSessions(
-                api: api, sources: sources, intents: intents, opener: nil, log: log, background: background, now: now)
+                api: api, sources: sources, intents: intents, opener: nil, log: log, background: background, now: now,
+                work: work)
             intents.follow(with: redirects)
             handler = PaymentHandler(api: api, redirects: redirects)
             runner = Task { [background] in await background.run() }
@@ -120,7 +123,8 @@ struct IntentPollsTests {
 
         let after = try await World(api: api, store: store)
         api.setIntentStatus(id, "succeeded")
-        try await after.intents.restore()
+        // What a starting daemon does (`Daemon.resume`): the work the store says must run starts again.
+        try await after.work.adoptAll()
         let done = try await after.finished(id)
         #expect(done.poll?.id == handled.poll?.id && done.poll?.deadline == handled.poll?.deadline)
         #expect(done.poll?.result == .succeeded)

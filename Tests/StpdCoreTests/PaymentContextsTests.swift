@@ -96,6 +96,7 @@ struct PaymentContextsTests {
         let intents: IntentPollers
         let redirects: RedirectSessions
         let contexts: PaymentContexts
+        let work: LeasedWork
         let runner: Task<Void, Never>
 
         /// Wired as `Daemon.Parts` wires them; `now` follows the manual clock from `t0`.
@@ -110,24 +111,28 @@ struct PaymentContextsTests {
             self.clock = clock
             log = try await EventLog(store: store, failures: WireFailures())
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
-            sources = SourceService(api: api, log: log, background: background, clock: clock)
+            work = LeasedWork(background: background)
+            sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)
             intents = IntentPollers(
                 api: api, log: log, background: background, clock: clock,
-                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) })
+                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) }, work: work)
             redirects = RedirectSessions(
-                api: api, sources: sources, intents: intents, opener: nil, log: log, background: background)
+                api: api, sources: sources, intents: intents, opener: nil, log: log, background: background, work: work)
             sources.follow(with: redirects)
             intents.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customer, api: api, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: timeout, companyName: { _ in companyName }, clock: clock,
-                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) })
+                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) }, work: work)
             redirects.follow(with: contexts)
             intents.follow(with: contexts)
             runner = Task { [background] in await background.run() }
         }
 
         deinit { runner.cancel() }
+
+        /// What a starting daemon does (`Daemon.resume`): the work the store says must run starts again.
+        func resume() async throws { try await work.adoptAll() }
 
         /// The "process" ends: background work (deadline timers included) stops.
         func shutdown() async {
@@ -1342,8 +1347,7 @@ struct PaymentContextsTests {
         clock.advance(by: .seconds(30))
 
         let after = try await World(customer: customer, store: store, clock: clock, timeout: 60)
-        try await after.redirects.restore()
-        try await after.contexts.restore()
+        try await after.resume()
         let restored = try await after.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(restored.pendingAction == pending)
         #expect(restored.requestState == .requestingPayment)
@@ -1371,7 +1375,7 @@ struct PaymentContextsTests {
         clock.advance(by: .seconds(40))
 
         let after = try await World(customer: Self.cards(), store: store, clock: clock, timeout: 60)
-        try await after.contexts.restore()
+        try await after.resume()
         await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
         let since = try await after.mark()
         // 20 s were left, not another 60.
@@ -1397,7 +1401,7 @@ struct PaymentContextsTests {
         let fresh = Self.cards()
         let after = try await World(customer: fresh, store: store)
         let since = try await after.mark()
-        try await after.contexts.restore()
+        try await after.resume()
         let asked = try await after.until(created.id, since: since, types: ["paymentContext.pendingAction"])
         #expect(!asked.loading)
         #expect(asked.selectedPaymentMethod == "pm_mc")

@@ -1,9 +1,12 @@
+import Crypto
 import Foundation
 import JSONRPC
 import StpdCore
 import StpdDaemon
 import StpdPostgres
 @_spi(Testing) import StpdProtocol
+import StpdStore
+import Synchronization
 import Testing
 
 /// What the PostgreSQL store adds to the `StateStore` contract: its URL, its failure when the
@@ -34,17 +37,23 @@ struct PostgresFleetTests {
         }
     }
 
-    /// A database that cannot be reached is StoreUnavailable, 1010 on the wire, naming the instance.
+    /// A database that cannot be reached is StoreUnavailable, 1010 on the wire, naming the instance;
+    /// before its schema is migrated and the store opened, every operation fails so at once.
     @Test func anUnreachableDatabaseIsStoreUnavailable() async throws {
         let nowhere = try PostgresLocation(url: "postgresql://stpd@/none?host=/nonexistent-stpd-dir", password: nil)
+        let store = try PostgresStateStore(location: nowhere, instance: "host-a")
+        await #expect(throws: StoreUnavailable.self) { try await store.object(id: "x") }
         do {
-            _ = try await PostgresStateStore(location: nowhere, instance: "host-a", connectTimeout: .seconds(1))
+            try await store.whileRunning {}
             Issue.record("connected to nothing")
         } catch let error as StoreUnavailable {
             #expect(error.instance == "host-a")
             #expect(error.rpcError.code == StpdErrors.storeUnavailable.code)
             #expect(error.rpcError.data == ["instance": "host-a"])
         }
+        let health = store.health.snapshot
+        #expect(health.up == false)
+        #expect(health.lastError?.hasPrefix("migrations: ") == true, "\(health)")
     }
 
     /// Two daemons on one database: seqs interleave gap-free in commit order, each sees the
@@ -52,43 +61,49 @@ struct PostgresFleetTests {
     @Test(.enabled(if: StoreKind.testDatabase != nil))
     func twoStoresOnOneDatabaseShareObjectsSeqsAndVersions() async throws {
         try await PostgresStateStore.withScratchDatabase(at: StoreKind.testDatabase!) { a in
-            let b = try await PostgresStateStore(location: a.location)
-            defer { b.close() }
-            let created = EventType(testing: "test.created")
-            var thing = object("x", kind: "thing")
-            _ = try await a.apply(
-                [StateChange(object: thing, eventType: created, precondition: .absent, keys: ["k"])], at: t0)
-            #expect(try await b.object(id: "x")?.version == 1)
-            #expect(try await b.lookup(key: "k", owner: nil, after: nil, limit: 5).map(\.objectId) == ["x"])
-            thing.state = ["n": 1]
-            _ = try await b.apply([StateChange(object: thing, eventType: created, precondition: .version(1))], at: t0)
-            await #expect(throws: StoreConflict.self) {
-                try await a.apply([StateChange(object: thing, eventType: created, precondition: .version(1))], at: t0)
-            }
-            // Many commits at once from both: every seq once, in order, no gaps.
-            let seqs = try await withThrowingTaskGroup(of: [Int64].self) { group in
-                for n in 0..<40 {
-                    let store = n.isMultiple(of: 2) ? a : b
-                    group.addTask { try await store.apply(changes(2), at: t0).map(\.seq) }
+            let b = try PostgresStateStore(location: a.location)
+            try await b.whileRunning { () async throws in
+                let created = EventType(testing: "test.created")
+                var thing = object("x", kind: "thing")
+                _ = try await a.apply(
+                    [StateChange(object: thing, eventType: created, precondition: .absent, keys: ["k"])], at: t0)
+                #expect(try await b.object(id: "x")?.version == 1)
+                #expect(try await b.lookup(key: "k", owner: nil, after: nil, limit: 5).map(\.objectId) == ["x"])
+                thing.state = ["n": 1]
+                _ = try await b.apply(
+                    [StateChange(object: thing, eventType: created, precondition: .version(1))], at: t0)
+                await #expect(throws: StoreConflict.self) {
+                    try await a.apply(
+                        [StateChange(object: thing, eventType: created, precondition: .version(1))], at: t0)
                 }
-                return try await group.reduce(into: []) { $0 += $1 }
+                // Many commits at once from both: every seq once, in order, no gaps.
+                let seqs = try await withThrowingTaskGroup(of: [Int64].self) { group in
+                    for n in 0..<40 {
+                        let store = n.isMultiple(of: 2) ? a : b
+                        group.addTask { try await store.apply(changes(2), at: t0).map(\.seq) }
+                    }
+                    return try await group.reduce(into: []) { $0 += $1 }
+                }
+                #expect(seqs.sorted() == Array(3...82))
+                #expect(try await a.events(after: 0, limit: 200).map(\.seq) == Array(1...82))
+                #expect(try await b.eventBounds().latestSeq == 82)
             }
-            #expect(seqs.sorted() == Array(3...82))
-            #expect(try await a.events(after: 0, limit: 200).map(\.seq) == Array(1...82))
-            #expect(try await b.eventBounds().latestSeq == 82)
         }
     }
 
-    /// A lease is held by one daemon until it is given back or expires; then another takes it.
+    /// A lease is held by one daemon until it is given back, revoked or expired; then another takes it.
     @Test(.enabled(if: StoreKind.testDatabase != nil))
-    func aLeaseIsHeldByOneDaemonUntilReleasedOrExpired() async throws {
+    func aLeaseIsHeldByOneDaemonUntilReleasedRevokedOrExpired() async throws {
         try await PostgresStateStore.withScratchDatabase(at: StoreKind.testDatabase!) { store in
             let a = PostgresLeases(store: store, instance: "a", duration: .seconds(2))
             let b = PostgresLeases(store: store, instance: "b", duration: .seconds(2))
             #expect(await a.acquire("poll:1", lost: {}))
             #expect(await a.acquire("poll:1", lost: {}), "its holder may take it again")
             #expect(await !b.acquire("poll:1", lost: {}))
+            #expect(await b.free(among: ["poll:1", "poll:2"]) == ["poll:2"])
+            #expect(await a.free(among: ["poll:1", "poll:2"]).sorted() == ["poll:1", "poll:2"], "its own are free")
             #expect(a.held == ["poll:1"])
+            #expect(try await a.census() == ["a": 1])
             await a.release("poll:1")
             #expect(await b.acquire("poll:1", lost: {}))
             #expect(await !a.acquire("poll:1", lost: {}))
@@ -99,6 +114,81 @@ struct PostgresFleetTests {
                 taken = await a.acquire("poll:1", lost: {})
             }
             #expect(taken)
+
+            // Revoked by b (the work was stopped there): a loses it at its next renewal.
+            let lost = Flag()
+            #expect(await a.acquire("poll:3", lost: { lost.raise() }))
+            await b.revoke("poll:3")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await a.run() }
+                for _ in 0..<300 where a.held.contains("poll:3") { try await Task.sleep(for: .milliseconds(100)) }
+                group.cancelAll()
+            }
+            #expect(!a.held.contains("poll:3"))
+            #expect(lost.isRaised)
         }
     }
+
+    /// A daemon's name is claimed at start: a second live daemon with it is refused.
+    @Test(.enabled(if: StoreKind.testDatabase != nil))
+    func aSecondLiveDaemonWithANameInUseIsRefused() async throws {
+        try await PostgresStateStore.withScratchDatabase(at: StoreKind.testDatabase!) { store in
+            let first = PostgresLeases(store: store, instance: "host-a", duration: .seconds(2))
+            let second = PostgresLeases(store: store, instance: "host-a", duration: .seconds(2))
+            try await first.claimInstance()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await first.run() }  // renews the claim while the second waits
+                await #expect(throws: InstanceNameInUse.self) { try await second.claimInstance() }
+                group.cancelAll()
+            }
+            // Given back on shutdown: the name is free again.
+            try await PostgresLeases(store: store, instance: "host-a", duration: .seconds(2)).claimInstance()
+        }
+    }
+
+    /// State is sealed at rest with the key id beside it; another key cannot read it (the row is
+    /// left alone); a rotation re-seals it while both keys open it.
+    @Test(.enabled(if: StoreKind.testDatabase != nil))
+    func stateIsSealedAndARotationReseals() async throws {
+        let (old, new) = (SymmetricKey(size: .bits256), SymmetricKey(size: .bits256))
+        try await PostgresStateStore.withScratchDatabase(at: StoreKind.testDatabase!, sealer: StateSealer(key: old)) {
+            a in
+            let created = EventType(testing: "test.created")
+            let secret = object("x", kind: "thing", state: ["secret": "pi_1_secret_2"])
+            _ = try await a.apply([StateChange(object: secret, eventType: created, precondition: .absent)], at: t0)
+            let raw = try await a.client.query("SELECT state, key_id FROM object WHERE id = 'x'").collect()
+            let (state, keyID) = try raw[0].decode((String, String?).self)
+            #expect(state.hasPrefix("sealed:v1:") && !state.contains("pi_1_secret_2"))
+            #expect(keyID == a.stateKeyID)
+            let eventText = try await a.client.query("SELECT object FROM event").collect()[0].decode(String.self)
+            #expect(eventText.hasPrefix("sealed:v1:"))
+            #expect(try await a.object(id: "x")?.state == ["secret": "pi_1_secret_2"])
+
+            let stranger = try PostgresStateStore(location: a.location, sealer: StateSealer(key: new))
+            try await stranger.whileRunning { () async throws in
+                await #expect(throws: StateUnreadable.self) { try await stranger.object(id: "x") }
+            }
+            let rotating = try PostgresStateStore(location: a.location, sealer: StateSealer(key: new, previous: [old]))
+            try await rotating.whileRunning { () async throws in
+                #expect(try await rotating.object(id: "x")?.state == ["secret": "pi_1_secret_2"])
+                let result = try await rotating.reseal()
+                #expect(result == .init(objects: 1, events: 1, unreadable: [], remaining: 0))
+                #expect(try await rotating.reseal() == .init())
+            }
+            await #expect(throws: StateUnreadable.self) { try await a.object(id: "x") }
+            // A pool runs once: another store with the new key alone.
+            let renewed = try PostgresStateStore(location: a.location, sealer: StateSealer(key: new))
+            try await renewed.whileRunning { () async throws in
+                #expect(try await renewed.object(id: "x")?.state == ["secret": "pi_1_secret_2"])
+                #expect(try await renewed.events(after: 0, limit: 5).count == 1)
+            }
+        }
+    }
+}
+
+/// Raised once, read any time.
+final class Flag: Sendable {
+    private let raised = Mutex(false)
+    func raise() { raised.withLock { $0 = true } }
+    var isRaised: Bool { raised.withLock { $0 } }
 }

@@ -20,15 +20,18 @@ struct RedirectSessionsTests {
         let sources: SourceService
         let intents: IntentPollers
         let redirects: RedirectSessions
+        let work: LeasedWork
         let runner: Task<Void, Never>
 
         init(opener: (any URLOpener)? = nil, store: InMemoryStateStore? = nil) async throws {
             let store = store ?? self.store
             log = try await EventLog(store: store, failures: WireFailures())
-            sources = SourceService(api: api, log: log, background: background, clock: clock)
-            intents = IntentPollers(api: api, log: log, background: background, clock: clock)
+            work = LeasedWork(background: background)
+            sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)
+            intents = IntentPollers(api: api, log: log, background: background, clock: clock, work: work)
             redirects = RedirectSessions(
-                api: api, sources: sources, intents: intents, opener: opener, log: log, background: background)
+                api: api, sources: sources, intents: intents, opener: opener, log: log, background: background,
+                work: work)
             sources.follow(with: redirects)
             intents.follow(with: redirects)
             runner = Task { [background] in await background.run() }
@@ -165,8 +168,7 @@ struct RedirectSessionsTests {
         }
         let after = try await World(store: store)
         after.api.addSource(id: id, status: "consumed")
-        try await after.sources.restore()
-        try await after.redirects.restore()
+        try await after.work.adoptAll()
         #expect(
             try await after.redirects.handleURL(
                 "myshop://stripe-redirect?redirect_merchant_name=Shop", for: Caller(uid: 1000))

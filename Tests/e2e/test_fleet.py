@@ -6,6 +6,7 @@ gets a database of its own on it, dropped afterwards. Skipped without a cluster.
 - handle-url on B completes a redirect session started on A;
 - a subscriber on B sees A's events (and B's) in seq order, gap-free;
 - kill -9 of A, which holds a running poll (a Source's, an intent's): B takes it over and finishes it;
+- an intent poll stopped on B stops on A, which runs it;
 - debug.emit on A and B at once on one object: every change is committed, none lost.
 
 Every wait is on a reply or an event; nothing sleeps.
@@ -13,41 +14,18 @@ Every wait is on a reply or an event; nothing sleeps.
 
 from __future__ import annotations
 
-import os
+import re
 import subprocess
 import threading
-import uuid
-import urllib.parse
-from pathlib import Path
 
-import pytest
+from conftest import clean_environment
+from fleet import (credentials, database_url, instance, needs_cluster, pair, psql,  # noqa: F401 (a fixture)
+                   wait_until)
+from flows import Events, bank_page, create_source, drive_source, sofort
 
-from flows import Events, bank_page, create_source, drive_source, sofort, stpd_for
-
-CLUSTER = os.environ.get("STPD_TEST_DATABASE_URL")
-pytestmark = pytest.mark.skipif(not CLUSTER, reason="no PostgreSQL test cluster (scripts/test-postgres)")
+pytestmark = needs_cluster
 
 RETURN_URL = "myapp://stripe-redirect/fleet?order=1"
-
-
-def psql(url: str, sql: str) -> None:
-    subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qAtc", sql], check=True, timeout=60,
-                   capture_output=True)
-
-
-@pytest.fixture
-def database_url():
-    """A fresh database on the test cluster, as a URL stpd takes; dropped at teardown."""
-    name = "fleet_" + uuid.uuid4().hex[:12]
-    psql(CLUSTER, f"CREATE DATABASE {name}")
-    parts = urllib.parse.urlsplit(CLUSTER)
-    yield urllib.parse.urlunsplit(parts._replace(path="/" + name))
-    psql(CLUSTER, f"DROP DATABASE {name} WITH (FORCE)")
-
-
-def instance(start_stpd, directory: Path, server, url: str, name: str, *args: str):
-    return stpd_for(start_stpd, directory, server, *args,
-                    env={"STPD_DATABASE_URL": url, "STPD_INSTANCE": name, "STPD_LEASE_SECONDS": "2"})
 
 
 def test_status_names_the_instance_and_the_database(start_stpd, tmp_path, stripe_test_server, database_url):
@@ -55,13 +33,14 @@ def test_status_names_the_instance_and_the_database(start_stpd, tmp_path, stripe
     fleet = a.client().call("daemon.status")["fleet"]
     assert fleet["instance"] == "host-a"
     assert fleet["database"].startswith("postgresql://") and "/fleet_" in fleet["database"]
-    assert fleet["leases"] == []
+    assert fleet["leases"] == [] or fleet["leases"] == ["retention"], fleet
+    assert fleet["databaseUp"] is True and fleet["reconnects"] == 0 and fleet["followerLag"] == 0
+    assert fleet["instances"] == {"host-a": len(fleet["leases"])}
 
 
 def test_handle_url_on_b_completes_a_session_started_on_a(start_stpd, tmp_path, stripe_test_server, database_url):
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["redirect.*"])
     client_a = a.client()
     source, _ = create_source(client_a, sofort(RETURN_URL))
@@ -140,16 +119,15 @@ def test_a_subscriber_on_b_sees_every_event_in_seq_order(start_stpd, tmp_path, s
 def test_kill_9_of_the_poll_holder_and_the_other_instance_finishes_the_poll(
         start_stpd, tmp_path, stripe_test_server, database_url):
     server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
+    a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["source.*"])
     source, _ = create_source(a.client(), sofort(RETURN_URL))
     sid = source["id"]
     a.client().call("source.poll", {"id": sid, "timeout": 120})
     on_b.wait("source.pollStarted", sid)
-    leases = a.client().call("daemon.status")["fleet"]["leases"]
-    assert len(leases) == 1 and leases[0].startswith("poll:"), leases
-    assert b.client().call("daemon.status")["fleet"]["leases"] == []
+    polls = [name for name in a.client().call("daemon.status")["fleet"]["leases"] if name.startswith("poll:")]
+    assert len(polls) == 1, polls
+    assert not any(name.startswith("poll:") for name in b.client().call("daemon.status")["fleet"]["leases"])
 
     a.kill()
     drive_source(server, sid, "authorize")
@@ -187,23 +165,79 @@ def test_concurrent_changes_on_two_instances_are_all_committed(start_stpd, tmp_p
     assert [e["seq"] for e in replay.seen] == sorted(seqs)
 
 
-def test_kill_9_of_an_intent_poll_holder_and_the_other_instance_finishes_it(
-        start_stpd, tmp_path, stripe_test_server, database_url):
-    """An intent poll (a QR code awaiting the customer) is leased like a Source's."""
-    server = stripe_test_server
-    a = instance(start_stpd, tmp_path / "a", server, database_url, "a")
-    b = instance(start_stpd, tmp_path / "b", server, database_url, "b")
-    on_b = Events(b.client(), ["paymentIntent.*"])
+def confirmed_paynow_on_a(server, a) -> tuple[dict, dict]:
+    """A PayNow PaymentIntent confirmed on A, its QR code awaited by a poll A runs: (intent, answer)."""
     intent = server.api("POST", "/v1/payment_intents",
                         {"amount": 1000, "currency": "sgd", "payment_method_types": ["paynow"]})
     answer = a.client().call("paymentIntent.confirm", {"clientSecret": intent["client_secret"],
                                                        "paymentMethod": {"paynow": {}}})
     assert answer["result"] == "pending"
-    leases = a.client().call("daemon.status")["fleet"]["leases"]
-    assert leases == [f"intentPoll:{answer['poll']['id']}"], leases
+    lease = f"intentPoll:{answer['poll']['id']}"
+    wait_until(lambda: lease in leases_of(a), 30, "A polling the intent")
+    return intent, answer
+
+
+def leases_of(daemon) -> list[str]:
+    return daemon.client().call("daemon.status")["fleet"]["leases"]
+
+
+def test_kill_9_of_an_intent_poll_holder_and_the_other_instance_finishes_it(
+        start_stpd, tmp_path, stripe_test_server, database_url):
+    """An intent poll (a QR code awaiting the customer) is leased like a Source's."""
+    server = stripe_test_server
+    a, b = pair(start_stpd, tmp_path, server, database_url)
+    on_b = Events(b.client(), ["paymentIntent.*"])
+    intent, answer = confirmed_paynow_on_a(server, a)
+    assert not any(name.startswith("intentPoll:") for name in leases_of(b))
 
     a.kill()
     server.control(f"payment_intents/{intent['id']}/succeed")
     finished = on_b.wait("paymentIntent.finished", intent["id"], timeout=60)["object"]
     assert finished["poll"]["id"] == answer["poll"]["id"] and finished["poll"]["result"] == "succeeded"
     assert len(on_b.read_for(intent["id"], "paymentIntent.finished")) == 1
+
+
+def test_an_intent_poll_stopped_on_b_stops_where_it_runs(start_stpd, tmp_path, stripe_test_server, database_url):
+    """stopPolling on B revokes the lease: A cancels its poll at its next renewal (a third of a lease)."""
+    server = stripe_test_server
+    a, b = pair(start_stpd, tmp_path, server, database_url)
+    intent, _ = confirmed_paynow_on_a(server, a)
+    stopped = b.client().call("paymentIntent.stopPolling", {"id": intent["id"]})
+    assert stopped["poll"]["status"] == "stopped"
+    wait_until(lambda: not any(name.startswith("intentPoll:") for name in leases_of(a)), 30, "A stopping its poll")
+    wait_until(lambda: re.search(r"^stpd_polls_running 0(\.0)?$", a.client().call("daemon.metrics")["text"], re.M),
+               30, "A's poller ending")
+    assert a.client().call("paymentIntent.get", {"id": intent["id"]})["poll"]["status"] == "stopped"
+
+
+def test_state_key_rotation_reseals_while_the_fleet_serves(start_stpd, tmp_path, stripe_test_server, stpd_bin,
+                                                            database_url):
+    """docs/fleet.md's rotation: instances on the old key, then on the new one with the old as
+    state-key.previous, `stpd --rotate-state-key`, then the new key alone reads everything."""
+    old, new = "11" * 32, "22" * 32
+    server = stripe_test_server
+    a = instance(start_stpd, tmp_path / "a", server, database_url, "a", env={"CREDENTIALS_DIRECTORY": str(
+        credentials(tmp_path / "old", old))})
+    source, _ = create_source(a.client(), sofort(RETURN_URL))
+    assert a.terminate() == 0
+    both = credentials(tmp_path / "both", new)
+    (both / "state-key.previous").write_text(old)
+    b = instance(start_stpd, tmp_path / "b", server, database_url, "b", env={"CREDENTIALS_DIRECTORY": str(both)})
+    assert b.client().call("source.get", {"id": source["id"]})["id"] == source["id"]
+    # The rows are sealed with a key id of their own, never in the clear.
+    assert "sealed:v1:" in psql(database_url, f"SELECT state FROM object WHERE id = '{source['id']}'")
+    config = tmp_path / "rotate.conf"
+    config.touch()
+    rotated = subprocess.run(
+        [str(stpd_bin), "--rotate-state-key", "--state-dir", str(tmp_path / "rotate"), "--config", str(config)],
+        env={**clean_environment(), "STPD_DATABASE_URL": database_url, "CREDENTIALS_DIRECTORY": str(both)},
+        capture_output=True, text=True, timeout=120)
+    assert rotated.returncode == 0, rotated.stderr
+    assert "re-sealed 1 objects" in rotated.stdout and "written meanwhile" not in rotated.stdout, rotated.stdout
+    assert b.terminate() == 0
+    c = instance(start_stpd, tmp_path / "c", server, database_url, "c", env={"CREDENTIALS_DIRECTORY": str(
+        credentials(tmp_path / "new", new))})
+    assert c.client().call("source.get", {"id": source["id"]})["id"] == source["id"]
+    # The events the old key sealed read back too.
+    replayed = c.client().call("events.wait", {"since": 0, "timeout": 0})["events"]
+    assert [e["type"] for e in replayed if e["objectId"] == source["id"]] == ["source.created"]

@@ -16,6 +16,7 @@ import re
 import select
 import shutil
 import tempfile
+import uuid
 import signal
 import socket
 import stat
@@ -83,6 +84,13 @@ class UserManager:
         self.unit_dir.mkdir(parents=True)
         # An empty target as the default unit: nothing from /usr/lib/systemd/user starts.
         (self.unit_dir / "harness.target").write_text("[Unit]\nDescription=stpd test harness\n")
+        # Every service in a slice of this manager's own. Where the user manager cannot have a
+        # delegated cgroup (a container), each manager puts stpd.service in the same
+        # /app.slice/stpd.service cgroup, and one manager stopping its service would SIGTERM
+        # every other manager's stpd with it (two test runs at once on one machine).
+        (self.unit_dir / "service.d").mkdir()
+        (self.unit_dir / "service.d" / "harness-slice.conf").write_text(
+            f"[Service]\nSlice=harness{uuid.uuid4().hex}.slice\n")
         notify_path = self.root / "manager-notify.sock"
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
         notify.bind(str(notify_path))

@@ -52,6 +52,9 @@ const (
 	// CodeObjectTooLarge is 1011: The object would be too large to store.
 	CodeObjectTooLarge = 1011
 
+	// CodeStateUnreadable is 1020: An object's sealed state cannot be read on this instance.
+	CodeStateUnreadable = 1020
+
 	// CodeCursorExpired is 2001: Events after `since` are no longer kept.
 	CodeCursorExpired = 2001
 
@@ -192,9 +195,11 @@ var ErrAppRequestTimedOut = &Error{Code: CodeAppRequestTimedOut, Message: "Nobod
 var ErrAppAnswerInvalid = &Error{Code: CodeAppAnswerInvalid, Message: "The app's answer could not be used"}
 
 // ErrStoreUnavailable matches every error with code 1010 (errors.Is): The daemon's database is
-// unavailable. The shared database of a fleet (STPD_DATABASE_URL) could not be reached or failed
-// the transaction; nothing of the request was committed. Retry once it is back; `data.instance`
-// names the daemon that answered.
+// unavailable. The shared database of a fleet (STPD_DATABASE_URL) could not be reached within 5 s
+// or failed the transaction; nothing of the request was committed, unless `data.outcome` is
+// `unknown` (the connection went while the commit was on its way and the database could not be
+// asked in time: re-read the object or the event log before retrying). Retry once it is back;
+// `data.instance` names the daemon that answered.
 var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "The daemon's database is unavailable"}
 
 // ErrObjectTooLarge matches every error with code 1011 (errors.Is): The object would be too large
@@ -202,6 +207,13 @@ var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "The daemo
 // STPD_MAX_OBJECT_BYTES as JSON (`data.bytes`, `data.limit`, `data.setting`, and `data.objectId`
 // when the object exists). Nothing of the call was written.
 var ErrObjectTooLarge = &Error{Code: CodeObjectTooLarge, Message: "The object would be too large to store"}
+
+// ErrStateUnreadable matches every error with code 1020 (errors.Is): An object's sealed state
+// cannot be read on this instance. The object's state (or an event's) was sealed with a state key
+// this instance does not have, or was damaged; the row is kept as it is. In a fleet every instance
+// needs the same state keys (docs/fleet.md). `data.object` names the object, `data.instance` the
+// daemon that answered.
+var ErrStateUnreadable = &Error{Code: CodeStateUnreadable, Message: "An object's sealed state cannot be read on this instance"}
 
 // ErrCursorExpired matches every error with code 2001 (errors.Is): Events after `since` are no
 // longer kept. Retention dropped events after the given seq; `data.oldestSeq` is the oldest still
@@ -426,6 +438,8 @@ func codeName(code int) string {
 		return "StoreUnavailable"
 	case CodeObjectTooLarge:
 		return "ObjectTooLarge"
+	case CodeStateUnreadable:
+		return "StateUnreadable"
 	case CodeCursorExpired:
 		return "CursorExpired"
 	case CodeSubscriptionNotFound:

@@ -116,8 +116,10 @@ export class AppAnswerInvalid extends RpcError {
 
 /**
  * 1010: The daemon's database is unavailable. The shared database of a fleet (STPD_DATABASE_URL)
- * could not be reached or failed the transaction; nothing of the request was committed. Retry once
- * it is back; `data.instance` names the daemon that answered.
+ * could not be reached within 5 s or failed the transaction; nothing of the request was committed,
+ * unless `data.outcome` is `unknown` (the connection went while the commit was on its way and the
+ * database could not be asked in time: re-read the object or the event log before retrying). Retry
+ * once it is back; `data.instance` names the daemon that answered.
  */
 export class StoreUnavailable extends RpcError {
   static code = 1010;
@@ -130,6 +132,16 @@ export class StoreUnavailable extends RpcError {
  */
 export class ObjectTooLarge extends RpcError {
   static code = 1011;
+}
+
+/**
+ * 1020: An object's sealed state cannot be read on this instance. The object's state (or an
+ * event's) was sealed with a state key this instance does not have, or was damaged; the row is kept
+ * as it is. In a fleet every instance needs the same state keys (docs/fleet.md). `data.object`
+ * names the object, `data.instance` the daemon that answered.
+ */
+export class StateUnreadable extends RpcError {
+  static code = 1020;
 }
 
 /**
@@ -422,6 +434,7 @@ export const ErrorCode = Object.freeze({
   AppAnswerInvalid: 1009,
   StoreUnavailable: 1010,
   ObjectTooLarge: 1011,
+  StateUnreadable: 1020,
   CursorExpired: 2001,
   SubscriptionNotFound: 2002,
   CursorAhead: 2003,
@@ -467,6 +480,7 @@ export const errorClasses = new Map([
   [1009, AppAnswerInvalid],
   [1010, StoreUnavailable],
   [1011, ObjectTooLarge],
+  [1020, StateUnreadable],
   [2001, CursorExpired],
   [2002, SubscriptionNotFound],
   [2003, CursorAhead],

@@ -8,17 +8,25 @@ import Synchronization
 /// announced by an `appRequest.pending` event that only the owner's uid and root see), the app
 /// answers it with an RPC that calls `answer`, and `ask` returns what the app answered.
 ///
-/// Every request ends in exactly one recorded state, claimed under the lock by whoever gets
-/// there first:
+/// Every request ends in exactly one recorded state. In this process whoever gets there first
+/// claims the end under the lock; across processes the store decides (a versioned update from
+/// `pending`), and a claimant whose update finds the request ended otherwise delivers that end:
 /// - `answered` by `answer` (recorded before `answer` returns and before `ask` resumes: `ask`
 ///   returns a result only once `appRequest.answered` is committed);
 /// - `timedOut` when the timeout passes on the injected clock (`ask` throws `.timedOut`);
-/// - `cancelled` when the asking task is cancelled (`ask` throws `CancellationError`).
+/// - `cancelled` when the asking task is cancelled (`ask` throws `CancellationError`);
+/// - `abandoned` when its asker is gone (see below).
 ///
-/// Requests live in memory only: the asker is in this process. An answer or result is never put
-/// in the store or the event log (the app may answer with an ephemeral key's secret), only that
-/// it came and, for an error answer, the error. At start, `abandonLeftovers` marks requests an
-/// earlier process left pending as `abandoned`.
+/// The asker is in this process, but the answer may come to any daemon sharing the store:
+/// - The asker holds the lease `appRequest:<id>` while it waits, so the others can tell it lives.
+/// - An answer to a request asked elsewhere is recorded (`answered`) with the answer in the
+///   record (`handoff`, sealed at rest with the rest of the state; never in an event), if the
+///   asker's lease is held; the asker hears of the commit through the event log (`appRequest.
+///   answered` on its bus) and takes the answer from the record.
+/// - A request whose asker's lease is free is abandoned: by the answer that finds it so, and by
+///   adoption (at start, and in a fleet wherever the asker died).
+/// An answer answered in the asker's process is never put in the store or the event log (the app
+/// may answer with an ephemeral key's secret), only that it came and, for an error answer, the error.
 public final class AppRequestBroker: Sendable {
     /// Requests' `object` field, as Stripe objects name their type.
     public static let objectName = "app_request"
@@ -50,21 +58,38 @@ public final class AppRequestBroker: Sendable {
         var continuation: CheckedContinuation<JSONValue, any Error>?
         /// The outcome, when it came before the asker waited.
         var outcome: Result<JSONValue, any Error>?
+        /// Fired when another daemon recorded an answer.
+        let answeredElsewhere = Signal()
     }
 
     let table: RecordTable<AppRequestRecord>
     private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
+    private let work: LeasedWork
     private let entries = Mutex<[String: Entry]>([:])
 
     public init(
         log: EventLog, clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
+        work: LeasedWork = LeasedWork(background: BackgroundWork()),
         reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.clock = clock
         self.now = now
+        self.work = work
+        log.bus.add(id: "appRequest.broker.\(UUID().uuidString)") { _ in
+            AnswersElsewhere { [weak self] id in self?.wakeAnsweredElsewhere(id) }
+        }
+        // Pending requests asked by no one here whose asker's lease is free: their asker is gone.
+        work.adopt { [self, table] in
+            let asked = entries.withLock { Set($0.keys) }
+            return try await table.live(for: .daemon).filter { !asked.contains($0.id) }.map { record in
+                LeasedWork.Job(name: Self.lease(record.id)) { _ = try? await self.abandon(record.id) }
+            }
+        }
     }
+
+    static func lease(_ id: String) -> String { "appRequest:\(id)" }
 
     /// Requests asked and not yet over for their asker (the daemon does not exit idle while > 0).
     public var pendingCount: Int { entries.withLock { $0.count } }
@@ -88,25 +113,44 @@ public final class AppRequestBroker: Sendable {
             id: Self.newID(), ownerUID: owner, session: session, operation: operation, params: params,
             deadline: created.addingTimeInterval(max(timeout, .zero).seconds), timeout: timeout, createdAt: created)
         let id = request.id
-        // Registered before the event goes out, so an answer arriving at once finds it.
+        // Registered before the event goes out, so an answer arriving at once finds it; the lease
+        // tells the other daemons that its asker lives.
         entries.withLock { $0[id] = Entry(request: request) }
+        _ = await work.leases.acquire(Self.lease(id), lost: {})
         do {
             try await table.insert(request.record(.pending, at: created), .entered(.pending))
         } catch {
             entries.withLock { $0[id] = nil }
+            await work.leases.release(Self.lease(id))
             throw error
         }
-        return try await withThrowingTaskGroup(of: Void.self) { group in
+        do {
+            let answer = try await wait(for: id, timeout: timeout)
+            await work.leases.release(Self.lease(id))
+            return answer
+        } catch {
+            await work.leases.release(Self.lease(id))
+            throw error
+        }
+    }
+
+    private func wait(for id: String, timeout: Duration) async throws -> JSONValue {
+        try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [clock] in
                 try await clock.sleep(for: timeout)
                 await self.expire(id)
+            }
+            group.addTask {
+                guard let signal = self.entries.withLock({ $0[id]?.answeredElsewhere }) else { return }
+                await signal.wait()
+                await self.takeAnswerFromStore(id)
             }
             defer { group.cancelAll() }
             do {
                 return try await outcome(of: id)
             } catch is CancellationError {
                 if let request = takeIfCancelled(id) {
-                    try? await record(request, .cancelled)
+                    _ = try? await record(request, .cancelled)
                 }
                 throw CancellationError()
             }
@@ -163,33 +207,61 @@ public final class AppRequestBroker: Sendable {
         }
     }
 
-    /// The timeout passed: ends the request as timed out unless something else ended it first.
+    /// The timeout passed: ends the request as timed out unless something else ended it first
+    /// (here, or an answer another daemon recorded: then that answer is the outcome).
     private func expire(_ id: String) async {
         guard let request = claim(id, as: .timedOut) else { return }
         // The asker's outcome is the timeout even if the store failed to record it.
-        try? await record(request, .timedOut)
-        deliver(id, .failure(AppRequestError.timedOut(operation: request.operation, after: request.timeout)))
+        let stored = try? await record(request, .timedOut)
+        if let stored, stored.state == .answered {
+            deliver(id, Self.outcome(of: stored))
+        } else {
+            deliver(id, .failure(AppRequestError.timedOut(operation: request.operation, after: request.timeout)))
+        }
+    }
+
+    /// An answer to the request was committed: wakes its asker, unless this process claimed its
+    /// end (then it delivers that end itself).
+    private func wakeAnsweredElsewhere(_ id: String) {
+        entries.withLock { entries in entries[id].flatMap { $0.finishing == nil ? $0.answeredElsewhere : nil } }?.fire()
+    }
+
+    /// Another daemon recorded an answer: it is the outcome, unless this process ended the
+    /// request first (its own record then found the answer, and delivers it).
+    private func takeAnswerFromStore(_ id: String) async {
+        guard !Task.isCancelled, let stored = try? await table.find(id), stored.state == .answered,
+            claim(id, as: .answered) != nil
+        else { return }
+        deliver(id, Self.outcome(of: stored))
+    }
+
+    /// What the asker gets from a request answered in the store.
+    private static func outcome(of stored: AppRequestRecord) -> Result<JSONValue, any Error> {
+        if let error = stored.error {
+            return .failure(
+                AppRequestError.failed(message: error.message, code: error.code, operation: stored.operation))
+        }
+        return .success(stored.handoff ?? .null)
     }
 
     // MARK: - Answering
 
     /// The app's answer: `result` (null when absent), or `error` (a null `result` may come with it).
-    /// Only the request's owner or root may answer; to anyone else it does not exist. Throws
-    /// `AppRequestError.notFound`,
-    /// `.alreadyFinished` (naming the state it ended in) or `.ambiguousAnswer`,
-    /// or the store's error, in which case the asker gets that error too (nothing proceeds on an
-    /// answer that was not recorded).
+    /// Only the request's owner or root may answer; to anyone else it does not exist. Any daemon
+    /// sharing the store takes it. Throws `AppRequestError.notFound`, `.alreadyFinished` (naming
+    /// the state it ended in: `abandoned` when its asker is gone) or `.ambiguousAnswer`, or the
+    /// store's error, in which case the asker gets that error too (nothing proceeds on an answer
+    /// that was not recorded).
     public func answer(id: String, for caller: Caller, result: JSONValue?, error: AppRequestFailure?) async throws {
         // A null result next to an error is no result.
         if let result, result != .null, error != nil { throw AppRequestError.ambiguousAnswer(id: id) }
         enum Claim {
             case claimed(Request)
             case finished(AppRequestState)
-            case notInMemory
+            case askedElsewhere
         }
         let claim = entries.withLock { entries -> Claim in
-            guard var entry = entries[id] else { return .notInMemory }
-            guard caller.sees(entry.request.ownerUID) else { return .notInMemory }
+            guard var entry = entries[id], caller.sees(entry.request.ownerUID) else { return .askedElsewhere }
             if let finishing = entry.finishing { return .finished(finishing) }
             entry.finishing = .answered
             entries[id] = entry
@@ -198,14 +270,21 @@ public final class AppRequestBroker: Sendable {
         switch claim {
         case .finished(let state):
             throw AppRequestError.alreadyFinished(id: id, state: state.rawValue)
-        case .notInMemory:
-            try await explainMissing(id, for: caller)
+        case .askedElsewhere:
+            try await answerElsewhere(id, for: caller, result: result, error: error)
         case .claimed(let request):
+            let stored: AppRequestRecord
             do {
-                try await record(request, .answered, error: error)
+                stored = try await record(request, .answered, error: error)
             } catch let storeError {
                 deliver(id, .failure(storeError))
                 throw storeError
+            }
+            guard stored.state == .answered else {
+                // Ended meanwhile by another daemon (it took the asker for gone).
+                let finished = AppRequestError.alreadyFinished(id: id, state: stored.state.rawValue)
+                deliver(id, .failure(finished))
+                throw finished
             }
             if let error {
                 let failure = AppRequestError.failed(
@@ -217,32 +296,41 @@ public final class AppRequestBroker: Sendable {
         }
     }
 
-    /// Why an id that no asker here waits for cannot be answered; always throws.
-    private func explainMissing(_ id: String, for caller: Caller) async throws -> Never {
-        guard let record = try? await table.get(id, for: caller) else { throw AppRequestError.notFound(id: id) }
-        // Pending in the store but asked by no one here: an earlier process's, not yet marked.
-        let state = record.state == .pending ? AppRequestState.abandoned : record.state
-        throw AppRequestError.alreadyFinished(id: id, state: state.rawValue)
+    /// An answer to a request no asker in this process waits for: recorded with the answer for
+    /// its asker on another daemon, or, when no daemon holds its lease, abandoned (its asker is gone).
+    private func answerElsewhere(_ id: String, for caller: Caller, result: JSONValue?, error: AppRequestFailure?)
+        async throws
+    {
+        guard let record = try await table.find(id), caller.sees(record.owner) else {
+            throw AppRequestError.notFound(id: id)
+        }
+        guard record.state == .pending else {
+            throw AppRequestError.alreadyFinished(id: id, state: record.state.rawValue)
+        }
+        if await !work.leases.free(among: [Self.lease(id)]).isEmpty {
+            let ended = try await abandon(id)
+            throw AppRequestError.alreadyFinished(id: id, state: ended.rawValue)
+        }
+        let change = try await table.update(id, for: .daemon) { record in
+            guard record.state == .pending else { return nil }
+            record.state = .answered
+            record.error = error
+            record.handoff = error == nil ? result ?? .null : nil
+            return .entered(.answered)
+        }
+        guard change.event != nil else {
+            throw AppRequestError.alreadyFinished(id: id, state: change.record.state.rawValue)
+        }
     }
 
-    // MARK: - Leftovers
-
-    /// Marks every request still `pending` in the store that no asker in this process waits for
-    /// as `abandoned` (one event each, in one transaction). Call it at start, before serving.
-    /// Returns how many it marked.
+    /// Ends a request whose asker is gone; returns the state it ended in.
     @discardableResult
-    public func abandonLeftovers() async throws -> Int {
-        let asked = entries.withLock { Set($0.keys) }
-        var count = 0
-        for record in try await table.restore() where !asked.contains(record.id) {
-            let change = try await table.update(record.id, for: .daemon) { record in
-                guard record.state == .pending else { return nil }
-                record.state = .abandoned
-                return .entered(.abandoned)
-            }
-            if change.event != nil { count += 1 }
-        }
-        return count
+    func abandon(_ id: String) async throws -> AppRequestState {
+        try await table.update(id, for: .daemon) { record in
+            guard record.state == .pending else { return nil }
+            record.state = .abandoned
+            return .entered(.abandoned)
+        }.record.state
     }
 
     // MARK: - Ending
@@ -272,17 +360,21 @@ public final class AppRequestBroker: Sendable {
         continuation?.resume(with: outcome)
     }
 
-    /// Records a request's end. In a task of its own: it must be recorded even when the task
-    /// ending the request is cancelled (the SQLite store refuses work from a cancelled task).
-    private func record(_ request: Request, _ state: AppRequestState, error: AppRequestFailure? = nil) async throws {
+    /// Records a request's end; returns the record as stored after it, which may have ended
+    /// otherwise (another daemon's answer, or abandonment). In a task of its own: it must be
+    /// recorded even when the task ending the request is cancelled (the SQLite store refuses
+    /// work from a cancelled task).
+    private func record(_ request: Request, _ state: AppRequestState, error: AppRequestFailure? = nil) async throws
+        -> AppRequestRecord
+    {
         let table = table
-        _ = try await Task {
+        return try await Task {
             try await table.update(request.id, for: .daemon) { record in
                 guard record.state == .pending else { return nil }
                 record.state = state
                 record.error = error
                 return .entered(state)
-            }
+            }.record
         }.value
     }
 
@@ -297,13 +389,27 @@ public final class AppRequestBroker: Sendable {
     }
 }
 
+/// Hears of every `appRequest.answered` on the bus: those another daemon recorded reach it through
+/// the fleet's event log.
+private final class AnswersElsewhere: EventListener {
+    private let wake: @Sendable (String) -> Void
+    private static let answered = AppRequestEvent.entered(.answered).type.name
+
+    init(wake: @escaping @Sendable (String) -> Void) { self.wake = wake }
+
+    func receive(_ event: Event) -> Bool {
+        if event.type == Self.answered { wake(event.objectId) }
+        return true
+    }
+}
+
 extension AppRequestBroker: Sweepable {
     /// A request is finished once answered, timed out, cancelled or abandoned.
     public func sweep(before cutoff: Date) async throws -> Int { try await table.sweep(before: cutoff) }
 }
 
 /// What is stored of an app request: its public state (the event object) and whose it is.
-/// Results are never stored (an app may answer with an ephemeral key's secret).
+/// A result is stored only to hand it to an asker on another daemon (`handoff`), never in its view.
 struct AppRequestRecord: DurableRecord {
     static let kind = ObjectKind.appRequest
     static let removed: AppRequestEvent? = .removed
@@ -318,11 +424,13 @@ struct AppRequestRecord: DurableRecord {
     /// RFC 3339, as the event carries it.
     var deadline: String
     var error: AppRequestFailure?
+    /// The result of an answer given on another daemon than the asker's, for the asker to take.
+    var handoff: JSONValue?
     var createdAt: Date
     var updatedAt: Date
 
     var queryStatus: String? { state.rawValue }
-    /// A pending one at start was asked by an earlier process: `abandonLeftovers` ends it.
+    /// Pending: its asker waits, or is gone (adoption abandons it then).
     var isLive: Bool { state == .pending }
     var isFinished: Bool { state != .pending }
     var isTerminal: Bool { state != .pending }

@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdProtocol
 
 /// The error an app answers a request with, instead of a result.
 public struct AppRequestFailure: Sendable, Hashable, Codable {
@@ -43,6 +44,8 @@ public enum AppRequestError: Error, Sendable, Hashable, Codable, CustomStringCon
             "the app's answer to \(operation) is not usable: \(detail)"
         case .notFound(let id):
             "no app request \(id)"
+        case .alreadyFinished(let id, let state) where state == AppRequestState.abandoned.rawValue:
+            "app request \(id) was abandoned: the daemon process that asked for it is gone"
         case .alreadyFinished(let id, let state):
             "app request \(id) is already finished (\(state))"
         case .ambiguousAnswer(let id):

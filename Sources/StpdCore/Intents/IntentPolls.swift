@@ -28,32 +28,19 @@ public struct IntentPollers: Sendable {
 
     public init(
         api: any PaymentsAPI, log: EventLog, background: BackgroundWork, clock: any Clock<Duration> = ContinuousClock(),
-        now: @escaping @Sendable () -> Date = Date.init, leases: any WorkLeases = LocalLeases(),
+        now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil,
         reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
+        let work = work ?? LeasedWork(background: background)
         paymentIntents = IntentPolls(
-            api: api, log: log, background: background, clock: clock, now: now, leases: leases,
-            reportSetAside: reportSetAside)
+            api: api, log: log, clock: clock, now: now, work: work, reportSetAside: reportSetAside)
         setupIntents = IntentPolls(
-            api: api, log: log, background: background, clock: clock, now: now, leases: leases,
-            reportSetAside: reportSetAside)
+            api: api, log: log, clock: clock, now: now, work: work, reportSetAside: reportSetAside)
     }
 
     public func follow(with follower: any IntentPollFollower) {
         paymentIntents.follow(with: follower)
         setupIntents.follow(with: follower)
-    }
-
-    /// Resumes the polls that were running, each from its stored start and deadline.
-    public func restore() async throws {
-        try await paymentIntents.restore()
-        try await setupIntents.restore()
-    }
-
-    /// In a fleet: starts the running polls that no poller runs here (see `IntentPolls.adopt`).
-    public func adopt() async throws {
-        try await paymentIntents.adopt()
-        try await setupIntents.adopt()
     }
 
     public var pollsRunning: Int { paymentIntents.pollsRunning + setupIntents.pollsRunning }
@@ -62,48 +49,43 @@ public struct IntentPollers: Sendable {
 
 /// The intents stpd polls, as STPPaymentHandler (and PaymentSheet's polling screen) re-reads an
 /// intent until its action ends (`IntentRules.step`), made durable: a poll survives a restart with
-/// its start and deadline, runs once in a fleet under a lease, and announces its end once
-/// (`<kind>.finished`). One poll per intent: a new one replaces the old, a stopped one never
-/// reports. Each loop re-reads its record before every request, so a poll replaced or stopped on
-/// any daemon of the fleet ends at its next turn.
+/// its start and deadline, and announces its end once (`<kind>.finished`). One poll per intent: a
+/// new one replaces the old, a stopped one never reports. A poll is leased work
+/// (`intentPoll:<poll id>`): it runs on one daemon of a fleet, resumes on another when its holder
+/// dies, and stopping or replacing it on any daemon stops it where it runs (its loop also re-reads
+/// its record before every request, so it never writes once replaced or stopped).
 public final class IntentPolls<Intent: StripeIntent>: Sendable {
     typealias Record = IntentRecord<Intent>
 
     private let api: any PaymentsAPI
     let table: RecordTable<Record>
-    private let background: BackgroundWork
     private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
-    private let leases: any WorkLeases
+    private let work: LeasedWork
     /// The polls running in this process, by poll id.
     private let running = Mutex<Set<String>>([])
     private let followers = Mutex<[any IntentPollFollower]>([])
 
     init(
-        api: any PaymentsAPI, log: EventLog, background: BackgroundWork, clock: any Clock<Duration>,
-        now: @escaping @Sendable () -> Date, leases: any WorkLeases, reportSetAside: @escaping SetAsideReporter
+        api: any PaymentsAPI, log: EventLog, clock: any Clock<Duration>, now: @escaping @Sendable () -> Date,
+        work: LeasedWork, reportSetAside: @escaping SetAsideReporter
     ) {
         self.api = api
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
-        self.background = background
         self.clock = clock
         self.now = now
-        self.leases = leases
+        self.work = work
+        // Running polls resume from their stored start and deadline, wherever their lease is free.
+        self.work.adopt { [self] in
+            try await table.live(for: .daemon).compactMap { record in
+                record.poll.flatMap { $0.status == .polling ? pollJob(record.id, $0.id) : nil }
+            }
+        }
     }
 
     public var pollsRunning: Int { running.withLock { $0.count } }
 
     func follow(with follower: any IntentPollFollower) { followers.withLock { $0.append(follower) } }
-
-    func restore() async throws {
-        for record in try await table.restore() { launch(record) }
-    }
-
-    /// Starts the running polls that no poller runs here: each runs only where its lease is
-    /// taken, so this picks up the polls of a daemon that died once their leases expired.
-    func adopt() async throws {
-        for record in try await table.live(for: .daemon) { launch(record) }
-    }
 
     /// Starts (or replaces) the poll of intent `id` for `caller`. `intent` is the intent as just
     /// read, when there is one (an awaitCustomer poll's deadline comes from its next action).
@@ -119,10 +101,12 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
             deadline: purpose == .awaitCustomer ? IntentRules.deadline(awaiting: intent?.nextAction, from: stamp) : nil)
         let fields = intent?.clientFields
         var record: Record?
+        var replaced: String?
         for _ in 0..<2 where record == nil {
             do {
                 record =
                     try await table.update(id, for: caller) { record in
+                        replaced = record.poll.flatMap { $0.status == .polling ? $0.id : nil }
                         record.clientSecret = clientSecret
                         if let fields { record.intent = fields }
                         record.poll = poll
@@ -133,15 +117,20 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
                 let new = Record(
                     id: id, owner: caller.uid, clientSecret: clientSecret, intent: fields ?? ["id": .string(id)],
                     poll: poll, createdAt: stamp, updatedAt: stamp)
-                // Lost to a concurrent start of the same intent: update it the second time round.
-                record = try? await table.insert(new, .pollStarted)
+                do {
+                    record = try await table.insert(new, .pollStarted)
+                } catch is StoreConflict {
+                    // Lost to a concurrent start of the same intent: update it the second time round.
+                }
             }
         }
         guard let record else {
             throw DomainError.invalidState(
                 Record.kind, id: id, state: "polled", detail: "another user's poll holds \(Intent.kind.noun) \(id)")
         }
-        launch(record)
+        if let replaced { await work.stop(Self.lease(replaced)) }
+        let job = pollJob(id, poll.id)
+        work.start(job.name, job.run)
         return table.view(record)
     }
 
@@ -157,53 +146,52 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
         return (page.records.map(table.view), page.hasMore)
     }
 
-    /// Stops the poll: its loop ends at its next turn, and it never reports.
+    /// Stops the poll wherever it runs (here at once, on another daemon within a third of a
+    /// lease); it never reports.
     public func stop(id: String, for caller: Caller) async throws -> IntentView {
-        try await table.update(id, for: caller) { record in
+        let change = try await table.update(id, for: caller) { record in
             guard record.poll?.status == .polling else { return nil }
             record.poll?.status = .stopped
             return .pollStopped
-        }.view
+        }
+        if change.event != nil, let poll = change.record.poll { await work.stop(Self.lease(poll.id)) }
+        return change.view
     }
 
     // MARK: Running
 
-    private func launch(_ record: Record) {
-        guard let poll = record.poll, poll.status == .polling,
-            running.withLock({ $0.insert(poll.id).inserted })
-        else { return }
-        let (id, secret) = (record.id, record.clientSecret)
-        background.start { [self] in
-            defer { running.withLock { _ = $0.remove(poll.id) } }
-            await leased("intentPoll:\(poll.id)") { lost in await run(id, poll, clientSecret: secret, lost: lost) }
+    static func lease(_ pollID: String) -> String { "intentPoll:\(pollID)" }
+
+    /// Runs the intent's poll `pollID` from its stored start and deadline, if it still runs when
+    /// the lease is taken (it may have been stopped or replaced anywhere meanwhile).
+    private func pollJob(_ id: String, _ pollID: String) -> LeasedWork.Job {
+        LeasedWork.Job(name: Self.lease(pollID)) { [self] in
+            running.withLock { _ = $0.insert(pollID) }
+            defer { running.withLock { _ = $0.remove(pollID) } }
+            await run(id, pollID)
         }
     }
 
-    /// The one place intent polls use the fleet's leases: the poll runs only where its lease is
-    /// taken, and stops at its next turn if the lease is lost.
-    private func leased(_ name: String, _ body: (_ lost: LeaseLost) async -> Void) async {
-        let lost = LeaseLost()
-        guard await leases.acquire(name, lost: lost.set) else { return }
-        await body(lost)
-        await leases.release(name)
-    }
-
-    /// Reads the intent and takes `IntentRules.step` until the poll finishes. The store being
-    /// unreachable (a fleet's database) only delays it: the record is read, and the end written,
-    /// again at the next turn.
-    private func run(_ id: String, _ poll: Record.Poll, clientSecret: String, lost: LeaseLost) async {
+    /// Reads the intent and takes `IntentRules.step` until the poll finishes or its task is
+    /// cancelled (shutdown, the lease lost or revoked: the poll stays running in the store, and
+    /// whoever takes the lease resumes it). The store being unreachable (a fleet's database) only
+    /// delays it: the record is read, and the end written, again at the next turn.
+    private func run(_ id: String, _ pollID: String) async {
         var memory = IntentRules.Memory()
-        while !lost.isSet {
+        while !Task.isCancelled {
             let current: Record?
             do { current = try await table.find(id) } catch {
                 guard await pause(seconds: 1) else { return }
                 continue
             }
-            guard let current, current.poll?.id == poll.id, current.poll?.status == .polling else { return }
+            guard let current, let poll = current.poll, poll.id == pollID, poll.status == .polling else { return }
             var intent: Intent?
             var failure: (any Error)?
-            do { intent = try await Intent.retrieve(clientSecret: clientSecret, with: api) } catch { failure = error }
-            // Shutting down: the poll stays running in the store, and the next start resumes it.
+            do {
+                intent = try await Intent.retrieve(clientSecret: current.clientSecret, with: api)
+            } catch {
+                failure = error
+            }
             if Task.isCancelled { return }
             let step = IntentRules.step(
                 purpose: poll.purpose, start: poll.startedAt, deadline: poll.deadline, read: intent,
@@ -270,13 +258,6 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
         for follower in followers.withLock({ $0 }) { await follower.intentPollFinished(end) }
         return true
     }
-}
-
-/// Set when a lease is lost: the work must stop, since another daemon may take it over.
-final class LeaseLost: Sendable {
-    private let flag = Mutex(false)
-    var isSet: Bool { flag.withLock { $0 } }
-    @Sendable func set() { flag.withLock { $0 = true } }
 }
 
 extension IntentPolls: Sweepable {

@@ -8,7 +8,10 @@ import StripeAPI
 /// redirect through a redirect session, a QR code or banking app through a poll, and finishes with
 /// STPPaymentHandler's verdict (succeeded: success, canceled: userCancellation, failed: error).
 extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
-    func confirmManaged(_ id: String) async {
+    /// `takenOver`: a daemon that died may have confirmed already, its confirm still on its way to
+    /// Stripe: one that fails is looked at once more, and a PaymentIntent confirmed meanwhile is
+    /// settled as it stands (paid: success; a next action: handled).
+    func confirmManaged(_ id: String, takenOver: Bool = false) async {
         guard let record = try? await table.find(id), let managed = record.managed, let method = record.selected
         else { return }
         do {
@@ -19,28 +22,54 @@ extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
                 for: record.caller, start: Self.startAtOnce)
             await settle(id, handled)
         } catch {
+            // Stopped (the lease went): the daemon that takes it over looks before confirming again.
+            if Task.isCancelled { return }
+            if takenOver,
+                let intent = try? await payments.retrieve(PaymentIntent.self, clientSecret: managed.clientSecret),
+                !Self.awaitsConfirm(intent)
+            {
+                return await settle(id, read: intent, record)
+            }
             await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
 
     /// A redirect session is started at once (automatic mode): the app opens its openURL.
     private static let startAtOnce = RedirectStartOptions(mode: .automatic)
+    static func managedLease(_ id: String) -> String { "managed:\(id)" }
 
     /// After a restart: a confirm may or may not have reached Stripe, so look before confirming again.
     func resumeManaged(_ id: String) async {
         guard let record = try? await table.find(id), let managed = record.managed else { return }
         do {
             let intent = try await payments.retrieve(PaymentIntent.self, clientSecret: managed.clientSecret)
-            if intent.status == .requiresPaymentMethod || intent.status == .requiresConfirmation {
-                await confirmManaged(id)
+            if Self.awaitsConfirm(intent) {
+                await confirmManaged(id, takenOver: true)
             } else {
-                await settle(
-                    id,
-                    try await payments.handle(
-                        intent, clientSecret: managed.clientSecret, returnURL: managed.returnURL, for: record.caller,
-                        start: Self.startAtOnce))
+                await settle(id, read: intent, record)
             }
         } catch {
+            if Task.isCancelled { return }
+            await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
+        }
+    }
+
+    private static func awaitsConfirm(_ intent: PaymentIntent) -> Bool {
+        intent.status == .requiresPaymentMethod || intent.status == .requiresConfirmation
+    }
+
+    /// Settles with a PaymentIntent confirmed before (by this daemon before a restart, or by one
+    /// that died): its next action is handled, or its status is the verdict.
+    private func settle(_ id: String, read intent: PaymentIntent, _ record: PaymentContextRecord) async {
+        guard let managed = record.managed else { return }
+        do {
+            await settle(
+                id,
+                try await payments.handle(
+                    intent, clientSecret: managed.clientSecret, returnURL: managed.returnURL, for: record.caller,
+                    start: Self.startAtOnce))
+        } catch {
+            if Task.isCancelled { return }
             await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
@@ -99,41 +128,41 @@ extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
         }
     }
 
-    /// In a fleet: times the pending actions of live contexts that no timer here times. Each is
-    /// timed only where its lease is taken, so this picks up the deadlines of a daemon that died
-    /// once their leases expired, each with its original deadline.
-    public func adoptDeadlines() async throws {
-        let timed = timers.withLock { Set($0.keys) }
-        for record in try await table.live(for: .daemon) {
-            guard let pending = record.pending, !timed.contains(pending.id) else { continue }
-            startTimer(context: record.id, action: pending.id, deadline: pending.deadline)
+    /// What must run for a live context: its loading, its pending action's deadline, its managed
+    /// payment (resumed by looking at the PaymentIntent first, or finished from its redirect's
+    /// outcome). Started at start and, in a fleet, wherever its holder died.
+    func adoptable(_ record: PaymentContextRecord) -> [LeasedWork.Job] {
+        var jobs: [LeasedWork.Job] = []
+        let id = record.id
+        if record.loading { jobs.append(loadingJob(id)) }
+        if let pending = record.pending {
+            jobs.append(deadlineJob(context: id, action: pending.id, deadline: pending.deadline))
         }
+        guard record.managed != nil, record.requestState == .requestingPayment, record.pending == nil else {
+            return jobs
+        }
+        if let session = record.redirect {
+            jobs.append(
+                LeasedWork.Job(name: Self.managedLease(id)) { [self] in
+                    if let outcome = try? await redirects.table.find(session)?.outcome {
+                        await redirectSettled(session: session, outcome: outcome)
+                    }
+                })
+        } else if let intent = record.awaiting {
+            // Its poll is leased work of its own: this only settles a poll that finished without
+            // the context hearing of it (a crash between the two).
+            jobs.append(
+                LeasedWork.Job(name: Self.managedLease(id)) { [self] in
+                    if let poll = try? await redirects.intents.paymentIntents.table.find(intent)?.poll,
+                        poll.status == .finished, let result = poll.result
+                    {
+                        await finishManaged(id, status: Self.status(of: result), error: poll.error)
+                    }
+                })
+        } else if record.needs == nil {
+            jobs.append(LeasedWork.Job(name: Self.managedLease(id)) { [self] in await resumeManaged(id) })
+        }
+        return jobs
     }
 
-    /// Loads stored contexts and picks up what was under way: loading, deadlines, managed payments.
-    public func restore() async throws {
-        for record in try await table.restore() {
-            if record.loading { startLoading(record.id) }
-            if let pending = record.pending {
-                startTimer(context: record.id, action: pending.id, deadline: pending.deadline)
-            }
-            guard record.managed != nil, record.requestState == .requestingPayment, record.pending == nil else {
-                continue
-            }
-            if let session = record.redirect {
-                if let outcome = try? await redirects.table.find(session)?.outcome {
-                    await redirectSettled(session: session, outcome: outcome)
-                }
-            } else if let intent = record.awaiting {
-                // The poll resumes by itself, unless it ended before the restart.
-                if let poll = try? await redirects.intents.paymentIntents.table.find(intent)?.poll,
-                    poll.status == .finished, let result = poll.result
-                {
-                    await finishManaged(record.id, status: Self.status(of: result), error: poll.error)
-                }
-            } else if record.needs == nil {
-                background.start { [self] in await resumeManaged(record.id) }
-            }
-        }
-    }
 }

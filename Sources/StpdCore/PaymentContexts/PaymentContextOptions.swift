@@ -138,12 +138,16 @@ extension PaymentContexts {
     }
 
     public func close(id: String, for caller: Caller) async throws -> PaymentContextView {
-        try await update(id, for: caller) { record in
+        let view = try await update(id, for: caller) { record in
             guard record.status == .open else { return nil }
             record.status = .closed
             record.pending = nil
             return .closed
         }
+        // Whatever still runs for it, on any daemon, stops.
+        await work.stop(Self.loadingLease(id))
+        await work.stop(Self.managedLease(id))
+        return view
     }
 
     /// The SDK's add-card form does not submit until `STPAddress.containsRequiredFields` holds for

@@ -73,7 +73,7 @@ extension PaymentContexts {
         if view.requestState == .requestingPayment, view.needs == nil, view.pendingAction == nil,
             try await table.find(id)?.managed != nil
         {
-            background.start { [self] in await confirmManaged(id) }
+            work.start(Self.managedLease(id)) { [self] in await confirmManaged(id) }
         }
         return view
     }
@@ -153,7 +153,6 @@ extension PaymentContexts {
             record.shippingError = nil
             return .didChange
         }
-        endTimer(params.action)
         guard pending.kind == .didUpdateShippingAddress, params.status == .valid,
             let address = try? JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null)
         else { return view }
@@ -169,7 +168,7 @@ extension PaymentContexts {
             _ = try? await redirects.cancel(id: session, for: .daemon)
         }
         // A didUpdateShippingAddress being answered goes with it (update ends its deadline timer).
-        return try await update(id, for: caller) { record in
+        let view = try await update(id, for: caller) { record in
             guard record.requestState == .requestingPayment, record.needs != nil else {
                 throw DomainError.invalidState(
                     .paymentContext, id: id, state: record.requestState.rawValue,
@@ -178,6 +177,8 @@ extension PaymentContexts {
             Self.finish(&record, status: .userCancellation, error: nil)
             return .didFinish
         }
+        await work.stop(Self.managedLease(id))
+        return view
     }
 
     static func finish(_ record: inout PaymentContextRecord, status: PaymentStatus, error: Failure?) {
@@ -192,42 +193,23 @@ extension PaymentContexts {
 
     // MARK: Deadlines
 
+    static func deadlineLease(_ action: String) -> String { "deadline:\(action)" }
+
+    /// Times the pending action (its timer ends when the action ends: `update` stops it).
     func startTimer(context: String, action: String, deadline: Date) {
-        let (ended, continuation) = AsyncStream<Void>.makeStream()
-        timers.withLock { $0[action] = continuation }
-        let lease = "deadline:\(action)"
-        background.start { [self, leases] in
-            // Another daemon of the fleet times it; losing the lease ends the timer here.
-            let lost: @Sendable () -> Void = { [self] in
-                timers.withLock { _ = $0.removeValue(forKey: action) }
-                continuation.finish()
-            }
-            guard await leases.acquire(lease, lost: lost) else {
-                timers.withLock { if $0[action] != nil { $0[action] = nil } }
-                return
-            }
+        let job = deadlineJob(context: context, action: action, deadline: deadline)
+        work.start(job.name, job.run)
+    }
+
+    func deadlineJob(context: String, action: String, deadline: Date) -> LeasedWork.Job {
+        LeasedWork.Job(name: Self.deadlineLease(action)) { [self, clock, now] in
             let delay = max(0, deadline.timeIntervalSince(now()))
-            let fired = await withTaskGroup(of: Bool.self) { group in
-                group.addTask { [clock] in (try? await clock.sleep(for: .seconds(delay))) != nil }
-                group.addTask {
-                    for await _ in ended {}
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
-            }
-            if fired { await timeOut(context: context, action: action) }
-            await leases.release(lease)
+            guard (try? await clock.sleep(for: .seconds(delay))) != nil else { return }
+            await timeOut(context: context, action: action)
         }
     }
 
-    func endTimer(_ action: String) {
-        timers.withLock { $0.removeValue(forKey: action) }?.finish()
-    }
-
     private func timeOut(context: String, action: String) async {
-        timers.withLock { _ = $0.removeValue(forKey: action) }
         _ = try? await update(context) { record in
             guard let pending = record.pending, pending.id == action else { return nil }
             let error = Failure.domain(

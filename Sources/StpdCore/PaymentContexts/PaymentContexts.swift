@@ -2,7 +2,6 @@ import Foundation
 import JSONRPC
 import StpdProtocol
 import StripeAPI
-import Synchronization
 
 /// What a payment context asks of its customer session (the SDK's API adapter), as its owner.
 public protocol PaymentContextCustomer: Sendable {
@@ -53,7 +52,9 @@ public struct PaymentContextTerms: Sendable {
 /// Payment contexts: the SDK's STPPaymentContext, durable, each change a `paymentContext.*` event
 /// carrying the full state. The delegate callbacks with a completion are pending actions the app
 /// answers (`paymentContext.answer`), with deadlines that survive restarts. The record core keeps
-/// the contexts; this service owns what runs for them (loading, deadline timers, managed payments).
+/// the contexts; this service owns what runs for them, each as leased work so that it runs on one
+/// daemon of a fleet and resumes after a restart or on another daemon: loading (`loading:<id>`),
+/// deadline timers (`deadline:<action id>`) and managed payments (`managed:<id>`).
 public final class PaymentContexts: Sendable {
     let customers: any PaymentContextCustomer
     let api: any PaymentsAPI
@@ -68,19 +69,16 @@ public final class PaymentContexts: Sendable {
     /// The merchant's name for a context whose configuration names none, by caller (the daemon's
     /// rule: STPD_MERCHANT_NAME, else the calling app's name).
     let defaultCompanyName: @Sendable (Caller) -> String?
-    /// Ends the deadline timer of a pending action once it is answered.
-    let timers = Mutex<[String: AsyncStream<Void>.Continuation]>([:])
-    /// In a fleet, a deadline is timed only where its lease is held (see WorkLeases).
-    let leases: any WorkLeases
+    let work: LeasedWork
 
     public init(
         customers: any PaymentContextCustomer, api: any PaymentsAPI, redirects: RedirectSessions, log: EventLog,
         background: BackgroundWork, pendingActionTimeout: Double = 600,
         companyName: @escaping @Sendable (Caller) -> String? = { _ in nil },
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
-        leases: any WorkLeases = LocalLeases(), reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
+        work: LeasedWork? = nil, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
-        self.leases = leases
+        self.work = work ?? LeasedWork(background: background)
         self.customers = customers
         self.api = api
         self.redirects = redirects
@@ -91,6 +89,7 @@ public final class PaymentContexts: Sendable {
         self.now = now
         defaultTimeout = pendingActionTimeout
         defaultCompanyName = companyName
+        self.work.adopt { [self] in try await table.live(for: .daemon).flatMap(adoptable) }
     }
 
     public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
@@ -164,38 +163,49 @@ public final class PaymentContexts: Sendable {
     /// The SDK's loading sequence: clear the cache, the customer (its shipping address when the
     /// context has none), its card PaymentMethods, then the selection.
     func startLoading(_ id: String) {
-        background.start { [self] in
-            guard let record = try? await table.find(id) else { return }
-            do {
-                try await customers.clearCache(session: record.session, as: record.caller)
-                let customer = try await customers.retrieveCustomer(session: record.session, as: record.caller)
-                let methods = try await customers.listPaymentMethods(session: record.session, as: record.caller)
-                var chosen = record.defaultPaymentMethod
-                if chosen == nil {
-                    chosen = try await customers.lastSelected(
-                        session: record.session, customer: customer.id, as: record.caller)
-                }
-                _ = try await update(id) { [chosen] record in
-                    if record.shippingAddress == nil, let shipping = customer.shippingAddress {
-                        record.shippingAddress = ShippingAddressParams(shipping)
-                        record.shippingNeedsVerification = true
-                    }
-                    record.options = PaymentContextRecord.options(methods)
-                    record.selected = record.options.first { $0.id == chosen }?.id
-                    record.loading = false
-                    return .didChange
-                }
-            } catch {
-                let failure = Failure(error, describedBy: table.log.failures)
-                _ = try? await update(id) { record in
-                    record.loading = false
-                    record.loadError = failure
-                    return .didFailToLoad
-                }
+        let job = loadingJob(id)
+        work.start(job.name, job.run)
+    }
+
+    static func loadingLease(_ id: String) -> String { "loading:\(id)" }
+
+    func loadingJob(_ id: String) -> LeasedWork.Job {
+        LeasedWork.Job(name: Self.loadingLease(id)) { [self] in await load(id) }
+    }
+
+    private func load(_ id: String) async {
+        guard let record = try? await table.find(id), record.loading, record.status == .open else { return }
+        do {
+            try await customers.clearCache(session: record.session, as: record.caller)
+            let customer = try await customers.retrieveCustomer(session: record.session, as: record.caller)
+            let methods = try await customers.listPaymentMethods(session: record.session, as: record.caller)
+            var chosen = record.defaultPaymentMethod
+            if chosen == nil {
+                chosen = try await customers.lastSelected(
+                    session: record.session, customer: customer.id, as: record.caller)
             }
-            if (try? await table.find(id))?.requestWaitsForLoad == true {
-                _ = try? await proceedWithRequest(id)
+            _ = try await update(id) { [chosen] record in
+                if record.shippingAddress == nil, let shipping = customer.shippingAddress {
+                    record.shippingAddress = ShippingAddressParams(shipping)
+                    record.shippingNeedsVerification = true
+                }
+                record.options = PaymentContextRecord.options(methods)
+                record.selected = record.options.first { $0.id == chosen }?.id
+                record.loading = false
+                return .didChange
             }
+        } catch {
+            // Stopped (closed, or the lease went): whoever loads it next starts over.
+            if Task.isCancelled { return }
+            let failure = Failure(error, describedBy: table.log.failures)
+            _ = try? await update(id) { record in
+                record.loading = false
+                record.loadError = failure
+                return .didFailToLoad
+            }
+        }
+        if (try? await table.find(id))?.requestWaitsForLoad == true {
+            _ = try? await proceedWithRequest(id)
         }
     }
 
@@ -218,7 +228,7 @@ public final class PaymentContexts: Sendable {
     ) async throws -> RecordTable<PaymentContextRecord>.Change {
         let change = try await table.update(id, for: caller, mutate)
         if change.event != nil, let ended = change.before.pending?.id, change.record.pending?.id != ended {
-            endTimer(ended)
+            await work.stop(Self.deadlineLease(ended))
         }
         return change
     }

@@ -18,30 +18,38 @@ extension RedirectSessions: PollFollower, IntentPollFollower {
 
     func startFollowUp(_ record: RedirectRecord) {
         guard record.awaitsOutcome else { return }
-        background.start { [self] in await followUp(record) }
+        let job = followUpJob(record.id)
+        work.start(job.name, job.run)
     }
 
-    /// After a restart: a follow-up poll resumes by itself unless the crash came first.
-    func resumeFollowUp(_ record: RedirectRecord) async {
-        if record.kind == .source, let id = record.sourceId, let source = try? await sources.table.find(id),
-            let poll = source.poll, poll.redirect == record.id
-        {
-            if poll.status == .finished {
-                await pollFinished(redirect: record.id, source: source.source, error: poll.error)
+    /// Follows the session up if it still awaits its outcome once the lease is taken (leased
+    /// work, `followup:<id>`, also adopted after a restart or where its holder died). Its
+    /// follow-up is a poll (a Source's or an intent's), leased on its own: once one follows this
+    /// session, the job only settles it if that poll finished without the session hearing of it
+    /// (a crash between the two).
+    func followUpJob(_ id: String) -> LeasedWork.Job {
+        LeasedWork.Job(name: "followup:\(id)") { [self] in
+            guard let record = try? await table.find(id), record.awaitsOutcome else { return }
+            switch record.kind {
+            case .source:
+                if let sourceID = record.sourceId, let source = try? await sources.table.find(sourceID),
+                    let poll = source.poll, poll.redirect == id
+                {
+                    if poll.status == .finished {
+                        await pollFinished(redirect: id, source: source.source, error: poll.error)
+                    }
+                    return
+                }
+            case .paymentIntent:
+                if await resumedIntentFollowUp(PaymentIntent.self, record, record.paymentIntentId) { return }
+            case .setupIntent:
+                if await resumedIntentFollowUp(SetupIntent.self, record, record.setupIntentId) { return }
             }
-            return
+            await followUp(record)
         }
-        switch record.kind {
-        case .source: break
-        case .paymentIntent:
-            if await resumedIntentFollowUp(PaymentIntent.self, record, record.paymentIntentId) { return }
-        case .setupIntent:
-            if await resumedIntentFollowUp(SetupIntent.self, record, record.setupIntentId) { return }
-        }
-        startFollowUp(record)
     }
 
-    /// Whether the intent's follow-up poll was started before the restart (it reports when it ends).
+    /// Whether the intent's follow-up poll was started already (it reports when it ends).
     private func resumedIntentFollowUp<Intent: StripeIntent>(
         _ type: Intent.Type, _ session: RedirectRecord, _ id: String?
     )
@@ -68,7 +76,7 @@ extension RedirectSessions: PollFollower, IntentPollFollower {
                     id: id, for: .daemon, clientSecret: record.clientSecret, timeout: record.followUpTimeout,
                     redirect: record.id)
             } catch {
-                await settle(record.id, result: "error", error: failure(error), object: nil)
+                await settleFailure(record.id, error)
             }
         case .paymentIntent: await followUp(PaymentIntent.self, record, record.paymentIntentId)
         case .setupIntent: await followUp(SetupIntent.self, record, record.setupIntentId)
@@ -82,7 +90,7 @@ extension RedirectSessions: PollFollower, IntentPollFollower {
                 for: Caller(uid: record.owner), id: id, clientSecret: record.clientSecret, intent: nil,
                 purpose: .followUp, redirect: record.id)
         } catch {
-            await settle(record.id, result: "error", error: failure(error), object: nil)
+            await settleFailure(record.id, error)
         }
     }
 
@@ -98,7 +106,12 @@ extension RedirectSessions: PollFollower, IntentPollFollower {
         await settle(redirect, result: error == nil ? status ?? "unknown" : "error", error: error, object: source)
     }
 
-    private func failure(_ error: any Error) -> Failure { Failure(error, describedBy: table.log.failures) }
+    /// A follow-up that failed settles with its error, unless it was stopped (the lease went):
+    /// then whoever takes it over follows it up again.
+    private func settleFailure(_ id: String, _ error: any Error) async {
+        if Task.isCancelled { return }
+        await settle(id, result: "error", error: Failure(error, describedBy: table.log.failures), object: nil)
+    }
 
     private func settle(
         _ id: String, result: String, intentResult: IntentResult? = nil, error: Failure?, object: JSONValue?

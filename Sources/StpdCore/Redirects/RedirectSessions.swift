@@ -8,7 +8,8 @@ import Synchronization
 /// callback and `app.foreground` as becoming active. The record core keeps the sessions; a
 /// started session's return URL is filed under a lookup key in the store, so matching a URL
 /// costs the same with thousands of sessions open as with ten, from any process sharing the
-/// database, and needs nothing in memory. This service owns the follow-ups under way.
+/// database, and needs nothing in memory. This service owns the follow-ups under way, leased work
+/// (`followup:<id>`) that runs on one daemon of a fleet and resumes after a restart.
 public final class RedirectSessions: Sendable {
     // Internal, not private: the flow and follow-up extensions in this folder use them.
     let api: any PaymentsAPI
@@ -17,7 +18,7 @@ public final class RedirectSessions: Sendable {
     let intents: IntentPollers
     let opener: (any URLOpener)?
     let table: RecordTable<RedirectRecord>
-    let background: BackgroundWork
+    let work: LeasedWork
     let now: @Sendable () -> Date
     let defaultFollowUpTimeout: Double
     let outcomeFollowers = Mutex<[any RedirectOutcomeFollower]>([])
@@ -25,21 +26,19 @@ public final class RedirectSessions: Sendable {
     public init(
         api: any PaymentsAPI, sources: SourceService, intents: IntentPollers, opener: (any URLOpener)?,
         log: EventLog, background: BackgroundWork, followUpTimeout: Double = 10,
-        now: @escaping @Sendable () -> Date = Date.init, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
+        now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil,
+        reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         self.api = api
         self.sources = sources
         self.intents = intents
         self.opener = opener
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
-        self.background = background
+        self.work = work ?? LeasedWork(background: background)
         defaultFollowUpTimeout = followUpTimeout
         self.now = now
-    }
-
-    /// Finishes the follow-ups a restart interrupted.
-    public func restore() async throws {
-        for record in try await table.restore() { await resumeFollowUp(record) }
+        // Sessions awaiting their outcome are followed up wherever the lease is free.
+        self.work.adopt { [self] in try await table.live(for: .daemon).map { followUpJob($0.id) } }
     }
 
     // MARK: Creating

@@ -65,6 +65,9 @@ public final class SourcePoller: Sendable {
 
     public var progress: PollProgress { state.withLock { $0.progress } }
 
+    /// Paused by the app (`pause()`), as opposed to a run that ended because its task was cancelled.
+    public var isPaused: Bool { state.withLock { $0.paused } }
+
     /// Polls from the stored progress until it finishes (`.finished`, reported once), is paused
     /// (`.paused`) or stopped (`.stopped`, never reports). After every response it awaits `record`, so the
     /// caller can persist the progress before the next step. One `run()` at a time: a second concurrent

@@ -13,47 +13,38 @@ public protocol PollFollower: Sendable {
 /// one poll per source, a new one replaces the old silently, a stopped one never reports).
 /// The record core keeps the records; this service owns the running pollers. Each poll has an id,
 /// and a poller's results are applied only while its poll is the record's current, running one,
-/// so a replaced, stopped or paused poll can never write.
+/// so a replaced, stopped or paused poll can never write. A poll is leased work (`poll:<poll id>`):
+/// it runs on one daemon of a fleet, and stopping, replacing or pausing it on any daemon stops it
+/// where it runs.
 public final class SourceService: Sendable {
     private let api: any PaymentsAPI
     let table: RecordTable<SourceRecord>
-    private let background: BackgroundWork
     private let clock: any Clock<Duration>
     private let now: @Sendable () -> Date
     private let pollers = Mutex<[String: SourcePoller]>([:])
     private let follower = Mutex<(any PollFollower)?>(nil)
-    private let leases: any WorkLeases
+    private let work: LeasedWork
 
     public init(
         api: any PaymentsAPI, log: EventLog, background: BackgroundWork, clock: any Clock<Duration> = ContinuousClock(),
-        now: @escaping @Sendable () -> Date = Date.init, leases: any WorkLeases = LocalLeases(),
+        now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil,
         reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         self.api = api
-        self.leases = leases
+        self.work = work ?? LeasedWork(background: background)
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
-        self.background = background
         self.clock = clock
         self.now = now
+        // Running polls resume from their stored start and deadline, wherever their lease is free.
+        self.work.adopt { [self] in
+            try await table.live(for: .daemon).compactMap { record in record.poll.map { pollJob(record.id, $0.id) } }
+        }
     }
 
     /// Polls running in this process now (paused and finished ones hold no poller).
     public var pollsRunning: Int { pollers.withLock { $0.count } }
 
     public func follow(with follower: any PollFollower) { self.follower.withLock { $0 = follower } }
-
-    /// Resumes the polls that were running (paused ones stay paused until app.foreground).
-    public func restore() async throws {
-        for record in try await table.restore() { launch(record) }
-    }
-
-    /// In a fleet: starts the running polls that no poller runs here. Each runs only where its
-    /// lease is taken, so this picks up the polls of a daemon that died once their leases expired,
-    /// each resuming from its stored start and deadline.
-    public func adoptPolls() async throws {
-        let running = pollers.withLock { Set($0.keys) }
-        for record in try await table.live(for: .daemon) where !running.contains(record.id) { launch(record) }
-    }
 
     public func create(for caller: Caller, params: [String: JSONValue]) async throws -> (SourceView, String?) {
         let source = try await api.createSource(params)
@@ -118,11 +109,14 @@ public final class SourceService: Sendable {
             id: ObjectID.make("poll_"), status: .polling,
             progress: PollProgress(startedAt: now(), requestedTimeout: timeout ?? SourcePoller.maxTimeout),
             redirect: redirect)
+        var replaced: String?
         let change = try await table.update(id, for: caller) { record in
+            replaced = record.poll.flatMap { $0.isRunningOrPaused ? $0.id : nil }
             record.clientSecret = secret
             record.poll = poll
             return .pollStarted
         }
+        if let replaced { await work.stop(Self.lease(id, replaced)) }
         launch(change.record)
         return change.view
     }
@@ -134,6 +128,7 @@ public final class SourceService: Sendable {
             return .pollStopped
         }
         stopPoller(id)
+        if change.event != nil, let poll = change.record.poll { await work.stop(Self.lease(id, poll.id)) }
         return change.view
     }
 
@@ -151,7 +146,12 @@ public final class SourceService: Sendable {
             record.poll?.status = .paused
             return .pollPaused
         }
-        return changes.filter { $0.event != nil }.map(\.record.id)
+        let paused = changes.filter { $0.event != nil }
+        // Polls another daemon of the fleet runs stop there.
+        for change in paused where pollers.withLock({ $0[change.record.id] }) == nil {
+            if let poll = change.record.poll { await work.stop(Self.lease(change.record.id, poll.id)) }
+        }
+        return paused.map(\.record.id)
     }
 
     /// app.foreground: resumes the caller's paused polls as the SDK restarts a poller: nothing is
@@ -169,46 +169,55 @@ public final class SourceService: Sendable {
         return changes.filter { $0.event != nil }.map(\.record.id)
     }
 
-    /// Runs a poller for the record's running poll as background work (which keeps the daemon up).
+    static func lease(_ id: String, _ pollID: String?) -> String { "poll:\(pollID ?? id)" }
+
+    /// Runs a poller for the record's running poll, under its lease.
     private func launch(_ record: SourceRecord, restart: Bool = false) {
-        guard let poll = record.poll, poll.status == .polling, let secret = record.clientSecret else { return }
-        let (id, api) = (record.id, api)
-        let poller = SourcePoller(
-            sourceID: id, clientSecret: secret, progress: poll.progress, clock: clock, now: now,
-            fetch: { id, secret in await api.pollSource(id: id, clientSecret: secret) })
-        pollers.withLock { $0.updateValue(poller, forKey: id) }?.stop()
-        run(poller, id: id, pollID: poll.id, restart: restart)
+        guard let poll = record.poll, poll.status == .polling else { return }
+        let job = pollJob(record.id, poll.id, restart: restart)
+        work.start(job.name, job.run)
+    }
+
+    /// Polls the source's poll `pollID` from its stored progress, if it still runs when the
+    /// lease is taken (it may have been stopped anywhere meanwhile).
+    private func pollJob(_ id: String, _ pollID: String?, restart: Bool = false) -> LeasedWork.Job {
+        LeasedWork.Job(name: Self.lease(id, pollID)) { [self, api, clock, now] in
+            guard let record = try? await table.find(id), let poll = record.poll, poll.id == pollID,
+                poll.status == .polling, let secret = record.clientSecret
+            else { return }
+            let poller = SourcePoller(
+                sourceID: id, clientSecret: secret, progress: poll.progress, clock: clock, now: now,
+                fetch: { id, secret in await api.pollSource(id: id, clientSecret: secret) })
+            pollers.withLock { $0.updateValue(poller, forKey: id) }?.stop()
+            await run(poller, id: id, pollID: pollID, restart: restart)
+        }
     }
 
     /// The paused poller, if this process still has it; else a new one from the stored progress.
     private func resume(_ record: SourceRecord) {
         guard let poll = record.poll else { return }
         if let poller = pollers.withLock({ $0[record.id] }) {
-            if poller.resume() { run(poller, id: record.id, pollID: poll.id, restart: true) }
+            if poller.resume() {
+                work.start(Self.lease(record.id, poll.id)) { [self] in
+                    await run(poller, id: record.id, pollID: poll.id, restart: true)
+                }
+            }
         } else {
             launch(record, restart: true)
         }
     }
 
-    private func run(_ poller: SourcePoller, id: String, pollID: String?, restart: Bool) {
+    private func run(_ poller: SourcePoller, id: String, pollID: String?, restart: Bool) async {
         let seen = SeenProgress(poller.progress)
-        let lease = "poll:\(pollID ?? id)"
-        background.start { [self, leases] in
-            // Another daemon of the fleet runs it (or will, once its holder's lease expires).
-            guard await leases.acquire(lease, lost: { poller.stop() }) else {
-                pollers.withLock { if $0[id] === poller { $0[id] = nil } }
-                return
-            }
-            let end = await poller.run(restart: restart) { progress in
-                // Most responses change nothing a client sees: those cost no store round trip.
-                if seen.changes(to: progress) { await self.progressed(id, pollID, progress) }
-            }
-            // A paused poller is kept: app.foreground resumes it.
-            if end != .paused { pollers.withLock { if $0[id] === poller { $0[id] = nil } } }
-            if case .finished(let source, let error) = end {
-                await finished(id, pollID, source, error, poller.progress)
-            }
-            await leases.release(lease)
+        let end = await poller.run(restart: restart) { progress in
+            // Most responses change nothing a client sees: those cost no store round trip.
+            if seen.changes(to: progress) { await self.progressed(id, pollID, progress) }
+        }
+        // A poller the app paused is kept: app.foreground resumes it. One whose task was cancelled
+        // (shutdown, lease lost) resumes from the store.
+        if end != .paused || !poller.isPaused { pollers.withLock { if $0[id] === poller { $0[id] = nil } } }
+        if case .finished(let source, let error) = end {
+            await finished(id, pollID, source, error, poller.progress)
         }
     }
 

@@ -150,8 +150,10 @@ class AppAnswerInvalid(RpcError):
 class StoreUnavailable(RpcError):
     """1010: The daemon's database is unavailable.
 
-    The shared database of a fleet (STPD_DATABASE_URL) could not be reached or failed the
-    transaction; nothing of the request was committed. Retry once it is back; `data.instance` names
+    The shared database of a fleet (STPD_DATABASE_URL) could not be reached within 5 s or failed the
+    transaction; nothing of the request was committed, unless `data.outcome` is `unknown` (the
+    connection went while the commit was on its way and the database could not be asked in time: re-
+    read the object or the event log before retrying). Retry once it is back; `data.instance` names
     the daemon that answered.
     """
 
@@ -167,6 +169,17 @@ class ObjectTooLarge(RpcError):
     """
 
     code = 1011
+
+
+class StateUnreadable(RpcError):
+    """1020: An object's sealed state cannot be read on this instance.
+
+    The object's state (or an event's) was sealed with a state key this instance does not have, or
+    was damaged; the row is kept as it is. In a fleet every instance needs the same state keys
+    (docs/fleet.md). `data.object` names the object, `data.instance` the daemon that answered.
+    """
+
+    code = 1020
 
 
 class CursorExpired(RpcError):
@@ -495,6 +508,7 @@ ERRORS: dict[int, type[RpcError]] = {
     1009: AppAnswerInvalid,
     1010: StoreUnavailable,
     1011: ObjectTooLarge,
+    1020: StateUnreadable,
     2001: CursorExpired,
     2002: SubscriptionNotFound,
     2003: CursorAhead,

@@ -437,10 +437,24 @@ class DaemonStatusFleet(TypedDict):
 
     #: The shared PostgreSQL database, as a URL without credentials
     database: str
-    #: This daemon's name in the fleet (STPD_INSTANCE)
+    #: When the database last came up or went down (RFC 3339); absent before the first operation
+    databaseSince: NotRequired[str]
+    #: Whether the last operation on the database reached it
+    databaseUp: bool
+    #: Events committed to the database this daemon has not yet published to its subscribers (absent
+    #: while the database is down)
+    followerLag: NotRequired[int]
+    #: This daemon's name in the fleet (STPD_INSTANCE, else host:socket path)
     instance: str
+    #: The fleet's live instances by name, each with how many leases on work it holds (empty while
+    #: the database is down)
+    instances: dict[str, int]
+    #: The last database failure: operation, SQLSTATE and message
+    lastDatabaseError: NotRequired[str]
     #: The background work this daemon holds the lease of
     leases: list[str]
+    #: How many times the database was reached again after it was down
+    reconnects: int
 
 
 class DaemonStatusStore(TypedDict):
