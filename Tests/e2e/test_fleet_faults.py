@@ -101,6 +101,8 @@ def test_a_database_down_at_start_answers_1010_until_it_can_serve(start_stpd, tm
     """While it waits for the database the instance serves: whatever needs the database answers
     1010 at once, daemon.status says the database is down, systemd hears why (STATUS=) and has its
     start timeout extended; READY=1 comes once the database answered and the work resumed."""
+    paynow = stripe_test_server.api("POST", "/v1/payment_intents",
+                                    {"amount": 1000, "currency": "sgd", "payment_method_types": ["paynow"]})
     postgres = Postgres()
     postgres.stop()
     try:
@@ -113,6 +115,9 @@ def test_a_database_down_at_start_answers_1010_until_it_can_serve(start_stpd, tm
         started = time.monotonic()
         assert rpc_error(client, "source.list", {}).code == STORE_UNAVAILABLE
         assert rpc_error(client, "events.subscribe", {}).code == STORE_UNAVAILABLE
+        # An intent's poll is recorded before the call answers: Stripe confirms it, the poll answers 1010.
+        assert rpc_error(client, "paymentIntent.confirm", {"clientSecret": paynow["client_secret"],
+                                                           "paymentMethod": {"paynow": {}}}).code == STORE_UNAVAILABLE
         assert time.monotonic() - started < HANG
         assert "READY=1" not in "\n".join(a.notify_messages())
         assert any("STATUS=Waiting for the database" in m for m in a.notify_messages())
@@ -121,6 +126,8 @@ def test_a_database_down_at_start_answers_1010_until_it_can_serve(start_stpd, tm
     a.wait_notify("READY=1")
     assert a.client().call("source.list", {})["sources"] == []
     create_source(a.client(), sofort(RETURN_URL))
+    polled = a.client().call("paymentIntent.handleNextAction", {"clientSecret": paynow["client_secret"]})
+    assert polled["result"] == "pending" and polled["poll"]["status"] == "polling", polled
     assert a.client().call("daemon.status")["fleet"]["databaseUp"] is True
 
 
