@@ -24,6 +24,7 @@ from contexts import open_session, saved_card
 from fleet import (CLUSTER, LEASE_SECONDS, Load, Postgres, database_url,  # noqa: F401 (a fixture)
                    instance, needs_cluster, pair, psql, seen_or_wait, wait_until)
 from flows import Events, bank_page, create_source, rpc_error, sofort
+from stripe_servers import http_request
 
 pytestmark = needs_cluster
 
@@ -182,8 +183,9 @@ def status_leases(daemon) -> list[str]:
 
 
 def test_kill_9_mid_redirect_follow_up(start_stpd, tmp_path, stripe_test_server, database_url):
-    """A's follow-up of a completed PaymentIntent session waits on Stripe when A dies: B follows it
-    up (once its lease expired) and the session gets one outcome."""
+    """A's follow-up of a completed PaymentIntent session (an intent poll, leased itself) waits on
+    Stripe when A dies: B takes the poll over (once its lease expired) and the session gets one
+    outcome."""
     server = stripe_test_server
     a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["redirect.*"])
@@ -196,7 +198,10 @@ def test_kill_9_mid_redirect_follow_up(start_stpd, tmp_path, stripe_test_server,
     location = bank_page(started["openURL"], "succeed")
     server.add_fault(method="GET", path=f"/v1/payment_intents/{intent['id']}", delayMs=30_000, times=1)
     assert a.client().call("handle-url", {"url": location})["handled"] is True
-    wait_until(lambda: f"followup:{session['id']}" in status_leases(a), 30, "A following the session up")
+    # The delayed read is A's poll's: B runs nothing until A dies.
+    wait_until(lambda: not http_request("GET", f"{server.base_url}/_test/faults").json()["data"], 30,
+               "A's follow-up waiting on Stripe")
+    assert any(name.startswith("intentPoll:") for name in status_leases(a))
     a.kill()
     outcome = seen_or_wait(on_b, "redirect.outcome", session["id"], timeout=TAKEOVER)
     assert outcome["object"]["outcome"]["result"] == "succeeded", outcome
