@@ -1,3 +1,4 @@
+import Foundation
 import JSONRPC
 
 /// Why the domain refused or failed an operation. It speaks of objects and inputs, not of the
@@ -27,8 +28,14 @@ public enum DomainError: Error, Sendable, Hashable, Codable {
     case pendingActionGone(action: String, detail: String)
     /// Carried in a payment context's state: nobody answered the pending action in time.
     case pendingActionTimedOut(action: String, kind: String, detail: String)
-    /// Carried in a payment context's state: the payment did not succeed.
+    /// The payment did not succeed: STPPaymentHandler's failure of an intent, or the app's answer.
     case paymentFailed(detail: String?, data: [String: JSONValue])
+    /// Stripe asked for a next action stpd cannot carry (the SDK's unsupportedAuthentication).
+    case nextActionUnsupported(type: String, kind: String, detail: String)
+    /// The next action needs the confirmation's return URL, and there was none (missingReturnURL).
+    case returnURLRequired(type: String, detail: String)
+    /// A poll awaiting the customer reached its deadline with the intent still requiring action.
+    case intentPollTimedOut(type: String, deadline: Date, status: String)
     /// A shipping address lacks what the configuration's `requiredShippingAddressFields` asks for:
     /// `fields` those it fails, `members` the address's members that are missing or not valid
     /// (`phone`, `address.postalCode`), as the SDK's form would not submit it.

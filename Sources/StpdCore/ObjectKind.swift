@@ -1,6 +1,7 @@
 /// The kinds of durable object, as the store names them.
 public enum ObjectKind: String, Sendable, Hashable, CaseIterable, Codable {
-    case customerSession, customerPreference, appRequest, source, redirect, paymentContext, debug
+    case customerSession, customerPreference, appRequest, source, redirect, paymentIntent, setupIntent, paymentContext
+    case debug
 
     /// How an error message names one ("no redirect session rdr_...").
     public var noun: String {
@@ -10,6 +11,8 @@ public enum ObjectKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .appRequest: "app request"
         case .source: "source"
         case .redirect: "redirect session"
+        case .paymentIntent: "PaymentIntent"
+        case .setupIntent: "SetupIntent"
         case .paymentContext: "payment context"
         case .debug: "debug object"
         }

@@ -145,6 +145,7 @@ public enum Daemon {
         var customers: CustomerSessions
         var payments: any PaymentsAPI
         var sources: SourceService
+        var intents: IntentPollers
         var redirects: RedirectSessions
         var contexts: PaymentContexts
         var cards = CardValidator()
@@ -152,7 +153,7 @@ public enum Daemon {
         /// The background work that runs once in a fleet (all of it, with SQLite).
         var work: LeasedWork
         /// What holds finished objects that the retention sweep removes.
-        var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] }
+        var sweepable: [any Sweepable] { [customers, broker, sources, redirects, contexts] + intents.sweepable }
 
         init(
             configuration: DaemonConfiguration, log: EventLog, store: OpenedStore, stripe: StripeSetup,
@@ -181,11 +182,14 @@ public enum Daemon {
             payments = StripePaymentsAPI(stripe: stripe)
             sources = SourceService(
                 api: payments, log: log, background: background, work: work, reportSetAside: setAside)
+            intents = IntentPollers(
+                api: payments, log: log, background: background, work: work, reportSetAside: setAside)
             redirects = RedirectSessions(
-                api: payments, sources: sources, opener: configuration.urlOpener.map(CommandURLOpener.init),
-                log: log, background: background, followUpTimeout: configuration.redirectPollTimeout, work: work,
-                reportSetAside: setAside)
+                api: payments, sources: sources, intents: intents,
+                opener: configuration.urlOpener.map(CommandURLOpener.init), log: log, background: background,
+                followUpTimeout: configuration.redirectPollTimeout, work: work, reportSetAside: setAside)
             sources.follow(with: redirects)
+            intents.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customers, api: payments, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: configuration.pendingActionTimeout,
@@ -194,6 +198,7 @@ public enum Daemon {
                 },
                 work: work, reportSetAside: setAside)
             redirects.follow(with: contexts)
+            intents.follow(with: contexts)
             Retention.schedule(on: work, log: log, sweepable: sweepable, logger: logger)
         }
     }
@@ -214,9 +219,9 @@ public enum Daemon {
         RedirectHandlers.register(into: &router, redirects: parts.redirects)
         AppHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
-        let payments = PaymentHandler(api: parts.payments, redirects: parts.redirects)
-        PaymentIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
-        SetupIntentHandlers.register(into: &router, handler: payments, cards: parts.cards)
+        IntentHandlers.register(
+            into: &router, handler: PaymentHandler(api: parts.payments, redirects: parts.redirects),
+            polls: parts.intents, cards: parts.cards)
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         CardHandlers.register(into: &router, cards: parts.cards)
         return router

@@ -54,7 +54,8 @@ enum DaemonHandlers {
             let fleet = await parts.store.fleet?.status(log: parts.log)
             let snapshot = StpdMetrics.Snapshot(
                 connections: parts.activity.connections, subscribers: parts.subscriptions.count,
-                pollsRunning: parts.sources.pollsRunning, storeSizeBytes: parts.store.sizeOnDisk(),
+                pollsRunning: parts.sources.pollsRunning + parts.intents.pollsRunning,
+                storeSizeBytes: parts.store.sizeOnDisk(),
                 redirectSessions: redirects.map { counts in
                     Dictionary(uniqueKeysWithValues: RedirectStatus.allCases.map { ($0, counts[$0.rawValue] ?? 0) })
                 }, fleet: fleet)

@@ -84,11 +84,58 @@ struct StripePaymentsAPI: PaymentsAPI {
         error.fault == .offline || error.fault == .connectionLost ? .connectivity(error) : .transportFailure(error)
     }
 
-    func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent {
+    // The SDK expands an intent's payment method whenever it reads one: its type decides whether
+    // `processing` is success, and how long a redirect's follow-up polls.
+    private static let expandPaymentMethod: JSONValue = ["payment_method"]
+
+    private func retrieve<Intent: StripeModel>(_ collection: String, _ clientSecret: String) async throws -> Intent {
         let id = clientSecret.components(separatedBy: "_secret_")[0]
         return try await client().send(
-            StripeRequest(.get, "/v1/payment_intents/\(id)", params: ["client_secret": .string(clientSecret)]),
-            as: PaymentIntent.self)
+            StripeRequest(
+                .get, "/v1/\(collection)/\(id)",
+                params: ["client_secret": .string(clientSecret), "expand": Self.expandPaymentMethod]),
+            as: Intent.self)
+    }
+
+    private func confirm<Intent: StripeModel>(_ collection: String, _ params: PaymentIntentConfirmParams)
+        async throws -> Intent
+    {
+        let client = try client()
+        var form = Self.confirmForm(params, by: client)
+        form["expand"] = Self.expandPaymentMethod
+        return try await client.send(
+            StripeRequest(.post, "/v1/\(collection)/\(params.intentID)/confirm", params: form), as: Intent.self)
+    }
+
+    private func verify<Intent: StripeModel>(_ params: VerifyMicrodepositsParams) async throws -> Intent {
+        let client = try client()
+        var request = params.request(for: client.configuration.key.kind)
+        request.params["expand"] = Self.expandPaymentMethod
+        return try await client.send(request, as: Intent.self)
+    }
+
+    func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent {
+        try await retrieve("payment_intents", clientSecret)
+    }
+
+    func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
+        try await confirm("payment_intents", params)
+    }
+
+    func verifyPaymentIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> PaymentIntent {
+        try await verify(params)
+    }
+
+    func retrieveSetupIntent(clientSecret: String) async throws -> SetupIntent {
+        try await retrieve("setup_intents", clientSecret)
+    }
+
+    func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
+        try await confirm("setup_intents", params)
+    }
+
+    func verifySetupIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> SetupIntent {
+        try await verify(params)
     }
 
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
@@ -98,28 +145,6 @@ struct StripePaymentsAPI: PaymentsAPI {
                 .post, "/v1/payment_methods",
                 params: Self.signed(PaymentMethodData.card(card).createParams(), by: client)),
             as: PaymentMethod.self)
-    }
-
-    func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
-        let client = try client()
-        let form = Self.confirmForm(params, by: client)
-        return try await client.send(
-            StripeRequest(.post, "/v1/payment_intents/\(params.paymentIntentID)/confirm", params: form),
-            as: PaymentIntent.self)
-    }
-
-    func retrieveSetupIntent(clientSecret: String) async throws -> SetupIntent {
-        let id = clientSecret.components(separatedBy: "_secret_")[0]
-        return try await client().send(
-            StripeRequest(.get, "/v1/setup_intents/\(id)", params: ["client_secret": .string(clientSecret)]),
-            as: SetupIntent.self)
-    }
-
-    func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
-        let client = try client()
-        let form = Self.confirmForm(params, by: client)
-        return try await client.send(
-            StripeRequest(.post, "/v1/setup_intents/\(params.intentID)/confirm", params: form), as: SetupIntent.self)
     }
 }
 

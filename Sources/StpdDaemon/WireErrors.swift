@@ -59,6 +59,17 @@ extension DomainError: RPCErrorConvertible {
             StpdErrors.pendingActionTimedOut(detail, data: ["action": .string(action), "kind": .string(kind)])
         case .paymentFailed(let detail, let data):
             StpdErrors.paymentFailed(detail, data: data.isEmpty ? nil : .object(data))
+        case .nextActionUnsupported(let type, let kind, let detail):
+            StpdErrors.nextActionUnsupported(detail, data: ["type": .string(type), "kind": .string(kind)])
+        case .returnURLRequired(let type, let detail):
+            StpdErrors.returnURLRequired(detail, data: ["type": .string(type), "parameter": "returnURL"])
+        case .intentPollTimedOut(let type, let deadline, let status):
+            StpdErrors.intentPollTimedOut(
+                "the customer did not complete \(type) by \(deadline.formatted(.iso8601))",
+                data: [
+                    "type": .string(type), "deadline": .string(deadline.formatted(.iso8601)),
+                    "status": .string(status),
+                ])
         case .shippingAddressIncomplete(let fields, let members):
             StpdErrors.shippingAddressIncomplete(
                 "missing or not valid: \(members.map { "address.\($0)" }.joined(separator: ", ")) "
@@ -154,6 +165,7 @@ extension ObjectKind {
         case .appRequest: "request"
         case .source: "source"
         case .paymentContext: "context"
+        case .paymentIntent, .setupIntent: "id"
         case .debug: "objectId"
         }
     }

@@ -136,7 +136,16 @@ public enum Contract {
     }
 }
 
+/// A result type that names its contract component itself: a generic one, whose Swift name
+/// would carry its arguments (nil: named after the method, as a type declared inside it).
+protocol ContractComponent {
+    static var componentName: String? { get }
+}
+
 extension RPCMethod {
     /// `Result` for a type declared inside the method, else the shared type's own name.
-    static var resultTypeName: String { String(describing: Result.self) }
+    static var resultTypeName: String {
+        if let named = Result.self as? any ContractComponent.Type { return named.componentName ?? "Result" }
+        return String(describing: Result.self)
+    }
 }

@@ -110,7 +110,7 @@ public enum StpdErrors {
     public static let paymentFailed = ErrorDeclaration(
         name: "PaymentFailed", code: 5003, message: "The payment did not succeed",
         description:
-            "Carried as the error of didFinish: the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's), or a managed PaymentIntent ended unpaid (`data.paymentIntentStatus`, `data.lastPaymentError`)."
+            "STPPaymentHandler's failure of an intent, carried as the error of a confirmation's result, a poll's end, a redirect outcome or a payment context's didFinish: the intent requires a payment method again, or is processing with a payment method that is not a delayed-notification one. `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError` (`data.lastSetupError`) are Stripe's; `data.reason` is `authenticationFailed`, `paymentError` or `intentStatus` (the SDK's notAuthenticated, paymentError and intentStatus codes). Also carried as didFinish's error when the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's)."
     )
 
     public static let shippingAddressIncomplete = ErrorDeclaration(
@@ -125,6 +125,22 @@ public enum StpdErrors {
             "The card given to source.create, paymentIntent.confirm, setupIntent.confirm or paymentContext.addCard fails the SDK's STPCardValidator rules (see card.validate), so nothing was sent to Stripe. `data.parameter` is the path of the first field that is not valid (e.g. `card.number`), `data.field` its card member (number, expMonth, expYear or cvc), `data.state` `invalid` or `incomplete`, and `data.brand` the brand the number names: highlight that field."
     )
 
+    public static let nextActionUnsupported = ErrorDeclaration(
+        name: "NextActionUnsupported", code: 6010, message: "stpd cannot carry this next action",
+        description:
+            "Stripe asked for a next action stpd has no way to carry on Linux: `data.type` names it (use_stripe_sdk's native 3-D Secure 2, WeChat Pay's Android action, a type nobody knows), `data.kind` is its kind. The SDK's unsupportedAuthentication error; the intent stays in requires_action."
+    )
+    public static let returnURLRequired = ErrorDeclaration(
+        name: "ReturnURLRequired", code: 6011, message: "This next action needs a return URL",
+        description:
+            "The next action (`data.type`) sends the customer away and back, and no `returnURL` was given (`data.parameter`): confirm again with one. A card that needs 3-D Secure gets a redirect only when the confirmation has a return URL (without one Stripe answers use_stripe_sdk). The SDK's missingReturnURL."
+    )
+    public static let intentPollTimedOut = ErrorDeclaration(
+        name: "IntentPollTimedOut", code: 6012, message: "The customer did not complete the payment in time",
+        description:
+            "A poll of an intent awaiting the customer (`data.type`) reached its deadline (`data.deadline`, the SDK's for the type, or the code's expiry) with the intent still requiring action. The customer may still pay until the code expires: handleNextAction polls again."
+    )
+
     /// Every declared error, in code order; the contract lists exactly these.
     public static let all: [ErrorDeclaration] =
         [
@@ -134,6 +150,7 @@ public enum StpdErrors {
         ] + stripe
         + [
             redirectUnavailable, redirectOpenFailed, redirectCancelled, redirectLoadFailed, pendingActionGone,
-            pendingActionTimedOut, paymentFailed, shippingAddressIncomplete, cardInvalid,
+            pendingActionTimedOut, paymentFailed, shippingAddressIncomplete, cardInvalid, nextActionUnsupported,
+            returnURLRequired, intentPollTimedOut,
         ]
 }

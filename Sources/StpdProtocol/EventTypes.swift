@@ -42,8 +42,8 @@ public struct EventTypeDeclaration: Sendable {
 public enum EventTypes {
     public static let all: [EventTypeDeclaration] =
         CustomerEvent.declarations + CustomerPreferenceEvent.declarations + AppRequestEvent.declarations
-        + SourceEvent.declarations + RedirectEvent.declarations + PaymentContextEvent.declarations
-        + DebugEvent.declarations
+        + SourceEvent.declarations + RedirectEvent.declarations + PaymentIntentEvent.declarations
+        + SetupIntentEvent.declarations + PaymentContextEvent.declarations + DebugEvent.declarations
 }
 
 public enum CustomerEvent: String, EventName {
@@ -169,6 +169,43 @@ public enum RedirectEvent: String, EventName {
         }
     }
 }
+
+/// The events of an intent stpd polls (`paymentIntent.<name>`, `setupIntent.<name>`): one family
+/// per kind of intent, declared once.
+public struct IntentEvent<K: IntentNaming>: EventName {
+    public enum Name: String, CaseIterable, Sendable, Hashable {
+        case pollStarted, finished, pollStopped, removed
+    }
+
+    public let name: Name
+    public init(_ name: Name) { self.name = name }
+    public init?(rawValue: String) {
+        guard let name = Name(rawValue: rawValue) else { return nil }
+        self.init(name)
+    }
+    public var rawValue: String { name.rawValue }
+    public static var allCases: [Self] { Name.allCases.map(Self.init) }
+
+    public static var prefix: String { K.prefix }
+    public static var object: JSONSchema { .ref("Intent") }
+    public var summary: String {
+        switch name {
+        case .pollStarted:
+            "A poll started: the customer pays elsewhere (nextAction.details), or a redirect session completed (replacing any running poll)"
+        case .finished: "The poll ended (once): poll.result is STPPaymentHandler's verdict, poll.error why it failed"
+        case .pollStopped: "\(K.prefix).stopPolling stopped the poll; it never reports"
+        case .removed: "Not polled for longer than the retention age: forgotten (its last state)"
+        }
+    }
+
+    public static var pollStarted: Self { Self(.pollStarted) }
+    public static var finished: Self { Self(.finished) }
+    public static var pollStopped: Self { Self(.pollStopped) }
+    public static var removed: Self { Self(.removed) }
+}
+
+public typealias PaymentIntentEvent = IntentEvent<PaymentIntentNaming>
+public typealias SetupIntentEvent = IntentEvent<SetupIntentNaming>
 
 public enum PaymentContextEvent: String, EventName {
     case created, didChange, didFailToLoad, needsInput, pendingAction, shippingInvalid, shippingSaveFailed

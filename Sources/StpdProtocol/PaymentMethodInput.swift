@@ -1,3 +1,4 @@
+import Foundation
 import JSONRPC
 import StripeAPI
 
@@ -73,6 +74,7 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
     public func confirmParams(
         clientSecret: String, returnURL: String?, at path: String? = nil, setupIntent: Bool = false
     ) throws(RPCError) -> PaymentIntentConfirmParams {
+        try Self.checkReturnURL(returnURL)
         let (prefix, kind) = setupIntent ? ("seti_", "SetupIntent") : ("pi_", "PaymentIntent")
         guard clientSecret.hasPrefix(prefix), clientSecret.contains("_secret_") else {
             throw RPCError.invalidParams(
@@ -116,6 +118,13 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         }
         return PaymentIntentConfirmParams(
             clientSecret: clientSecret, paymentMethodData: data, billingDetails: billingDetails, returnURL: returnURL)
+    }
+
+    /// A return URL must parse as the SDK reads one: Stripe would send the customer to it, and no
+    /// redirect session could take it back.
+    public static func checkReturnURL(_ returnURL: String?) throws(RPCError) {
+        guard let returnURL, URL.strict(returnURL) == nil else { return }
+        throw RPCError.invalidParams("not a URL: \(returnURL)", parameter: "returnURL")
     }
 
     public static let schema: JSONSchema = {

@@ -104,8 +104,10 @@ public enum RedirectReport: RPCMethod {
         "Tells stpd what the app's browser or web view did: closed, loadFailed or nativeOpenFailed (the SDK's UI outcomes)."
     public static let description: String? = """
         closed: the customer closed the page the app shows (mode inApp, or automatic on its web page, \
-        unless stpd opened it with opener daemon): the session completes with RedirectCancelled (the SDK's \
-        code 80). loadFailed: the first load of that page failed, and url is the page the browser had \
+        unless stpd opened it with opener daemon): a Source's session completes with RedirectCancelled \
+        (the SDK's code 80); a PaymentIntent's or SetupIntent's completes and is followed up as \
+        STPPaymentHandler does, whose outcome is canceled only if the intent still requires action. \
+        loadFailed: the first load of that page failed, and url is the page the browser had \
         reached when it failed (required: Stripe's hooks.stripe.com page redirects at once to the bank's): \
         when its host contains stripe.com the session completes with RedirectLoadFailed (code 40), \
         otherwise nothing changes, as in the SDK. nativeOpenFailed: in \

@@ -24,8 +24,9 @@ public enum RedirectOpener: String, Codable, Sendable, CaseIterable {
 /// What the app's browser or web view did, which only the app can see (`redirect.report`): the
 /// events of the SDK's Safari view and of its attempt to open a native app.
 public enum RedirectReportOutcome: String, Codable, Sendable, CaseIterable {
-    /// The customer closed the page the app shows (the SDK's Safari view "Done"): completes with
-    /// RedirectCancelled, the SDK's code 80.
+    /// The customer closed the page the app shows (the SDK's Safari view "Done"): a Source's session
+    /// completes with RedirectCancelled, the SDK's code 80; an intent's is re-read first, as
+    /// STPPaymentHandler does, and its outcome is canceled only if it still requires action.
     case closed
     /// The page's first load failed: on a stripe.com host it completes with RedirectLoadFailed, the
     /// SDK's code 40; elsewhere it is ignored, as in the SDK.
@@ -68,12 +69,18 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
         /// PaymentIntent's or SetupIntent's status (`succeeded`, `processing`, `requires_payment_method`, ...), or
         /// `error` (also when the session completed with an error: no follow-up then).
         public var result: String
+        /// For a PaymentIntent or SetupIntent: STPPaymentHandler's verdict by its status rules (its
+        /// poll's `finished` says the same), with `error` when it failed.
+        public var intentResult: IntentResult?
         public var error: JSONValue?
         /// The Stripe object as fetched (client secret removed).
         public var object: JSONValue?
         public var at: String
-        public init(result: String, error: JSONValue?, object: JSONValue?, at: String) {
+        public init(
+            result: String, intentResult: IntentResult? = nil, error: JSONValue?, object: JSONValue?, at: String
+        ) {
             self.result = result
+            self.intentResult = intentResult
             self.error = error
             self.object = object
             self.at = at
@@ -156,6 +163,10 @@ public struct RedirectSessionView: Codable, Sendable, Hashable {
                 .object(
                     [
                         "result": .string("Source status, PaymentIntent or SetupIntent status, or error"),
+                        "intentResult": .nullable(
+                            .enumeration(
+                                IntentResult.allCases.filter { $0 != .pending }.map(\.rawValue),
+                                "An intent's verdict by STPPaymentHandler's status rules (error says why it failed)")),
                         "error": .nullable(.ref("ErrorObject")),
                         "object": .nullable(
                             JSONSchema(["type": "object", "description": "The Stripe object fetched"])),

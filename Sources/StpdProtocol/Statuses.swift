@@ -49,9 +49,10 @@ public enum PaymentRequestState: String, Codable, Sendable, Hashable, CaseIterab
     case none, showingRequestedViewController, requestingPayment
 }
 
-/// What a waiting requestPayment needs: a screen the SDK would show, or a redirect's outcome.
+/// What a waiting requestPayment needs: a screen the SDK would show, a redirect's outcome, or the
+/// customer paying elsewhere (the PaymentIntent's poll: `paymentIntent.*` events carry the details).
 public enum PaymentContextNeed: String, Codable, Sendable, Hashable, CaseIterable {
-    case paymentOption, shippingAddress, redirect
+    case paymentOption, shippingAddress, redirect, nextAction
 }
 
 /// The delegate callback a pending action stands for.

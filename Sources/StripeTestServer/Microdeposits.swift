@@ -95,6 +95,6 @@ extension StripeTestState {
                 extra: [isSetup ? "setup_intent" : "payment_intent": .object(object)])
         }
         store(object)
-        return .object(object)
+        return renderIntent(object, expand: call.expand)
     }
 }

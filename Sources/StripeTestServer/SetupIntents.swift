@@ -3,7 +3,7 @@ import JSONRPC
 
 /// SetupIntents: saving a payment method without a charge. Confirmation takes the same payment
 /// method forms as a PaymentIntent's; a 3-D Secure card asks for the test bank page
-/// (`redirect_to_url`), other types start their next action as a PaymentIntent's (NextActions.swift).
+/// (`threeDSecureAction`), other types start their next action as a PaymentIntent's (NextActions.swift).
 extension StripeTestState {
     func setupIntent(_ id: String) throws(APIError) -> Obj {
         settle(id)
@@ -40,7 +40,7 @@ extension StripeTestState {
     func retrieveSetupIntent(_ call: inout Call) throws(APIError) -> JSONValue {
         let seti = try setupIntent(call.id)
         try checkSetupClientSecret(seti, call)
-        return .object(seti)
+        return renderIntent(seti, expand: call.expand)
     }
 
     func confirmSetupIntent(_ call: inout Call) throws(APIError) -> JSONValue {
@@ -101,7 +101,8 @@ extension StripeTestState {
             }
             if card.requiresAuthentication {
                 seti["status"] = "requires_action"
-                seti["next_action"] = redirectAction(id, seti, returnURL: call.string("return_url"), base: call.baseURL)
+                seti["next_action"] = threeDSecureAction(
+                    id, seti, returnURL: call.string("return_url"), base: call.baseURL)
             } else {
                 succeedSetup(&seti)
             }
@@ -111,7 +112,7 @@ extension StripeTestState {
             succeedSetup(&seti)
         }
         setupIntents[id] = seti
-        return .object(seti)
+        return renderIntent(seti, expand: call.expand)
     }
 
     /// Succeeded: the payment method is saved to the SetupIntent's customer, if it has one.

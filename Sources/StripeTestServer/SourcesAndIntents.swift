@@ -297,10 +297,11 @@ extension StripeTestState {
     func retrievePaymentIntent(_ call: inout Call) throws(APIError) -> JSONValue {
         let pi = try paymentIntent(call.id)
         try checkClientSecret(pi, call)
-        return renderPaymentIntent(pi, expand: call.expand)
+        return renderIntent(pi, expand: call.expand)
     }
 
-    func renderPaymentIntent(_ pi: Obj, expand: [String]) -> JSONValue {
+    /// A PaymentIntent or SetupIntent as answered, its `payment_method` expanded when asked.
+    func renderIntent(_ pi: Obj, expand: [String]) -> JSONValue {
         var pi = pi
         if expand.contains("payment_method"), let pm = pi["payment_method"]?.stringValue, let obj = paymentMethods[pm] {
             pi["payment_method"] = .object(obj)
@@ -391,9 +392,9 @@ extension StripeTestState {
                     || call.params["payment_method_data"] != nil
             {
                 pi["status"] = "requires_action"
-                pi["next_action"] = redirectAction(id, pi, returnURL: returnURL, base: call.baseURL)
+                pi["next_action"] = threeDSecureAction(id, pi, returnURL: returnURL, base: call.baseURL)
                 paymentIntents[id] = pi
-                return renderPaymentIntent(pi, expand: call.expand)
+                return renderIntent(pi, expand: call.expand)
             }
             succeed(&pi)
         } else if try !startAction(on: &pi, pm: pm, call: call) {
@@ -406,18 +407,24 @@ extension StripeTestState {
             }
         }
         paymentIntents[id] = pi
-        return renderPaymentIntent(pi, expand: call.expand)
+        return renderIntent(pi, expand: call.expand)
     }
 
-    func redirectAction(_ id: String, _ pi: Obj, returnURL: String?, base: String) -> JSONValue {
-        let secret = pi["client_secret"]?.stringValue ?? ""
-        return [
-            "type": "redirect_to_url",
-            "redirect_to_url": [
-                "return_url": returnURL.map(JSONValue.string) ?? .null,
-                "url": .string("\(base)/_test/redirect/\(id)?client_secret=\(secret)"),
-            ],
-        ]
+    /// What a card that needs 3-D Secure asks for: a redirect to the test bank page when the
+    /// confirmation gave a return URL, else `use_stripe_sdk` (Stripe.js's and the mobile SDKs' own
+    /// 3-D Secure, in its `three_d_secure_redirect` form pointing at the same page), as Stripe answers.
+    func threeDSecureAction(_ id: String, _ intent: Obj, returnURL: String?, base: String) -> JSONValue {
+        let secret = intent["client_secret"]?.stringValue ?? ""
+        let page = JSONValue.string("\(base)/_test/redirect/\(id)?client_secret=\(secret)")
+        guard let returnURL, !returnURL.isEmpty else {
+            return [
+                "type": "use_stripe_sdk",
+                "use_stripe_sdk": [
+                    "type": "three_d_secure_redirect", "stripe_js": page, "source": .string(IDs.make("src_")),
+                ],
+            ]
+        }
+        return ["type": "redirect_to_url", "redirect_to_url": ["return_url": .string(returnURL), "url": page]]
     }
 
     func succeed(_ pi: inout Obj) {

@@ -35,6 +35,7 @@ struct Stpctl: AsyncParsableCommand, ClientCommand {
             CallCommand.self, PingCommand.self, StatusCommand.self, MetricsCommand.self, DiscoverCommand.self,
             DescribeCommand.self, WatchCommand.self,
             EventsCommand.self, CustomerCommand.self, ContextCommand.self, SourceCommand.self, RedirectCommand.self,
+            IntentCommand<PaymentIntentNaming>.self, IntentCommand<SetupIntentNaming>.self,
             HandleURLCommand.self, AppCommand.self, CardCommand.self,
         ]
     )

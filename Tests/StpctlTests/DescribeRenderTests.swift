@@ -37,7 +37,7 @@ import Testing
             Issue.record("no error")
         } catch {
             #expect(error.exitStatus == .usage)
-            #expect(error.description.contains("did you mean source.poll, source.stopPolling?"))
+            #expect(error.description.contains("source.poll, source.stopPolling?"))
         }
     }
 

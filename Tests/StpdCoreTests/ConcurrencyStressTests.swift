@@ -143,8 +143,11 @@ struct ConcurrencyStressTests {
             log = try await EventLog(store: store, failures: WireFailures())
             let background = BackgroundWork()
             sources = SourceService(api: api, log: log, background: background)
-            redirects = RedirectSessions(api: api, sources: sources, opener: nil, log: log, background: background)
+            let intents = IntentPollers(api: api, log: log, background: background)
+            redirects = RedirectSessions(
+                api: api, sources: sources, intents: intents, opener: nil, log: log, background: background)
             sources.follow(with: redirects)
+            intents.follow(with: redirects)
             runner = Task { [background] in await background.run() }
         }
 

@@ -93,6 +93,7 @@ struct PaymentContextsTests {
         let log: EventLog
         let background: BackgroundWork
         let sources: SourceService
+        let intents: IntentPollers
         let redirects: RedirectSessions
         let contexts: PaymentContexts
         let work: LeasedWork
@@ -112,14 +113,19 @@ struct PaymentContextsTests {
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
             work = LeasedWork(background: background)
             sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)
+            intents = IntentPollers(
+                api: api, log: log, background: background, clock: clock,
+                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) }, work: work)
             redirects = RedirectSessions(
-                api: api, sources: sources, opener: nil, log: log, background: background, work: work)
+                api: api, sources: sources, intents: intents, opener: nil, log: log, background: background, work: work)
             sources.follow(with: redirects)
+            intents.follow(with: redirects)
             contexts = PaymentContexts(
                 customers: customer, api: api, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: timeout, companyName: { _ in companyName }, clock: clock,
                 now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) }, work: work)
             redirects.follow(with: contexts)
+            intents.follow(with: contexts)
             runner = Task { [background] in await background.run() }
         }
 
@@ -1478,6 +1484,26 @@ struct PaymentContextsTests {
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(done.lastResult == ["status": "userCancellation", "error": nil])
         #expect(done.redirect == nil)
+    }
+
+    /// A QR code or banking app: the context waits for the PaymentIntent's poll (needs nextAction)
+    /// and finishes with its verdict.
+    @Test func aManagedIntentAwaitingTheCustomerFinishesWhenItsPollDoes() async throws {
+        let world = try await World(customer: Self.cards())
+        let secret = world.api.addIntent(status: "requires_payment_method")
+        let intentID = secret.components(separatedBy: "_secret_")[0]
+        world.api.setNextAction(intentID, ["type": "blik_authorize", "blik_authorize": [:]])
+        let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
+        let since = try await world.mark()
+        _ = try await world.requestPayment(view.id, intent: secret)
+        let waiting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
+        #expect(waiting.needs == .nextAction && waiting.redirect == nil)
+        await world.clock.sleepersArrived()
+        world.api.setIntentStatus(intentID, "canceled")
+        world.clock.advance(by: .seconds(1))
+        let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
+        #expect(done.lastResult == ["status": "userCancellation", "error": nil])
+        #expect(done.needs == nil && done.requestState == .none)
     }
 
     @Test func cancellingARedirectingManagedIntentCancelsTheRedirect() async throws {

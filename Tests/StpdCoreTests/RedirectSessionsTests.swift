@@ -18,6 +18,7 @@ struct RedirectSessionsTests {
         let log: EventLog
         let background = BackgroundWork()
         let sources: SourceService
+        let intents: IntentPollers
         let redirects: RedirectSessions
         let work: LeasedWork
         let runner: Task<Void, Never>
@@ -27,9 +28,12 @@ struct RedirectSessionsTests {
             log = try await EventLog(store: store, failures: WireFailures())
             work = LeasedWork(background: background)
             sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)
+            intents = IntentPollers(api: api, log: log, background: background, clock: clock, work: work)
             redirects = RedirectSessions(
-                api: api, sources: sources, opener: opener, log: log, background: background, work: work)
+                api: api, sources: sources, intents: intents, opener: opener, log: log, background: background,
+                work: work)
             sources.follow(with: redirects)
+            intents.follow(with: redirects)
             runner = Task { [background] in await background.run() }
         }
 
@@ -247,7 +251,8 @@ struct RedirectSessionsTests {
         let confirmed = try await handler.confirm(
             PaymentIntent.self, PaymentIntentConfirmParams(clientSecret: pending, paymentMethodID: "pm_1"), for: owner,
             start: RedirectStartOptions(mode: .inApp))
-        let session = try #require(confirmed.nextAction.redirect)
+        let session = try #require(confirmed.redirect)
+        #expect(confirmed.result == .pending && confirmed.nextAction?.session == session.id)
         #expect(session.kind == "paymentIntent" && session.paymentIntentId == "pi_red")
         #expect(session.status == .inProgress && session.mode == .inApp)
 
@@ -255,14 +260,14 @@ struct RedirectSessionsTests {
         let unstarted = try await handler.confirm(
             SetupIntent.self, PaymentIntentConfirmParams(clientSecret: setup, paymentMethodID: "pm_1"), for: owner,
             start: nil)
-        #expect(unstarted.nextAction.redirect?.status == .notStarted)
-        #expect(unstarted.nextAction.redirect?.setupIntentId == "seti_red")
+        #expect(unstarted.redirect?.status == .notStarted)
+        #expect(unstarted.redirect?.setupIntentId == "seti_red")
 
         let paid = world.api.addIntent(id: "pi_paid", status: "succeeded")
         let done = try await handler.confirm(
             PaymentIntent.self, PaymentIntentConfirmParams(clientSecret: paid, paymentMethodID: "pm_1"), for: owner,
             start: RedirectStartOptions())
-        #expect(done.intent.status == .succeeded && done.nextAction.redirect == nil)
+        #expect(done.intent.status == .succeeded && done.redirect == nil && done.result == .succeeded)
     }
 
     @Test func theDaemonOpenerFallsBackFromANativeURLToTheWebPage() async throws {

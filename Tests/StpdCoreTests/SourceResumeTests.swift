@@ -38,6 +38,12 @@ struct SourceResumeTests {
         func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
             try await fake.confirmSetupIntent(params)
         }
+        func verifyPaymentIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> PaymentIntent {
+            try await fake.verifyPaymentIntentMicrodeposits(params)
+        }
+        func verifySetupIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> SetupIntent {
+            try await fake.verifySetupIntentMicrodeposits(params)
+        }
         func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod {
             try await fake.createCardPaymentMethod(card)
         }

@@ -500,9 +500,9 @@ private let paymentIntentJSON = #"""
     #expect(pi.lastPaymentError?.paymentMethod?.label == "Visa 3063")
     #expect(pi.nextAction?.type == .redirectToURL)
     #expect(pi.nextAction?.redirect?.returnURL?.absoluteString == "payments-example://stripe-redirect")
-    let urls = try #require(pi.redirectURLs)
-    #expect(urls.url.host == "hooks.stripe.com")
-    #expect(urls.returnURL.scheme == "payments-example")
+    let redirect = try #require(pi.nextAction?.redirect)
+    #expect(redirect.url.host == "hooks.stripe.com")
+    #expect(redirect.returnURL?.scheme == "payments-example")
 }
 
 @Test func paymentIntentExpandedPaymentMethodAndStatuses() throws {
@@ -530,21 +530,21 @@ func paymentIntentRequiredFields(field: String) {
     #expect(message?.contains("missing required field \(field)") == true, "\(message ?? "decoded")")
 }
 
-@Test func paymentIntentRedirectURLsRules() throws {
-    func urls(_ action: JSONValue?, status: String = "requires_action") throws -> (url: URL, returnURL: URL)? {
-        var text = replacing(paymentIntentJSON, "status", with: .string(status))
-        text = replacing(text, "next_action", with: action)
-        return try parse(text, as: PaymentIntent.self).get().redirectURLs
+@Test func paymentIntentRedirectRules() throws {
+    func redirect(_ action: JSONValue?) throws -> (url: URL, returnURL: URL?)? {
+        try parse(replacing(paymentIntentJSON, "next_action", with: action), as: PaymentIntent.self).get()
+            .nextAction?.redirect
     }
     let good: JSONValue = [
         "type": "redirect_to_url", "redirect_to_url": ["url": "https://x.test/a", "return_url": "app://done"],
     ]
-    #expect(try urls(good) != nil)
-    #expect(try urls(good, status: "succeeded") == nil)
-    #expect(try urls(nil) == nil)
-    #expect(try urls(["type": "use_stripe_sdk", "use_stripe_sdk": ["type": "three_d_secure_redirect"]]) == nil)
-    #expect(try urls(["type": "redirect_to_url", "redirect_to_url": ["url": "https://x.test/a"]]) == nil)
-    #expect(try urls(["type": "redirect_to_url", "redirect_to_url": ["url": "", "return_url": "app://done"]]) == nil)
+    #expect(try redirect(good)?.returnURL?.absoluteString == "app://done")
+    #expect(try redirect(nil) == nil)
+    #expect(try redirect(["type": "use_stripe_sdk", "use_stripe_sdk": ["type": "three_d_secure_redirect"]]) == nil)
+    #expect(
+        try redirect(["type": "redirect_to_url", "redirect_to_url": ["url": "https://x.test/a"]])?.returnURL == nil)
+    #expect(
+        try redirect(["type": "redirect_to_url", "redirect_to_url": ["url": "", "return_url": "app://done"]]) == nil)
     // next_action without a type is dropped, the intent still decodes.
     let pi = try parse(
         replacing(paymentIntentJSON, "next_action", with: ["redirect_to_url": [:]]), as: PaymentIntent.self

@@ -182,11 +182,8 @@ private let qr: JSONValue = [
             threeDS.redirect?.url.absoluteString == "https://hooks.stripe.com/3ds" && threeDS.redirect?.returnURL == nil
         )
         #expect(try action("redirect_to_url", ["url": "", "return_url": "app://done"]).redirect == nil)
-        #expect(try action("redirect_to_url", ["return_url": "app://done"]).redirectURLs == nil)
-        #expect(try action("redirect_to_url", ["url": "https://x.test/a"]).redirectURLs == nil)
-        #expect(
-            try action("alipay_handle_redirect", ["url": "https://x.test/a", "return_url": "app://done"]).redirectURLs
-                == nil)
+        #expect(try action("redirect_to_url", ["return_url": "app://done"]).redirect == nil)
+        #expect(try action("redirect_to_url", ["url": "https://x.test/a"]).redirect?.returnURL == nil)
     }
 
     @Test func hostedPagesAndExpiry() throws {
@@ -247,6 +244,6 @@ private let qr: JSONValue = [
             ],
         ])
         #expect(seti.nextAction?.type == .verifyWithMicrodeposits && seti.nextAction?.kind == .display)
-        #expect(seti.nextAction?.details?["microdeposit_type"] == "amounts" && seti.redirectURLs == nil)
+        #expect(seti.nextAction?.details?["microdeposit_type"] == "amounts" && seti.nextAction?.redirect == nil)
     }
 }

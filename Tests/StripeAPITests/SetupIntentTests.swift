@@ -34,7 +34,7 @@ private func setupIntent(_ changes: [String: JSONValue?] = [:]) throws -> Result
     #expect(seti.customerID == "cus_NnDHH8VvJ0kXlE")
     #expect(seti.paymentMethodID == "pm_1Mm8s8LkdIwHu7ixB2ZbKo4c")
     #expect(seti.paymentMethodTypes == ["card"])
-    #expect(seti.lastSetupError == nil && seti.nextAction == nil && seti.redirectURLs == nil)
+    #expect(seti.lastSetupError == nil && seti.nextAction == nil)
 }
 
 @Test func setupIntentStatusesAndLastSetupError() throws {
@@ -66,13 +66,12 @@ func setupIntentRequiredFields(field: String) throws {
         "type": "redirect_to_url",
         "redirect_to_url": ["url": "https://hooks.stripe.test/redirect/seti", "return_url": "myapp://done"],
     ]
-    let urls = try setupIntent(["status": "requires_action", "next_action": redirect]).get().redirectURLs
+    let urls = try setupIntent(["status": "requires_action", "next_action": redirect]).get().nextAction?.redirect
     #expect(urls?.url.absoluteString == "https://hooks.stripe.test/redirect/seti")
-    #expect(urls?.returnURL.absoluteString == "myapp://done")
-    #expect(try setupIntent(["status": "succeeded", "next_action": redirect]).get().redirectURLs == nil)
+    #expect(urls?.returnURL?.absoluteString == "myapp://done")
     let sdk: JSONValue = ["type": "use_stripe_sdk", "use_stripe_sdk": ["type": "three_d_secure_redirect"]]
     let action = try setupIntent(["status": "requires_action", "next_action": sdk]).get()
-    #expect(action.redirectURLs == nil && action.nextAction?.type == .useStripeSDK)
+    #expect(action.nextAction?.redirect == nil && action.nextAction?.type == .useStripeSDK)
 }
 
 @Test func setupIntentConfirmationTakesAPaymentIntentsForm() {

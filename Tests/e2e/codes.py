@@ -30,3 +30,6 @@ PENDING_ACTION_TIMED_OUT = errors.PendingActionTimedOut.code
 PAYMENT_FAILED = errors.PaymentFailed.code
 SHIPPING_ADDRESS_INCOMPLETE = errors.ShippingAddressIncomplete.code
 CARD_INVALID = errors.CardInvalid.code
+NEXT_ACTION_UNSUPPORTED = errors.NextActionUnsupported.code
+RETURN_URL_REQUIRED = errors.ReturnURLRequired.code
+INTENT_POLL_TIMED_OUT = errors.IntentPollTimedOut.code

@@ -296,11 +296,10 @@ def launch_stpd(stpd_bin: Path, checker: ContractChecker, directory: Path, *args
     return daemon
 
 
-@pytest.fixture
-def start_stpd(stpd_bin: Path, checker: ContractChecker) -> Callable[..., Daemon]:
-    """start_stpd(directory, *args, env=None, wait_ready=True, default_args=True, activate=None) -> Daemon.
+def _daemons(stpd_bin: Path, checker: ContractChecker):
+    """Yields start(directory, *args, env=None, wait_ready=True, default_args=True, activate=None) -> Daemon.
 
-    At teardown every daemon still running gets SIGTERM and must exit 0 (then SIGKILL if it
+    At the end every daemon still running gets SIGTERM and must exit 0 (then SIGKILL if it
     hangs); nothing is left running."""
     daemons: list[Daemon] = []
 
@@ -330,6 +329,19 @@ def start_stpd(stpd_bin: Path, checker: ContractChecker) -> Callable[..., Daemon
     assert not failures, "\n".join(failures)
 
 
+@pytest.fixture
+def start_stpd(stpd_bin: Path, checker: ContractChecker) -> Callable[..., Daemon]:
+    """start_stpd(directory, *args, env=None, wait_ready=True, default_args=True, activate=None) -> Daemon,
+    stopped (and required to exit 0) at the test's end."""
+    yield from _daemons(stpd_bin, checker)
+
+
+@pytest.fixture(scope="module")
+def module_start_stpd(stpd_bin: Path, checker: ContractChecker) -> Callable[..., Daemon]:
+    """start_stpd for a daemon that every test of a module shares, stopped at the module's end."""
+    yield from _daemons(stpd_bin, checker)
+
+
 # -- Stripe stand-ins (see stripe_servers.py) ----------------------------------------------------
 
 # Every request stpd sent to a stripe-test-server this session, checked against the stripe
@@ -338,19 +350,30 @@ _stripe_requests = RequestCheck()
 _stripe_findings: list[str] = []
 
 
-@pytest.fixture
-def stripe_test_server(bin_dir: Path, tmp_path: Path, request: pytest.FixtureRequest):
-    """The project's stripe-test-server on 127.0.0.1 (ephemeral port), stopped at teardown.
-    Its keys are stripe_servers.TEST_SECRET_KEY / TEST_PUBLISHABLE_KEY (`.secret_key`,
-    `.publishable_key`); `.base_url` is what STPD_STRIPE_API_BASE takes."""
+def _stand_in(bin_dir: Path, directory: Path, request: pytest.FixtureRequest):
     from stripe_servers import start_stripe_test_server
 
-    server = start_stripe_test_server(bin_dir / "stripe-test-server", tmp_path / "stripe-test-server")
+    server = start_stripe_test_server(bin_dir / "stripe-test-server", directory)
     yield server
     try:
         _stripe_requests.collect(request.node.nodeid, server.every_request())
     finally:
         server.stop()
+
+
+@pytest.fixture
+def stripe_test_server(bin_dir: Path, tmp_path: Path, request: pytest.FixtureRequest):
+    """The project's stripe-test-server on 127.0.0.1 (ephemeral port), stopped at teardown.
+    Its keys are stripe_servers.TEST_SECRET_KEY / TEST_PUBLISHABLE_KEY (`.secret_key`,
+    `.publishable_key`); `.base_url` is what STPD_STRIPE_API_BASE takes."""
+    yield from _stand_in(bin_dir, tmp_path / "stripe-test-server", request)
+
+
+@pytest.fixture(scope="module")
+def module_stripe_test_server(bin_dir: Path, tmp_path_factory: pytest.TempPathFactory,
+                              request: pytest.FixtureRequest):
+    """stripe_test_server shared by every test of a module (its requests are checked at the end)."""
+    yield from _stand_in(bin_dir, tmp_path_factory.mktemp("stripe-test-server"), request)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

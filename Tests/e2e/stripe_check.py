@@ -51,11 +51,15 @@ class Allowance:
 
 PUBLISHABLE = frozenset({"publishable"})
 CONFIRMS = ("/v1/payment_intents/{intent}/confirm", "/v1/setup_intents/{intent}/confirm")
+VERIFIES = ("/v1/payment_intents/{intent}/verify_microdeposits", "/v1/setup_intents/{intent}/verify_microdeposits")
 
 ALLOWED = (
     Allowance("POST", CONFIRMS, "client_secret", PUBLISHABLE,
               "STPPaymentIntentParams, STPSetupIntentConfirmParams: a publishable key confirms with the "
               "intent's client secret"),
+    Allowance("POST", VERIFIES, "client_secret", PUBLISHABLE,
+              "STPAPIClient.verifyPaymentIntentWithMicrodeposits (and its SetupIntent form): a publishable key "
+              "verifies with the intent's client secret"),
     Allowance("POST", CONFIRMS, "payment_method_data[card]", PUBLISHABLE,
               "STPPaymentMethodParams: the SDK sends a new card's details with a publishable key; the types "
               "leave raw card data out, which a server key may send only with Stripe's approval"),

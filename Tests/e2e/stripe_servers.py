@@ -189,6 +189,19 @@ class StripeTestServer(StripeLike):
                              headers={"Content-Type": "application/json"})
         assert reply.status == 200, reply
 
+    def control(self, path: str, body: Any = None) -> dict:
+        """POST /_test/PATH with a JSON body: the customer's side of a next action
+        (``payment_intents/pi_1/succeed``, ``.../next_action``), the server's clock (``clock``)."""
+        reply = http_request("POST", f"{self.base_url}/_test/{path}", body=json.dumps(body or {}).encode(),
+                             headers={"Content-Type": "application/json"})
+        assert reply.status == 200, reply
+        return reply.json()
+
+    def advance_clock(self, seconds: int) -> None:
+        """Moves the server's clock on: what is due by then (a BLIK approval, a voucher's expiry)
+        happens when the intent is next read."""
+        self.control("clock", {"advance": seconds})
+
     # conveniences
     def create_customer(self, **params: Any) -> dict:
         return self.api("POST", "/v1/customers", params)

@@ -27,6 +27,6 @@ def test_every_code_is_the_contracts(contract):
         if not name.isupper() or name == "INVALID_PARAMS":
             continue
         declared = next((e["code"] for key, e in errors_declared.items()
-                         if re.sub(r"(?<!^)(?=[A-Z])", "_", key).upper() == name), None)
+                         if re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", key).upper() == name), None)
         assert declared == value, f"{name} = {value}, the contract says {declared}"
     assert codes.INVALID_PARAMS == -32602

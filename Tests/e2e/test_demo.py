@@ -1,6 +1,7 @@
-"""`make demo`'s walk-through (scripts/demo) runs to the end on the built binaries: the Sofort
-Source reaches chargeable through handle-url, the payment context finishes with success, and
-everything it started is stopped and its directory removed."""
+"""`make demo`'s walk-through (scripts/demo) runs to the end on the built binaries: a card
+PaymentIntent succeeds through its 3-D Secure redirect and handle-url, an OXXO voucher is shown and
+paid, the payment context finishes with success, and everything it started is stopped and its
+directory removed. It uses no payment method Stripe has discontinued."""
 
 from __future__ import annotations
 
@@ -21,11 +22,15 @@ def test_demo_runs_to_the_end(bin_dir: Path, tmp_path: Path):
                           capture_output=True, text=True, timeout=DEMO_TIMEOUT)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert re.search(r"(?m)^source src_\w+: chargeable$", out), out
+    assert re.search(r"(?m)^payment intent pi_\w+: succeeded$", out), out
+    assert re.search(r"(?m)^voucher for pi_\w+: succeeded$", out), out
     assert re.search(r"(?m)^context pctx_\w+: didFinish with success$", out), out
-    for command in ("source create sofort", "redirect start", "handle-url", "redirect wait", "context select",
-                    "context request-payment", "context answer", "events wait"):
+    for command in ("payment-intent confirm", "redirect start", "handle-url", "redirect wait", "payment-intent show",
+                    "payment-intent retrieve", "context select", "context request-payment", "context answer",
+                    "events wait"):
         assert f"$ stpctl {command}" in out or f"$ stpctl --timeout 60 {command}" in out, command
+    for discontinued in ("sofort", "giropay"):
+        assert discontinued not in out.lower(), discontinued
     # Stopped what it started: its directory (socket, state, logs) is gone, and no process runs from it.
     assert not list(tmp_path.glob("stpd-demo.*")), list(tmp_path.iterdir())
     for entry in os.listdir("/proc"):

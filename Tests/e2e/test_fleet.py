@@ -5,7 +5,8 @@ gets a database of its own on it, dropped afterwards. Skipped without a cluster.
 
 - handle-url on B completes a redirect session started on A;
 - a subscriber on B sees A's events (and B's) in seq order, gap-free;
-- kill -9 of A, which holds a running poll: B takes the poll over and finishes it;
+- kill -9 of A, which holds a running poll (a Source's, an intent's): B takes it over and finishes it;
+- an intent poll stopped on B stops on A, which runs it;
 - debug.emit on A and B at once on one object: every change is committed, none lost.
 
 Every wait is on a reply or an event; nothing sleeps.
@@ -13,11 +14,13 @@ Every wait is on a reply or an event; nothing sleeps.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 
 from conftest import clean_environment
-from fleet import credentials, database_url, instance, needs_cluster, pair, psql  # noqa: F401 (a fixture)
+from fleet import (credentials, database_url, instance, needs_cluster, pair, psql,  # noqa: F401 (a fixture)
+                   wait_until)
 from flows import Events, bank_page, create_source, drive_source, sofort
 
 pytestmark = needs_cluster
@@ -160,6 +163,51 @@ def test_concurrent_changes_on_two_instances_are_all_committed(start_stpd, tmp_p
     for _ in range(400):
         replay.next()
     assert [e["seq"] for e in replay.seen] == sorted(seqs)
+
+
+def confirmed_paynow_on_a(server, a) -> tuple[dict, dict]:
+    """A PayNow PaymentIntent confirmed on A, its QR code awaited by a poll A runs: (intent, answer)."""
+    intent = server.api("POST", "/v1/payment_intents",
+                        {"amount": 1000, "currency": "sgd", "payment_method_types": ["paynow"]})
+    answer = a.client().call("paymentIntent.confirm", {"clientSecret": intent["client_secret"],
+                                                       "paymentMethod": {"paynow": {}}})
+    assert answer["result"] == "pending"
+    lease = f"intentPoll:{answer['poll']['id']}"
+    wait_until(lambda: lease in leases_of(a), 30, "A polling the intent")
+    return intent, answer
+
+
+def leases_of(daemon) -> list[str]:
+    return daemon.client().call("daemon.status")["fleet"]["leases"]
+
+
+def test_kill_9_of_an_intent_poll_holder_and_the_other_instance_finishes_it(
+        start_stpd, tmp_path, stripe_test_server, database_url):
+    """An intent poll (a QR code awaiting the customer) is leased like a Source's."""
+    server = stripe_test_server
+    a, b = pair(start_stpd, tmp_path, server, database_url)
+    on_b = Events(b.client(), ["paymentIntent.*"])
+    intent, answer = confirmed_paynow_on_a(server, a)
+    assert not any(name.startswith("intentPoll:") for name in leases_of(b))
+
+    a.kill()
+    server.control(f"payment_intents/{intent['id']}/succeed")
+    finished = on_b.wait("paymentIntent.finished", intent["id"], timeout=60)["object"]
+    assert finished["poll"]["id"] == answer["poll"]["id"] and finished["poll"]["result"] == "succeeded"
+    assert len(on_b.read_for(intent["id"], "paymentIntent.finished")) == 1
+
+
+def test_an_intent_poll_stopped_on_b_stops_where_it_runs(start_stpd, tmp_path, stripe_test_server, database_url):
+    """stopPolling on B revokes the lease: A cancels its poll at its next renewal (a third of a lease)."""
+    server = stripe_test_server
+    a, b = pair(start_stpd, tmp_path, server, database_url)
+    intent, _ = confirmed_paynow_on_a(server, a)
+    stopped = b.client().call("paymentIntent.stopPolling", {"id": intent["id"]})
+    assert stopped["poll"]["status"] == "stopped"
+    wait_until(lambda: not any(name.startswith("intentPoll:") for name in leases_of(a)), 30, "A stopping its poll")
+    wait_until(lambda: re.search(r"^stpd_polls_running 0(\.0)?$", a.client().call("daemon.metrics")["text"], re.M),
+               30, "A's poller ending")
+    assert a.client().call("paymentIntent.get", {"id": intent["id"]})["poll"]["status"] == "stopped"
 
 
 def test_state_key_rotation_reseals_while_the_fleet_serves(start_stpd, tmp_path, stripe_test_server, stpd_bin,

@@ -24,6 +24,7 @@ from contexts import open_session, saved_card
 from fleet import (CLUSTER, LEASE_SECONDS, Load, Postgres, database_url,  # noqa: F401 (a fixture)
                    instance, needs_cluster, pair, psql, seen_or_wait, wait_until)
 from flows import Events, bank_page, create_source, rpc_error, sofort
+from stripe_servers import http_request
 
 pytestmark = needs_cluster
 
@@ -101,6 +102,8 @@ def test_a_database_down_at_start_answers_1010_until_it_can_serve(start_stpd, tm
     """While it waits for the database the instance serves: whatever needs the database answers
     1010 at once, daemon.status says the database is down, systemd hears why (STATUS=) and has its
     start timeout extended; READY=1 comes once the database answered and the work resumed."""
+    paynow = stripe_test_server.api("POST", "/v1/payment_intents",
+                                    {"amount": 1000, "currency": "sgd", "payment_method_types": ["paynow"]})
     postgres = Postgres()
     postgres.stop()
     try:
@@ -113,6 +116,9 @@ def test_a_database_down_at_start_answers_1010_until_it_can_serve(start_stpd, tm
         started = time.monotonic()
         assert rpc_error(client, "source.list", {}).code == STORE_UNAVAILABLE
         assert rpc_error(client, "events.subscribe", {}).code == STORE_UNAVAILABLE
+        # An intent's poll is recorded before the call answers: Stripe confirms it, the poll answers 1010.
+        assert rpc_error(client, "paymentIntent.confirm", {"clientSecret": paynow["client_secret"],
+                                                           "paymentMethod": {"paynow": {}}}).code == STORE_UNAVAILABLE
         assert time.monotonic() - started < HANG
         assert "READY=1" not in "\n".join(a.notify_messages())
         assert any("STATUS=Waiting for the database" in m for m in a.notify_messages())
@@ -121,6 +127,8 @@ def test_a_database_down_at_start_answers_1010_until_it_can_serve(start_stpd, tm
     a.wait_notify("READY=1")
     assert a.client().call("source.list", {})["sources"] == []
     create_source(a.client(), sofort(RETURN_URL))
+    polled = a.client().call("paymentIntent.handleNextAction", {"clientSecret": paynow["client_secret"]})
+    assert polled["result"] == "pending" and polled["poll"]["status"] == "polling", polled
     assert a.client().call("daemon.status")["fleet"]["databaseUp"] is True
 
 
@@ -175,8 +183,9 @@ def status_leases(daemon) -> list[str]:
 
 
 def test_kill_9_mid_redirect_follow_up(start_stpd, tmp_path, stripe_test_server, database_url):
-    """A's follow-up of a completed PaymentIntent session waits on Stripe when A dies: B follows it
-    up (once its lease expired) and the session gets one outcome."""
+    """A's follow-up of a completed PaymentIntent session (an intent poll, leased itself) waits on
+    Stripe when A dies: B takes the poll over (once its lease expired) and the session gets one
+    outcome."""
     server = stripe_test_server
     a, b = pair(start_stpd, tmp_path, server, database_url)
     on_b = Events(b.client(), ["redirect.*"])
@@ -189,7 +198,10 @@ def test_kill_9_mid_redirect_follow_up(start_stpd, tmp_path, stripe_test_server,
     location = bank_page(started["openURL"], "succeed")
     server.add_fault(method="GET", path=f"/v1/payment_intents/{intent['id']}", delayMs=30_000, times=1)
     assert a.client().call("handle-url", {"url": location})["handled"] is True
-    wait_until(lambda: f"followup:{session['id']}" in status_leases(a), 30, "A following the session up")
+    # The delayed read is A's poll's: B runs nothing until A dies.
+    wait_until(lambda: not http_request("GET", f"{server.base_url}/_test/faults").json()["data"], 30,
+               "A's follow-up waiting on Stripe")
+    assert any(name.startswith("intentPoll:") for name in status_leases(a))
     a.kill()
     outcome = seen_or_wait(on_b, "redirect.outcome", session["id"], timeout=TAKEOVER)
     assert outcome["object"]["outcome"]["result"] == "succeeded", outcome

@@ -1,5 +1,8 @@
-"""Customer sessions against localstripe (a third-party, stateful Stripe fake), so stpd's Stripe
-calls are checked against a server the project did not write.
+"""Customer sessions and intents against localstripe (a third-party, stateful Stripe fake), so
+stpd's Stripe calls are checked against a server the project did not write. Of STPPaymentHandler's
+flows localstripe serves SetupIntent confirmations, 3-D Secure as use_stripe_sdk, and (with its
+update and `_authenticate` steps) a PaymentIntent awaiting the customer; it has no redirects, no
+client-side PaymentIntent confirmation and no payment-method types but cards and SEPA.
 
 localstripe serves no ephemeral keys and accepts only secret keys in the Authorization header,
 so stpd runs with a secret test key and the `server` key provider (the daemon's own key used
@@ -17,15 +20,17 @@ What localstripe does differently from Stripe, and what these tests expect becau
 
 from __future__ import annotations
 
-from codes import INVALID_STATE, STRIPE_INVALID_REQUEST
+from codes import INVALID_STATE, RETURN_URL_REQUIRED, STRIPE_INVALID_REQUEST
+import json
 import socket
 import time
 from typing import Any
 
 import pytest
 
+from flows import Events
 from rpc import Client, RpcError
-from stripe_servers import TEST_SECRET_KEY
+from stripe_servers import TEST_SECRET_KEY, http_request
 
 READ_TIMEOUT = 30.0
 
@@ -128,3 +133,57 @@ def test_server_key_session_against_localstripe(start_stpd, tmp_path, localstrip
 
     client.call("customer.close", {"session": sid})
     assert rpc_error(client, "customer.retrieve", {"session": sid}).code == INVALID_STATE
+
+
+# -- Intents: what localstripe serves of STPPaymentHandler's flows --------------------------------
+
+def localstripe_stpd(start_stpd, tmp_path, stripe):
+    return start_stpd(tmp_path / "stpd", env={"STPD_STRIPE_KEY": TEST_SECRET_KEY,
+                                              "STPD_STRIPE_API_BASE": stripe.base_url})
+
+
+def test_setup_intents_confirm_and_3ds_without_a_return_url(start_stpd, tmp_path, localstripe_server):
+    """A card SetupIntent confirms (the card as payment_method_data, no client secret from a secret
+    key); a 3-D Secure card comes back as use_stripe_sdk, which without a returnURL is the SDK's
+    missingReturnURL (localstripe refuses return_url itself, so no redirect can be asked for)."""
+    stripe = localstripe_server
+    client = localstripe_stpd(start_stpd, tmp_path, stripe).client()
+    card = {"number": "4242424242424242", "expMonth": 12, "expYear": time.gmtime().tm_year + 3, "cvc": "123"}
+    plain = stripe.api("POST", "/v1/setup_intents", {})
+    answer = client.call("setupIntent.confirm", {"clientSecret": plain["client_secret"], "paymentMethod": {"card": card}})
+    assert (answer["result"], answer["setupIntent"]["status"]) == ("succeeded", "succeeded"), answer
+
+    secure = stripe.api("POST", "/v1/setup_intents", {})
+    answer = client.call("setupIntent.confirm", {"clientSecret": secure["client_secret"],
+                                                 "paymentMethod": {"card": {**card, "number": "4000002500003155"}}})
+    assert answer["result"] == "failed" and answer["nextAction"]["type"] == "use_stripe_sdk", answer
+    assert answer["error"]["code"] == RETURN_URL_REQUIRED
+
+
+def test_a_server_confirmed_payment_intent_is_polled_until_authenticated(start_stpd, tmp_path, localstripe_server):
+    """handleNextAction on a PaymentIntent the merchant's server confirmed: 3-D Secure's
+    use_stripe_sdk needs a returnURL; a next action that awaits the customer (injected with
+    localstripe's update) is polled until localstripe's authentication step ends it."""
+    stripe = localstripe_server
+    client = localstripe_stpd(start_stpd, tmp_path, stripe).client()
+    events = Events(client, ["paymentIntent.*"])
+    pm = card(stripe, "4000002500003155")["id"]
+    confirmed = stripe.api("POST", "/v1/payment_intents", {"amount": 1000, "currency": "eur", "payment_method": pm,
+                                                           "confirm": "true"})
+    assert confirmed["status"] == "requires_action", confirmed
+    retrieved = client.call("paymentIntent.retrieve", {"clientSecret": confirmed["client_secret"]})
+    assert retrieved["nextAction"]["kind"] == "stripeSDK"
+    answer = client.call("paymentIntent.handleNextAction", {"clientSecret": confirmed["client_secret"]})
+    assert answer["result"] == "failed" and answer["error"]["code"] == RETURN_URL_REQUIRED
+
+    intent = stripe.api("POST", "/v1/payment_intents", {"amount": 1000, "currency": "eur", "payment_method": pm})
+    reply = http_request("POST", f"{stripe.base_url}/v1/payment_intents/{intent['id']}",
+                         body=json.dumps({"next_action": {"type": "blik_authorize", "blik_authorize": {}}}).encode(),
+                         headers={"Authorization": f"Bearer {TEST_SECRET_KEY}", "Content-Type": "application/json"})
+    assert reply.status == 200 and reply.json()["status"] == "requires_action", reply
+    answer = client.call("paymentIntent.handleNextAction", {"clientSecret": intent["client_secret"]})
+    assert answer["result"] == "pending" and answer["poll"]["nextActionType"] == "blik_authorize", answer
+    stripe.api("POST", f"/v1/payment_intents/{intent['id']}/_authenticate?success=true",
+               {"client_secret": intent["client_secret"]})
+    done = events.wait("paymentIntent.finished", intent["id"])["object"]
+    assert (done["status"], done["poll"]["result"]) == ("succeeded", "succeeded"), done

@@ -39,7 +39,7 @@ import pytest
 from contexts import (INVALID_PARAMS, INVALID_STATE, NOT_FOUND, PAYMENT_FAILED, PENDING_ACTION_GONE,
                       PENDING_ACTION_TIMED_OUT, STRIPE_CARD_ERROR, STRIPE_INVALID_REQUEST, ContextEvents,
                       card_input, connected, open_session, saved_card, shipping_address, stpd_with_secret_key)
-from codes import SHIPPING_ADDRESS_INCOMPLETE
+from codes import RETURN_URL_REQUIRED, SHIPPING_ADDRESS_INCOMPLETE
 from flows import bank_page, query_items, rpc_error
 from stripe_servers import http_request
 
@@ -692,7 +692,8 @@ def test_managed_payment_intent_with_3ds_redirect(start_stpd, tmp_path, stripe_t
 
 def test_managed_payment_intent_bank_page_closed(start_stpd, tmp_path, stripe_test_server):
     """The 3-D Secure page runs as the SDK's in-app flow: regaining focus completes nothing, and
-    the customer closing it (redirect.report closed, com.stripe.lib 80) is userCancellation."""
+    the customer closing it (redirect.report closed) re-reads the PaymentIntent, as STPPaymentHandler
+    does: still requiring action, it is canceled, which the context finishes as userCancellation."""
     server = stripe_test_server
     client, events, ctx, cus, card = managed_context(start_stpd, tmp_path, server, "4000002760003184")
     intent = customer_intent(server, cus)
@@ -701,9 +702,24 @@ def test_managed_payment_intent_bank_page_closed(start_stpd, tmp_path, stripe_te
     rid = events.context("paymentContext.needsInput", ctx)["redirect"]
     assert client.call("app.foreground", {})["completedRedirects"] == []
     closed = client.call("redirect.report", {"session": rid, "outcome": "closed"})
-    assert closed["completion"]["error"]["data"]["sdkCode"] == 80
+    assert closed["completion"]["trigger"] == "closed" and closed["completion"].get("error") is None
     finished = events.context("paymentContext.didFinish", ctx)
     assert finished["lastResult"]["status"] == "userCancellation" and finished["lastResult"].get("error") is None
+
+
+def test_managed_payment_intent_needing_3ds_without_a_return_url(start_stpd, tmp_path, stripe_test_server):
+    """Without a returnURL Stripe answers a card that needs authentication with use_stripe_sdk, which
+    STPPaymentHandler fails as missingReturnURL: didFinish error ReturnURLRequired, no redirect."""
+    server = stripe_test_server
+    client, events, ctx, cus, card = managed_context(start_stpd, tmp_path, server, "4000002760003184")
+    intent = customer_intent(server, cus)
+    client.call("paymentContext.requestPayment", {"context": ctx, "paymentIntent": {
+        "clientSecret": intent["client_secret"]}})
+    finished = events.context("paymentContext.didFinish", ctx)
+    error = finished["lastResult"]["error"]
+    assert finished["lastResult"]["status"] == "error" and error["code"] == RETURN_URL_REQUIRED, error
+    assert error["data"] == {"type": "use_stripe_sdk", "parameter": "returnURL"}
+    assert finished.get("redirect") is None
 
 
 def test_managed_payment_intent_without_authentication(start_stpd, tmp_path, stripe_test_server):

@@ -10,7 +10,7 @@ the app's return URL, which the test hands to stpd with ``handle-url``.
 - with a secret key, a confirmation without the client secret (Stripe refuses it from that key);
 - SEPA Debit: succeeded at once, with the customer's online acceptance of the mandate;
 - iDEAL: a redirect session, authorized at the bank page, followed up to ``succeeded``;
-- a 3-D Secure card failing at the bank page: ``requires_payment_method``;
+- a 3-D Secure card failing at the bank page: ``requires_payment_method``, STPPaymentHandler's failure;
 - a declined card, a PaymentIntent's secret, and a confirmation with an existing PaymentMethod.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import urllib.parse
 
-from codes import STRIPE_CARD_ERROR
+from codes import PAYMENT_FAILED, STRIPE_CARD_ERROR
 from flows import INVALID_PARAMS, Events, bank_page, query_items, rpc_error, stpd_for
 
 
@@ -71,7 +71,7 @@ def test_a_secret_key_confirms_without_the_client_secret(start_stpd, tmp_path, s
                                                     "paymentMethod": {"id": "pm_card_visa"}})
     assert confirmed["setupIntent"]["status"] == "succeeded"
     (call,) = server.requests(path=f"/v1/setup_intents/{intent['id']}/confirm")
-    assert call["auth"] == "secret" and call["form"] == {"payment_method": "pm_card_visa"}, call
+    assert call["auth"] == "secret" and call["form"] == {"payment_method": "pm_card_visa", "expand": ["payment_method"]}, call
 
 
 def test_sepa_debit_setup_sends_the_mandate(start_stpd, tmp_path, stripe_test_server):
@@ -150,7 +150,10 @@ def test_three_d_secure_setup_fails_at_the_bank_page(start_stpd, tmp_path, strip
     assert dict(query_items(location))["redirect_status"] == "failed"
     assert client.call("handle-url", {"url": location}) == {"handled": True, "session": session["id"]}
     outcome = events.wait("redirect.outcome", session["id"])["object"]["outcome"]
-    assert outcome["result"] == "requires_payment_method" and outcome.get("error") is None
+    # STPPaymentHandler: requires_payment_method after the action is a failure carrying the last error.
+    assert (outcome["result"], outcome["intentResult"]) == ("requires_payment_method", "failed")
+    assert outcome["error"]["code"] == PAYMENT_FAILED and outcome["error"]["data"]["reason"] == "authenticationFailed"
+    assert outcome["error"]["data"]["lastSetupError"]["code"] == "setup_intent_authentication_failure"
     assert outcome["object"]["last_setup_error"]["code"] == "setup_intent_authentication_failure"
 
 

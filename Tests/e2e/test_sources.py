@@ -29,7 +29,8 @@ checker.
 
 from __future__ import annotations
 
-from codes import INVALID_STATE, REDIRECT_CANCELLED, STRIPE_CONNECTION, REDIRECT_LOAD_FAILED, REDIRECT_OPEN_FAILED
+from codes import (INVALID_STATE, PAYMENT_FAILED, REDIRECT_CANCELLED, REDIRECT_LOAD_FAILED, REDIRECT_OPEN_FAILED,
+                   RETURN_URL_REQUIRED, STRIPE_CONNECTION)
 import json
 import os
 import shutil
@@ -623,7 +624,7 @@ def test_a_secret_key_confirms_a_payment_intent_without_its_client_secret(start_
                                                       "paymentMethod": {"id": "pm_card_visa"}})
     assert confirmed["paymentIntent"]["status"] == "succeeded"
     (call,) = server.requests(path=f"/v1/payment_intents/{intent['id']}/confirm")
-    assert call["auth"] == "secret" and call["form"] == {"payment_method": "pm_card_visa"}, call
+    assert call["auth"] == "secret" and call["form"] == {"payment_method": "pm_card_visa", "expand": ["payment_method"]}, call
 
 
 def test_payment_intent_ideal_redirect_fails(start_stpd, tmp_path, stripe_test_server):
@@ -644,7 +645,9 @@ def test_payment_intent_ideal_redirect_fails(start_stpd, tmp_path, stripe_test_s
     assert dict(query_items(location))["redirect_status"] == "failed"
     assert client.call("handle-url", {"url": location}) == {"handled": True, "session": session["id"]}
     outcome = events.wait("redirect.outcome", session["id"])["object"]["outcome"]
-    assert outcome["result"] == "requires_payment_method" and outcome.get("error") is None
+    assert (outcome["result"], outcome["intentResult"]) == ("requires_payment_method", "failed")
+    assert outcome["error"]["code"] == PAYMENT_FAILED
+    assert outcome["error"]["data"]["lastPaymentError"]["code"] == "payment_intent_authentication_failure"
     assert outcome["object"]["last_payment_error"]["code"] == "payment_intent_authentication_failure"
 
 
@@ -715,15 +718,16 @@ def test_foreground_completes_browser_and_native_sessions_not_web_automatic_or_i
 
 
 def test_redirect_report_closed_load_failed_and_native_open_failed(start_stpd, tmp_path, stripe_test_server):
-    """The SDK's UI outcomes, reported by the app: the in-app browser closed (com.stripe.lib 80),
-    its first load failed on a stripe.com host (40), the native app not opened (fall back; WeChat:
-    STPRedirectContextErrorDomain 0)."""
+    """The SDK's UI outcomes, reported by the app: the in-app browser closed (a Source's: com.stripe.lib
+    80; a PaymentIntent's is re-read first, as STPPaymentHandler does), its first load failed on a
+    stripe.com host (40), the native app not opened (fall back; WeChat: STPRedirectContextErrorDomain 0)."""
     server = stripe_test_server
     daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
     client = daemon.client()
     events = Events(daemon.client(), ["redirect.*"])
 
-    # A PaymentIntent's bank page, closed by the customer.
+    # A PaymentIntent's bank page, closed by the customer before paying: re-read, still requiring
+    # action, it is canceled (no error: STPPaymentHandler's canceled).
     intent = create_ideal_intent(server)
     confirmed = client.call("paymentIntent.confirm", {
         "clientSecret": intent["client_secret"], "paymentMethod": {"ideal": {"bank": "ing"}},
@@ -732,16 +736,34 @@ def test_redirect_report_closed_load_failed_and_native_open_failed(start_stpd, t
     assert client.call("app.foreground", {})["completedRedirects"] == []
     closed = client.call("redirect.report", {"session": rid, "outcome": "closed", "message": "window closed"})
     assert closed["status"] == "completed" and closed["completion"]["trigger"] == "closed"
+    assert closed["completion"].get("error") is None
+    outcome = events.wait("redirect.outcome", rid)["object"]["outcome"]
+    assert (outcome["result"], outcome["intentResult"], outcome.get("error")) == ("requires_action", "canceled", None)
+    # The return URL arriving afterwards completes nothing; a second report changes nothing.
+    assert client.call("handle-url", {"url": "myshop://closed?payment_intent=x"})["handled"] is False
+    assert client.call("redirect.report", {"session": rid, "outcome": "closed"}) == \
+        client.call("redirect.get", {"session": rid})
+
+    # Paid, then closed without coming back: the re-read finds it succeeded.
+    paid = create_ideal_intent(server)
+    confirmed = client.call("paymentIntent.confirm", {
+        "clientSecret": paid["client_secret"], "paymentMethod": {"ideal": {}},
+        "returnURL": "myshop://paid", "start": {"mode": "inApp"}})
+    server.api("POST", f"/_test/payment_intents/{paid['id']}/succeed")
+    rid = confirmed["redirect"]["id"]
+    client.call("redirect.report", {"session": rid, "outcome": "closed"})
+    outcome = events.wait("redirect.outcome", rid)["object"]["outcome"]
+    assert (outcome["result"], outcome["intentResult"]) == ("succeeded", "succeeded")
+
+    # A Source's page closed: the SDK's cancellation error.
+    source, _ = create_source(client, sofort("myapp://closed"))
+    session = started_session(client, source["id"], mode="inApp")
+    closed = client.call("redirect.report", {"session": session["id"], "outcome": "closed", "message": "window closed"})
     error = closed["completion"]["error"]
     assert error["code"] == REDIRECT_CANCELLED, error
     assert (error["data"]["sdkDomain"], error["data"]["sdkCode"], error["data"]["message"]) == \
         ("com.stripe.lib", 80, "window closed")
     assert closed["outcome"]["result"] == "error" and closed["outcome"]["error"] == error
-    assert events.wait("redirect.completed", rid)["object"]["completion"]["error"]["code"] == REDIRECT_CANCELLED
-    # The return URL arriving afterwards completes nothing; a second report changes nothing.
-    assert client.call("handle-url", {"url": "myshop://closed?payment_intent=x"})["handled"] is False
-    assert client.call("redirect.report", {"session": rid, "outcome": "closed"}) == \
-        client.call("redirect.get", {"session": rid})
 
     # A first load that failed: ignored unless the page is Stripe's. Stripe's hook page redirects
     # at once to the bank's, so the report names the page that failed.
@@ -773,17 +795,24 @@ def test_redirect_report_closed_load_failed_and_native_open_failed(start_stpd, t
 
 def test_urls_that_did_not_parse_before_ios_17_open_no_session(start_stpd, tmp_path, stripe_test_server):
     """A difference: a URL must parse as URL(string:) parsed it before iOS 17. Since iOS 17 (and in
-    Swift 6) it percent-encodes `not a url` into a URL, which the SDK would open."""
+    Swift 6) it percent-encodes `not a url` into a URL, which the SDK would open. stpd refuses such a
+    returnURL before sending anything."""
     server = stripe_test_server
     daemon = stpd_for(start_stpd, tmp_path / "stpd", server)
     client = daemon.client()
     intent = create_ideal_intent(server)
-    confirmed = client.call("paymentIntent.confirm", {
+    error = rpc_error(client, "paymentIntent.confirm", {
         "clientSecret": intent["client_secret"], "paymentMethod": {"ideal": {"bank": "ing"}},
         "returnURL": "not a url"})
-    assert confirmed["paymentIntent"]["status"] == "requires_action" and confirmed.get("redirect") is None
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "returnURL", error
+    assert server.requests(path=f"/v1/payment_intents/{intent['id']}/confirm") == []
+    # Confirmed by the merchant's server with such a URL: no session, and handling it needs a returnURL.
+    server.api("POST", f"/v1/payment_intents/{intent['id']}/confirm",
+               {"payment_method_data": {"type": "ideal"}, "return_url": "not a url"})
     error = rpc_error(client, "redirect.create", {"paymentIntent": {"clientSecret": intent["client_secret"]}})
     assert error.code == REDIRECT_UNAVAILABLE, error
+    handled = client.call("paymentIntent.handleNextAction", {"clientSecret": intent["client_secret"]})
+    assert handled["result"] == "failed" and handled["error"]["code"] == RETURN_URL_REQUIRED, handled
     source, _ = create_source(client, sofort("not a url"))
     error = rpc_error(client, "redirect.create", {"source": {"id": source["id"]}})
     assert error.code == REDIRECT_UNAVAILABLE, error

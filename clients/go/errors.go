@@ -120,6 +120,15 @@ const (
 
 	// CodeCardInvalid is 6001: The card is not valid.
 	CodeCardInvalid = 6001
+
+	// CodeNextActionUnsupported is 6010: stpd cannot carry this next action.
+	CodeNextActionUnsupported = 6010
+
+	// CodeReturnURLRequired is 6011: This next action needs a return URL.
+	CodeReturnURLRequired = 6011
+
+	// CodeIntentPollTimedOut is 6012: The customer did not complete the payment in time.
+	CodeIntentPollTimedOut = 6012
 )
 
 // ErrParseError matches every error with code -32700 (errors.Is): Parse error. The line was not
@@ -345,9 +354,14 @@ var ErrPendingActionGone = &Error{Code: CodePendingActionGone, Message: "No such
 var ErrPendingActionTimedOut = &Error{Code: CodePendingActionTimedOut, Message: "Nobody answered the pending action in time"}
 
 // ErrPaymentFailed matches every error with code 5003 (errors.Is): The payment did not succeed.
-// Carried as the error of didFinish: the app answered didCreatePaymentResult with error
-// (`data.message`, `data.code` are the app's), or a managed PaymentIntent ended unpaid
-// (`data.paymentIntentStatus`, `data.lastPaymentError`).
+// STPPaymentHandler's failure of an intent, carried as the error of a confirmation's result, a
+// poll's end, a redirect outcome or a payment context's didFinish: the intent requires a payment
+// method again, or is processing with a payment method that is not a delayed-notification one.
+// `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError`
+// (`data.lastSetupError`) are Stripe's; `data.reason` is `authenticationFailed`, `paymentError` or
+// `intentStatus` (the SDK's notAuthenticated, paymentError and intentStatus codes). Also carried as
+// didFinish's error when the app answered didCreatePaymentResult with error (`data.message`,
+// `data.code` are the app's).
 var ErrPaymentFailed = &Error{Code: CodePaymentFailed, Message: "The payment did not succeed"}
 
 // ErrShippingAddressIncomplete matches every error with code 5004 (errors.Is): The shipping address
@@ -367,6 +381,27 @@ var ErrShippingAddressIncomplete = &Error{Code: CodeShippingAddressIncomplete, M
 // `data.field` its card member (number, expMonth, expYear or cvc), `data.state` `invalid` or
 // `incomplete`, and `data.brand` the brand the number names: highlight that field.
 var ErrCardInvalid = &Error{Code: CodeCardInvalid, Message: "The card is not valid"}
+
+// ErrNextActionUnsupported matches every error with code 6010 (errors.Is): stpd cannot carry this
+// next action. Stripe asked for a next action stpd has no way to carry on Linux: `data.type` names
+// it (use_stripe_sdk's native 3-D Secure 2, WeChat Pay's Android action, a type nobody knows),
+// `data.kind` is its kind. The SDK's unsupportedAuthentication error; the intent stays in
+// requires_action.
+var ErrNextActionUnsupported = &Error{Code: CodeNextActionUnsupported, Message: "stpd cannot carry this next action"}
+
+// ErrReturnURLRequired matches every error with code 6011 (errors.Is): This next action needs a
+// return URL. The next action (`data.type`) sends the customer away and back, and no `returnURL`
+// was given (`data.parameter`): confirm again with one. A card that needs 3-D Secure gets a
+// redirect only when the confirmation has a return URL (without one Stripe answers use_stripe_sdk).
+// The SDK's missingReturnURL.
+var ErrReturnURLRequired = &Error{Code: CodeReturnURLRequired, Message: "This next action needs a return URL"}
+
+// ErrIntentPollTimedOut matches every error with code 6012 (errors.Is): The customer did not
+// complete the payment in time. A poll of an intent awaiting the customer (`data.type`) reached its
+// deadline (`data.deadline`, the SDK's for the type, or the code's expiry) with the intent still
+// requiring action. The customer may still pay until the code expires: handleNextAction polls
+// again.
+var ErrIntentPollTimedOut = &Error{Code: CodeIntentPollTimedOut, Message: "The customer did not complete the payment in time"}
 
 // codeName is the contract's name of a code, or "" for a code it does not list.
 func codeName(code int) string {
@@ -449,6 +484,12 @@ func codeName(code int) string {
 		return "ShippingAddressIncomplete"
 	case CodeCardInvalid:
 		return "CardInvalid"
+	case CodeNextActionUnsupported:
+		return "NextActionUnsupported"
+	case CodeReturnURLRequired:
+		return "ReturnURLRequired"
+	case CodeIntentPollTimedOut:
+		return "IntentPollTimedOut"
 	}
 	return ""
 }

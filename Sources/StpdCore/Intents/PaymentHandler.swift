@@ -1,10 +1,12 @@
+import Foundation
 import JSONRPC
 import StpdProtocol
 import StripeAPI
 
-/// The SDK's STPPaymentHandler for a PaymentIntent or a SetupIntent: confirm it, then handle the
-/// next action Stripe asks for, by the action's type. The calls that confirm an intent
-/// (`paymentIntent.confirm`, `setupIntent.confirm`, a payment context's managed PaymentIntent) all
+/// The SDK's STPPaymentHandler for a PaymentIntent or a SetupIntent: confirm it (or take one
+/// confirmed elsewhere), then handle the next action Stripe asks for, by the action's kind. The
+/// calls that confirm an intent (`paymentIntent.confirm`, `setupIntent.confirm`, their
+/// `handleNextAction` and `verifyMicrodeposits`, a payment context's managed PaymentIntent) all
 /// come here, so a kind of next action is handled in one place for all of them.
 public struct PaymentHandler: Sendable {
     let api: any PaymentsAPI
@@ -15,10 +17,23 @@ public struct PaymentHandler: Sendable {
         self.redirects = redirects
     }
 
-    /// An intent as a confirmation left it, and what was done about its next action.
-    public struct Confirmed<Intent: StripeIntent>: Sendable {
+    /// An intent as STPPaymentHandler left it: the result its completion would get, and what stpd
+    /// did about the next action.
+    public struct Handled<Intent: StripeIntent>: Sendable {
         public var intent: Intent
-        public var nextAction: NextActionHandling
+        public var result: IntentResult
+        /// Why it failed.
+        public var failure: Failure?
+        public var nextAction: NextActionView?
+        /// Opened for a redirect kind.
+        public var redirect: RedirectSessionView?
+        /// Started for a kind that awaits the customer.
+        public var poll: IntentPollView?
+
+        mutating func fail(_ error: DomainError) {
+            result = .failed
+            failure = .domain(error)
+        }
     }
 
     public func retrieve<Intent: StripeIntent>(_ type: Intent.Type, clientSecret: String) async throws -> Intent {
@@ -28,44 +43,104 @@ public struct PaymentHandler: Sendable {
     /// Confirms the intent and handles its next action (`start`: start a redirect at once).
     public func confirm<Intent: StripeIntent>(
         _ type: Intent.Type, _ params: PaymentIntentConfirmParams, for caller: Caller, start: RedirectStartOptions?
-    ) async throws -> Confirmed<Intent> {
+    ) async throws -> Handled<Intent> {
         let intent = try await Intent.confirm(params, with: api)
-        let handling = try await handleNextAction(
-            of: intent, clientSecret: params.clientSecret, for: caller, start: start)
-        return Confirmed(intent: intent, nextAction: handling)
+        return try await handle(
+            intent, clientSecret: params.clientSecret, returnURL: params.returnURL, for: caller, start: start)
     }
 
-    /// What the intent's next action needs, by its kind (`NextAction.Kind`, STPPaymentHandler's
-    /// classification): a `redirect_to_url` opens a redirect session for `caller`, started at once
-    /// when `start` says how.
+    /// STPPaymentHandler's `handleNextAction(for…)`: an intent confirmed elsewhere (the merchant's server).
     public func handleNextAction<Intent: StripeIntent>(
-        of intent: Intent, clientSecret: String, for caller: Caller, start: RedirectStartOptions?
-    ) async throws -> NextActionHandling {
-        guard intent.requiresAction, let action = intent.nextAction else { return .none }
+        _ type: Intent.Type, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?
+    ) async throws -> Handled<Intent> {
+        let intent = try await Intent.retrieve(clientSecret: clientSecret, with: api)
+        return try await handle(intent, clientSecret: clientSecret, returnURL: returnURL, for: caller, start: start)
+    }
+
+    /// Verifies a bank account's microdeposits; the intent that comes back is handled as a confirmation's.
+    public func verifyMicrodeposits<Intent: StripeIntent>(
+        _ type: Intent.Type, _ params: VerifyMicrodepositsParams, for caller: Caller
+    ) async throws -> Handled<Intent> {
+        let intent = try await Intent.verifyMicrodeposits(params, with: api)
+        return try await handle(intent, clientSecret: params.clientSecret, returnURL: nil, for: caller, start: nil)
+    }
+
+    /// STPPaymentHandler's `_handleNextAction`: the status rules first (`IntentRules.verdict`), then
+    /// the next action by its kind (`NextAction.Kind`). `returnURL` is the confirmation's, which Cash
+    /// App and Swish return to.
+    public func handle<Intent: StripeIntent>(
+        _ intent: Intent, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?
+    ) async throws -> Handled<Intent> {
+        var handled = Handled(
+            intent: intent, result: .succeeded, nextAction: intent.nextAction.map { NextActionView($0) })
+        switch IntentRules.verdict(of: intent) {
+        case .succeeded: break
+        case .canceled: handled.result = .canceled
+        case .failed(let error): handled.fail(error)
+        // At confirmation the SDK polls nothing: processing for a method that is not delayed fails.
+        case .stillProcessing: handled.fail(IntentRules.failure(of: intent, reason: "intentStatus"))
+        case .requiresAction:
+            guard let action = intent.nextAction else {
+                handled.fail(
+                    .nextActionUnsupported(
+                        type: "none", kind: NextAction.Kind.unsupported.rawValue,
+                        detail: "the \(Intent.kind.noun) requires action but has no next action"))
+                return handled
+            }
+            try await handleAction(action, of: intent, &handled, clientSecret, returnURL, caller, start)
+        }
+        return handled
+    }
+
+    private func handleAction<Intent: StripeIntent>(
+        _ action: NextAction, of intent: Intent, _ handled: inout Handled<Intent>, _ clientSecret: String,
+        _ returnURL: String?, _ caller: Caller, _ start: RedirectStartOptions?
+    ) async throws {
         switch action.kind {
-        case .redirect where intent.redirectURLs != nil:
+        case .display:
+            // isNextActionSuccessState: the customer pays (or verifies) later; the app shows the details.
+            break
+        case .redirect:
+            guard let target = IntentRedirect(action, confirmedWith: returnURL) else {
+                return handled.fail(
+                    .nextActionUnsupported(
+                        type: action.rawType, kind: action.kind.rawValue,
+                        detail: "\(action.rawType) lacks the URL to open"))
+            }
+            guard target.isComplete else {
+                return handled.fail(
+                    .returnURLRequired(
+                        type: action.rawType, detail: "\(action.rawType) returns to the confirmation's returnURL"))
+            }
             var session = try await redirects.create(
-                for: caller, intent: intent, clientSecret: clientSecret, followUpTimeout: nil)
+                for: caller, intent: intent, clientSecret: clientSecret, target: target, followUpTimeout: nil)
             if let start {
                 session = try await redirects.start(id: session.id, for: caller, mode: start.mode, opener: start.opener)
             }
-            return .redirect(session)
-        default:
-            return .none
+            handled.result = .pending
+            handled.redirect = session
+            handled.nextAction?.session = session.id
+        case .awaitCustomer:
+            let polled = try await Intent.polls(in: redirects.intents).start(
+                for: caller, id: intent.id, clientSecret: clientSecret, intent: intent, purpose: .awaitCustomer)
+            handled.result = .pending
+            handled.poll = polled.poll
+        case .stripeSDK:
+            handled.fail(
+                returnURL == nil
+                    ? .returnURLRequired(
+                        type: action.rawType,
+                        detail:
+                            "Stripe asks for the SDK's native 3-D Secure (use_stripe_sdk): confirm with a returnURL to get its redirect instead"
+                    )
+                    : .nextActionUnsupported(
+                        type: action.rawType, kind: action.kind.rawValue,
+                        detail: "stpd has no native 3-D Secure 2 UI for use_stripe_sdk"))
+        case .unsupported:
+            handled.fail(
+                .nextActionUnsupported(
+                    type: action.rawType, kind: action.kind.rawValue,
+                    detail: "stpd cannot carry next action \(action.rawType)"))
         }
-    }
-}
-
-/// What stpd did about an intent's next action.
-public enum NextActionHandling: Sendable {
-    /// Nothing: the intent asks for no action, or for one stpd leaves to the app.
-    case none
-    /// `redirect_to_url`: a redirect session the app (or stpd) opens.
-    case redirect(RedirectSessionView)
-
-    /// The redirect session opened for it, if any.
-    public var redirect: RedirectSessionView? {
-        if case .redirect(let session) = self { return session }
-        return nil
     }
 }

@@ -1,25 +1,37 @@
 import Foundation
 import JSONRPC
+import StpdProtocol
 import StripeAPI
 
 /// A PaymentIntent or a SetupIntent as the SDK's STPPaymentHandler treats either: confirmed with
 /// its client secret, then followed through the next action Stripe asks for.
-public protocol StripeIntent: Sendable {
+public protocol StripeIntent: StripeModel {
+    /// How the wire names it (methods, events, results).
+    associatedtype Naming: IntentNaming
     /// Which of the two (a redirect session's kind, and the word its errors use).
     static var kind: IntentKind { get }
     static func retrieve(clientSecret: String, with api: any PaymentsAPI) async throws -> Self
     /// Confirms the intent the params' client secret names.
     static func confirm(_ params: PaymentIntentConfirmParams, with api: any PaymentsAPI) async throws -> Self
+    static func verifyMicrodeposits(_ params: VerifyMicrodepositsParams, with api: any PaymentsAPI) async throws
+        -> Self
+    /// Its polls among the daemon's.
+    static func polls(in pollers: IntentPollers) -> IntentPolls<Self>
 
     var id: String { get }
-    /// Stripe's status, as sent.
-    var statusName: String { get }
-    var requiresAction: Bool { get }
+    /// Stripe's status, as STPPaymentHandler's rules read it.
+    var handlerStatus: IntentStatus { get }
     var nextAction: NextAction? { get }
-    /// A `redirect_to_url` action's URLs while the intent requires it.
-    var redirectURLs: (url: URL, returnURL: URL)? { get }
-    var allResponseFields: JSONValue { get }
+    /// Set when `payment_method` was expanded (stpd expands it, as the SDK does).
+    var paymentMethod: PaymentMethod? { get }
+    var paymentMethodTypes: [String] { get }
+    /// `last_payment_error` (`last_setup_error`), as sent.
+    var lastErrorFields: JSONValue? { get }
 }
+
+/// An intent's status as STPPaymentHandler's rules read it (`unifiedStatus`): a PaymentIntent's,
+/// of which a SetupIntent's are a part.
+public typealias IntentStatus = PaymentIntent.Status
 
 public enum IntentKind: String, Sendable {
     case paymentIntent, setupIntent
@@ -33,7 +45,28 @@ public enum IntentKind: String, Sendable {
     }
 }
 
+extension StripeIntent {
+    public var requiresAction: Bool { handlerStatus == .requiresAction }
+
+    /// The type of its payment method: the expanded object's, else the only type it allows.
+    public var paymentMethodType: String? {
+        paymentMethod?.type ?? (paymentMethodTypes.count == 1 ? paymentMethodTypes[0] : nil)
+    }
+    public var statusName: String { handlerStatus.rawValue }
+
+    /// What replies and events carry: no client secret, and `payment_method` as its id (stpd
+    /// expands it to read its type, as the SDK does; clients get the shape Stripe answers by default).
+    public var clientFields: JSONValue {
+        guard case .object(var members) = allResponseFields.withoutClientSecret else { return allResponseFields }
+        if members["payment_method"]?.objectValue != nil {
+            members["payment_method"] = members["payment_method"]?["id"]
+        }
+        return .object(members)
+    }
+}
+
 extension PaymentIntent: StripeIntent {
+    public typealias Naming = PaymentIntentNaming
     public static var kind: IntentKind { .paymentIntent }
     public static func retrieve(clientSecret: String, with api: any PaymentsAPI) async throws -> Self {
         try await api.retrievePaymentIntent(clientSecret: clientSecret)
@@ -41,11 +74,19 @@ extension PaymentIntent: StripeIntent {
     public static func confirm(_ params: PaymentIntentConfirmParams, with api: any PaymentsAPI) async throws -> Self {
         try await api.confirmPaymentIntent(params)
     }
-    public var statusName: String { status.rawValue }
-    public var requiresAction: Bool { status == .requiresAction }
+    public static func verifyMicrodeposits(_ params: VerifyMicrodepositsParams, with api: any PaymentsAPI)
+        async throws -> Self
+    {
+        try await api.verifyPaymentIntentMicrodeposits(params)
+    }
+    public static func polls(in pollers: IntentPollers) -> IntentPolls<Self> { pollers.paymentIntents }
+
+    public var handlerStatus: IntentStatus { status }
+    public var lastErrorFields: JSONValue? { lastPaymentError?.allResponseFields }
 }
 
 extension SetupIntent: StripeIntent {
+    public typealias Naming = SetupIntentNaming
     public static var kind: IntentKind { .setupIntent }
     public static func retrieve(clientSecret: String, with api: any PaymentsAPI) async throws -> Self {
         try await api.retrieveSetupIntent(clientSecret: clientSecret)
@@ -53,6 +94,13 @@ extension SetupIntent: StripeIntent {
     public static func confirm(_ params: PaymentIntentConfirmParams, with api: any PaymentsAPI) async throws -> Self {
         try await api.confirmSetupIntent(params)
     }
-    public var statusName: String { status.rawValue }
-    public var requiresAction: Bool { status == .requiresAction }
+    public static func verifyMicrodeposits(_ params: VerifyMicrodepositsParams, with api: any PaymentsAPI)
+        async throws -> Self
+    {
+        try await api.verifySetupIntentMicrodeposits(params)
+    }
+    public static func polls(in pollers: IntentPollers) -> IntentPolls<Self> { pollers.setupIntents }
+
+    public var handlerStatus: IntentStatus { IntentStatus(apiValue: status.rawValue) }
+    public var lastErrorFields: JSONValue? { lastSetupError?.allResponseFields }
 }

@@ -3,43 +3,50 @@ import JSONRPC
 import StpdProtocol
 import StripeAPI
 
-/// Beyond the SDK: stpd confirms the app's PaymentIntent with the selected PaymentMethod, runs a
-/// 3-D Secure or bank redirect through a redirect session, and finishes with the outcome.
-extension PaymentContexts: RedirectOutcomeFollower {
+/// Beyond the SDK: stpd confirms the app's PaymentIntent with the selected PaymentMethod and
+/// handles its next action as STPPaymentHandler does (`PaymentHandler`): a 3-D Secure or bank
+/// redirect through a redirect session, a QR code or banking app through a poll, and finishes with
+/// STPPaymentHandler's verdict (succeeded: success, canceled: userCancellation, failed: error).
+extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
     /// `takenOver`: a daemon that died may have confirmed already, its confirm still on its way to
-    /// Stripe: one that fails is looked at once more, and a PaymentIntent paid meanwhile is success.
+    /// Stripe: one that fails is looked at once more, and a PaymentIntent confirmed meanwhile is
+    /// settled as it stands (paid: success; a next action: handled).
     func confirmManaged(_ id: String, takenOver: Bool = false) async {
         guard let record = try? await table.find(id), let managed = record.managed, let method = record.selected
         else { return }
         do {
-            let intent = try await api.confirmPaymentIntent(
+            let handled: PaymentHandler.Handled<PaymentIntent> = try await payments.confirm(
+                PaymentIntent.self,
                 PaymentIntentConfirmParams(
-                    clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL))
-            try await settle(id, intent: intent, clientSecret: managed.clientSecret)
+                    clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL),
+                for: record.caller, start: Self.startAtOnce)
+            await settle(id, handled)
         } catch {
             // Stopped (the lease went): the daemon that takes it over looks before confirming again.
             if Task.isCancelled { return }
-            if takenOver, let intent = try? await api.retrievePaymentIntent(clientSecret: managed.clientSecret),
-                Self.isPaid(intent.status)
+            if takenOver,
+                let intent = try? await payments.retrieve(PaymentIntent.self, clientSecret: managed.clientSecret),
+                !Self.awaitsConfirm(intent)
             {
-                await finishManaged(id, status: .success, error: nil)
-                return
+                return await settle(id, read: intent, record)
             }
             await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
     }
 
+    /// A redirect session is started at once (automatic mode): the app opens its openURL.
+    private static let startAtOnce = RedirectStartOptions(mode: .automatic)
     static func managedLease(_ id: String) -> String { "managed:\(id)" }
 
     /// After a restart: a confirm may or may not have reached Stripe, so look before confirming again.
     func resumeManaged(_ id: String) async {
-        guard let managed = try? await table.find(id)?.managed else { return }
+        guard let record = try? await table.find(id), let managed = record.managed else { return }
         do {
-            let intent = try await api.retrievePaymentIntent(clientSecret: managed.clientSecret)
-            if intent.status == .requiresPaymentMethod || intent.status == .requiresConfirmation {
+            let intent = try await payments.retrieve(PaymentIntent.self, clientSecret: managed.clientSecret)
+            if Self.awaitsConfirm(intent) {
                 await confirmManaged(id, takenOver: true)
             } else {
-                try await settle(id, intent: intent, clientSecret: managed.clientSecret)
+                await settle(id, read: intent, record)
             }
         } catch {
             if Task.isCancelled { return }
@@ -47,50 +54,70 @@ extension PaymentContexts: RedirectOutcomeFollower {
         }
     }
 
-    private func settle(_ id: String, intent: PaymentIntent, clientSecret: String) async throws {
-        guard !Self.isPaid(intent.status) else { return await finishManaged(id, status: .success, error: nil) }
-        guard let owner = try await table.find(id)?.owner else { return }
-        let handled = try await payments.handleNextAction(
-            of: intent, clientSecret: clientSecret, for: Caller(uid: owner),
-            start: RedirectStartOptions(mode: .automatic))
-        guard let session = handled.redirect else {
-            return await finishManaged(
-                id, status: .error,
-                error: Self.unpaid(intent.status.rawValue, intent.lastPaymentError?.allResponseFields))
+    private static func awaitsConfirm(_ intent: PaymentIntent) -> Bool {
+        intent.status == .requiresPaymentMethod || intent.status == .requiresConfirmation
+    }
+
+    /// Settles with a PaymentIntent confirmed before (by this daemon before a restart, or by one
+    /// that died): its next action is handled, or its status is the verdict.
+    private func settle(_ id: String, read intent: PaymentIntent, _ record: PaymentContextRecord) async {
+        guard let managed = record.managed else { return }
+        do {
+            await settle(
+                id,
+                try await payments.handle(
+                    intent, clientSecret: managed.clientSecret, returnURL: managed.returnURL, for: record.caller,
+                    start: Self.startAtOnce))
+        } catch {
+            if Task.isCancelled { return }
+            await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))
         }
-        try await update(id) { record in
+    }
+
+    private func settle(_ id: String, _ handled: PaymentHandler.Handled<PaymentIntent>) async {
+        guard handled.result == .pending else {
+            return await finishManaged(id, status: Self.status(of: handled.result), error: handled.failure)
+        }
+        _ = try? await update(id) { record in
             guard record.managed != nil else { return nil }
-            record.redirect = session.id
-            record.needs = .redirect
+            if let session = handled.redirect {
+                record.redirect = session.id
+                record.needs = .redirect
+            } else {
+                record.awaiting = handled.intent.id
+                record.needs = .nextAction
+            }
             return .needsInput
+        }
+    }
+
+    /// STPPaymentHandler's action status as the context's STPPaymentStatus.
+    private static func status(of result: IntentResult) -> PaymentStatus {
+        switch result {
+        case .succeeded, .pending: .success
+        case .canceled: .userCancellation
+        case .failed: .error
         }
     }
 
     public func redirectSettled(session: String, outcome: RedirectOutcome) async {
         let waiting = try? await table.filed(under: PaymentContextRecord.redirectKey(session), for: .daemon)
         guard let id = waiting?.first?.id else { return }
-        if let error = outcome.error {
-            // The customer closed the bank page: STPPaymentHandler's canceled, the context's userCancellation.
-            let cancelled = error.isRedirectCancelled
-            await finishManaged(id, status: cancelled ? .userCancellation : .error, error: cancelled ? nil : error)
-        } else if Self.isPaid(PaymentIntent.Status(apiValue: outcome.result)) {
-            await finishManaged(id, status: .success, error: nil)
+        if let result = outcome.intentResult {
+            await finishManaged(id, status: Self.status(of: result), error: outcome.error)
         } else {
+            // Completed with an error, so never followed up (the page failed, or the app could not open).
+            let cancelled = outcome.error?.isRedirectCancelled ?? false
             await finishManaged(
-                id, status: .error, error: Self.unpaid(outcome.result, outcome.object?["last_payment_error"]))
+                id, status: cancelled ? .userCancellation : .error, error: cancelled ? nil : outcome.error)
         }
     }
 
-    /// The SDK's success: the payment went through, or will (processing, or authorized to capture).
-    private static func isPaid(_ status: PaymentIntent.Status) -> Bool {
-        status == .succeeded || status == .processing || status == .requiresCapture
-    }
-
-    private static func unpaid(_ status: String, _ lastError: JSONValue?) -> Failure {
-        .domain(
-            .paymentFailed(
-                detail: "the PaymentIntent is \(status)",
-                data: ["paymentIntentStatus": .string(status), "lastPaymentError": lastError ?? .null]))
+    public func intentPollFinished(_ end: IntentPollEnd) async {
+        guard end.redirect == nil, end.kind == .paymentIntent else { return }
+        let waiting = try? await table.filed(under: PaymentContextRecord.awaitingKey(end.id), for: .daemon)
+        guard let id = waiting?.first?.id else { return }
+        await finishManaged(id, status: Self.status(of: end.result), error: end.error)
     }
 
     private func finishManaged(_ id: String, status: PaymentStatus, error: Failure?) async {
@@ -119,6 +146,17 @@ extension PaymentContexts: RedirectOutcomeFollower {
                 LeasedWork.Job(name: Self.managedLease(id)) { [self] in
                     if let outcome = try? await redirects.table.find(session)?.outcome {
                         await redirectSettled(session: session, outcome: outcome)
+                    }
+                })
+        } else if let intent = record.awaiting {
+            // Its poll is leased work of its own: this only settles a poll that finished without
+            // the context hearing of it (a crash between the two).
+            jobs.append(
+                LeasedWork.Job(name: Self.managedLease(id)) { [self] in
+                    if let poll = try? await redirects.intents.paymentIntents.table.find(intent)?.poll,
+                        poll.status == .finished, let result = poll.result
+                    {
+                        await finishManaged(id, status: Self.status(of: result), error: poll.error)
                     }
                 })
         } else if record.needs == nil {

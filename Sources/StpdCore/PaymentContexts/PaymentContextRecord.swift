@@ -54,6 +54,8 @@ struct PaymentContextRecord: DurableRecord {
     var pending: Pending?
     var managed: ManagedIntent?
     var redirect: String?
+    /// The managed PaymentIntent whose poll it waits for: the customer pays elsewhere.
+    var awaiting: String?
     var lastResult: PaymentResult?
     var shippingError: Failure?
     var lastShippingSaveError: Failure?
@@ -144,6 +146,7 @@ struct PaymentContextRecord: DurableRecord {
 
     static func actionKey(_ action: String) -> String { LookupKey.make("paymentContext", "action", action) }
     static func redirectKey(_ session: String) -> String { LookupKey.make("paymentContext", "redirect", session) }
+    static func awaitingKey(_ intent: String) -> String { LookupKey.make("paymentContext", "awaiting", intent) }
 
     var queryStatus: String? { status.rawValue }
     /// Loading, a deadline, or a managed payment under way: work this process picks up at start.
@@ -157,9 +160,11 @@ struct PaymentContextRecord: DurableRecord {
         status == .closed || (!loading && requestState == .none && pending == nil && !requestWaitsForLoad)
     }
     var isTerminal: Bool { status == .closed }
-    /// Answers find a context by its pending action, a redirect's outcome by its session.
+    /// Answers find a context by its pending action, a redirect's outcome by its session, a poll's
+    /// end by its PaymentIntent.
     var lookupKeys: [String] {
         (pending.map { [Self.actionKey($0.id)] } ?? []) + (redirect.map { [Self.redirectKey($0)] } ?? [])
+            + (awaiting.map { [Self.awaitingKey($0)] } ?? [])
     }
 
     /// Options as the SDK keeps them: card PaymentMethods only, sorted by label.

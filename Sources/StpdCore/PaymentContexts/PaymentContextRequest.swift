@@ -187,6 +187,7 @@ extension PaymentContexts {
         record.pending = nil
         record.managed = nil
         record.redirect = nil
+        record.awaiting = nil
         record.lastResult = .init(status: status, error: error)
     }
 

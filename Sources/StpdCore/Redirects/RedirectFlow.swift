@@ -118,8 +118,12 @@ extension RedirectSessions {
                     detail: "the app shows no web page in this session (\(why))")
             }
             if outcome == .closed {
-                // v20+: an error only when a return URL was awaited; without one, closing is the end.
-                guard record.returnURL != nil else { return try await completeClosedWithoutReturnURL(id, caller) }
+                // STPRedirectContext v20+: an error only when a return URL was awaited; without one,
+                // closing is the end. STPPaymentHandler re-reads an intent first: the customer may
+                // have paid before closing (`_retrieveAndCheckIntentForCurrentAction`).
+                guard record.kind == .source, record.returnURL != nil else {
+                    return try await completeClosed(id, caller)
+                }
                 data["sdkDomain"] = "com.stripe.lib"
                 data["sdkCode"] = 80
                 return try await completeWithError(
@@ -157,7 +161,7 @@ extension RedirectSessions {
         }
     }
 
-    private func completeClosedWithoutReturnURL(_ id: String, _ caller: Caller) async throws -> RedirectSessionView {
+    private func completeClosed(_ id: String, _ caller: Caller) async throws -> RedirectSessionView {
         let change = try await table.update(id, for: caller) { record in
             self.complete(&record, trigger: "closed", url: nil)
         }

@@ -9,9 +9,11 @@ public protocol RedirectOutcomeFollower: Sendable {
 }
 
 /// What the seeds tell an app to do once a redirect completes: poll the Source for a short while
-/// and show chargeable / consumed / failed / still pending; re-fetch the PaymentIntent (or SetupIntent) and
-/// show its status. The result is the session's `outcome` (`redirect.outcome`).
-extension RedirectSessions: PollFollower {
+/// and show chargeable / consumed / failed / still pending; re-read the PaymentIntent (or
+/// SetupIntent) as STPPaymentHandler does (`_retrieveAndCheckIntentForCurrentAction`: a poll with
+/// the SDK's short budgets) and show its verdict. The result is the session's `outcome`
+/// (`redirect.outcome`). Either follow-up is a durable poll that reports back here.
+extension RedirectSessions: PollFollower, IntentPollFollower {
     public func follow(with follower: any RedirectOutcomeFollower) { outcomeFollowers.withLock { $0.append(follower) } }
 
     func startFollowUp(_ record: RedirectRecord) {
@@ -21,22 +23,48 @@ extension RedirectSessions: PollFollower {
     }
 
     /// Follows the session up if it still awaits its outcome once the lease is taken (leased
-    /// work, `followup:<id>`, also adopted after a restart or where its holder died). A Source's
-    /// follow-up is a poll, leased on its own: once one follows this session, the job only
-    /// settles it if that poll finished without the session hearing of it (a crash between the two).
+    /// work, `followup:<id>`, also adopted after a restart or where its holder died). Its
+    /// follow-up is a poll (a Source's or an intent's), leased on its own: once one follows this
+    /// session, the job only settles it if that poll finished without the session hearing of it
+    /// (a crash between the two).
     func followUpJob(_ id: String) -> LeasedWork.Job {
         LeasedWork.Job(name: "followup:\(id)") { [self] in
             guard let record = try? await table.find(id), record.awaitsOutcome else { return }
-            if record.kind == .source, let sourceID = record.sourceId,
-                let source = try? await sources.table.find(sourceID), let poll = source.poll, poll.redirect == id
-            {
-                if poll.status == .finished {
-                    await pollFinished(redirect: id, source: source.source, error: poll.error)
+            switch record.kind {
+            case .source:
+                if let sourceID = record.sourceId, let source = try? await sources.table.find(sourceID),
+                    let poll = source.poll, poll.redirect == id
+                {
+                    if poll.status == .finished {
+                        await pollFinished(redirect: id, source: source.source, error: poll.error)
+                    }
+                    return
                 }
-                return
+            case .paymentIntent:
+                if await resumedIntentFollowUp(PaymentIntent.self, record, record.paymentIntentId) { return }
+            case .setupIntent:
+                if await resumedIntentFollowUp(SetupIntent.self, record, record.setupIntentId) { return }
             }
             await followUp(record)
         }
+    }
+
+    /// Whether the intent's follow-up poll was started already (it reports when it ends).
+    private func resumedIntentFollowUp<Intent: StripeIntent>(
+        _ type: Intent.Type, _ session: RedirectRecord, _ id: String?
+    )
+        async -> Bool
+    {
+        guard let id, let record = try? await Intent.polls(in: intents).table.find(id), let poll = record.poll,
+            poll.redirect == session.id
+        else { return false }
+        if poll.status == .finished, let result = poll.result {
+            await intentPollFinished(
+                IntentPollEnd(
+                    kind: Intent.kind, id: id, redirect: session.id, result: result, error: poll.error,
+                    intent: record.intent["status"] == nil ? nil : record.intent))
+        }
+        return true
     }
 
     private func followUp(_ record: RedirectRecord) async {
@@ -50,25 +78,27 @@ extension RedirectSessions: PollFollower {
             } catch {
                 await settleFailure(record.id, error)
             }
-        case .paymentIntent:
-            do {
-                let intent = try await api.retrievePaymentIntent(clientSecret: record.clientSecret)
-                await settle(
-                    record.id, result: intent.status.rawValue, error: nil,
-                    object: intent.allResponseFields.withoutClientSecret)
-            } catch {
-                await settleFailure(record.id, error)
-            }
-        case .setupIntent:
-            do {
-                let intent = try await api.retrieveSetupIntent(clientSecret: record.clientSecret)
-                await settle(
-                    record.id, result: intent.status.rawValue, error: nil,
-                    object: intent.allResponseFields.withoutClientSecret)
-            } catch {
-                await settleFailure(record.id, error)
-            }
+        case .paymentIntent: await followUp(PaymentIntent.self, record, record.paymentIntentId)
+        case .setupIntent: await followUp(SetupIntent.self, record, record.setupIntentId)
         }
+    }
+
+    private func followUp<Intent: StripeIntent>(_ type: Intent.Type, _ record: RedirectRecord, _ id: String?) async {
+        guard let id else { return }
+        do {
+            _ = try await Intent.polls(in: intents).start(
+                for: Caller(uid: record.owner), id: id, clientSecret: record.clientSecret, intent: nil,
+                purpose: .followUp, redirect: record.id)
+        } catch {
+            await settleFailure(record.id, error)
+        }
+    }
+
+    public func intentPollFinished(_ end: IntentPollEnd) async {
+        guard let redirect = end.redirect else { return }
+        await settle(
+            redirect, result: end.intent?["status"]?.stringValue ?? "error", intentResult: end.result,
+            error: end.error, object: end.intent)
     }
 
     public func pollFinished(redirect: String, source: JSONValue?, error: Failure?) async {
@@ -83,10 +113,13 @@ extension RedirectSessions: PollFollower {
         await settle(id, result: "error", error: Failure(error, describedBy: table.log.failures), object: nil)
     }
 
-    private func settle(_ id: String, result: String, error: Failure?, object: JSONValue?) async {
+    private func settle(
+        _ id: String, result: String, intentResult: IntentResult? = nil, error: Failure?, object: JSONValue?
+    ) async {
         let settled = try? await table.update(id, for: .daemon) { record in
             guard record.awaitsOutcome else { return nil }
-            record.outcome = .init(result: result, error: error, object: object, at: now().formatted(.iso8601))
+            record.outcome = .init(
+                result: result, intentResult: intentResult, error: error, object: object, at: now().formatted(.iso8601))
             return .outcome
         }
         guard settled?.event != nil, let outcome = settled?.record.outcome else { return }

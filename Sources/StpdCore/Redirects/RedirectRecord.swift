@@ -80,7 +80,9 @@ struct RedirectRecord: DurableRecord {
                 .init(trigger: $0.trigger, url: $0.url, error: $0.error.map(failures.render), at: $0.at)
             },
             outcome: outcome.map {
-                .init(result: $0.result, error: $0.error.map(failures.render), object: $0.object, at: $0.at)
+                .init(
+                    result: $0.result, intentResult: $0.intentResult, error: $0.error.map(failures.render),
+                    object: $0.object, at: $0.at)
             },
             createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
     }
@@ -105,6 +107,7 @@ struct RedirectRecord: DurableRecord {
 /// means), as the session keeps it and tells those who wait for it.
 public struct RedirectOutcome: Codable, Sendable, Hashable {
     public var result: String
+    public var intentResult: IntentResult?
     public var error: Failure?
     public var object: JSONValue?
     public var at: String

@@ -14,6 +14,8 @@ public final class RedirectSessions: Sendable {
     // Internal, not private: the flow and follow-up extensions in this folder use them.
     let api: any PaymentsAPI
     let sources: SourceService
+    /// Follow up an intent's session, as Source polls follow up a Source's.
+    let intents: IntentPollers
     let opener: (any URLOpener)?
     let table: RecordTable<RedirectRecord>
     let work: LeasedWork
@@ -22,12 +24,14 @@ public final class RedirectSessions: Sendable {
     let outcomeFollowers = Mutex<[any RedirectOutcomeFollower]>([])
 
     public init(
-        api: any PaymentsAPI, sources: SourceService, opener: (any URLOpener)?, log: EventLog,
-        background: BackgroundWork, followUpTimeout: Double = 10, now: @escaping @Sendable () -> Date = Date.init,
-        work: LeasedWork? = nil, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
+        api: any PaymentsAPI, sources: SourceService, intents: IntentPollers, opener: (any URLOpener)?,
+        log: EventLog, background: BackgroundWork, followUpTimeout: Double = 10,
+        now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil,
+        reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         self.api = api
         self.sources = sources
+        self.intents = intents
         self.opener = opener
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.work = work ?? LeasedWork(background: background)
@@ -73,13 +77,15 @@ public final class RedirectSessions: Sendable {
             for: caller, intent: intent, clientSecret: paymentIntentSecret, followUpTimeout: followUpTimeout)
     }
 
-    /// For a PaymentIntent or SetupIntent already in hand (just confirmed); the SDK's "no context"
-    /// refusal when it has no redirect to follow.
+    /// For a PaymentIntent or SetupIntent already in hand; the SDK's "no context" refusal when it
+    /// has no redirect to follow (or none whose return URL is known).
     public func create(
         for caller: Caller, intent: some StripeIntent, clientSecret: String, followUpTimeout: Double?
     ) async throws -> RedirectSessionView {
-        let kind = type(of: intent).kind
-        guard let urls = intent.redirectURLs else {
+        guard intent.requiresAction, let action = intent.nextAction,
+            let target = IntentRedirect(action, confirmedWith: nil), target.isComplete
+        else {
+            let kind = type(of: intent).kind
             throw DomainError.redirectUnavailable(
                 detail:
                     "the \(kind.noun)'s status is \(intent.statusName) with next action \(intent.nextAction?.rawType ?? "none")",
@@ -88,10 +94,25 @@ public final class RedirectSessions: Sendable {
                     "flow": .null, "type": intent.nextAction.map { .string($0.rawType) } ?? .null,
                 ])
         }
+        return try await create(
+            for: caller, intent: intent, clientSecret: clientSecret, target: target, followUpTimeout: followUpTimeout)
+    }
+
+    /// For a PaymentIntent or SetupIntent whose redirect kind of next action sends the customer to `target`.
+    func create(
+        for caller: Caller, intent: some StripeIntent, clientSecret: String, target: IntentRedirect,
+        followUpTimeout: Double?
+    ) async throws -> RedirectSessionView {
+        let kind = type(of: intent).kind
         var record = newRecord(
             owner: caller.uid, kind: .init(kind), secret: clientSecret, followUpTimeout: followUpTimeout)
-        record.redirectURL = urls.url.absoluteString
-        record.returnURL = urls.returnURL.absoluteString
+        if target.opensApp {
+            record.nativeURL = target.url.absoluteString
+            record.isWeChat = true
+        } else {
+            record.redirectURL = target.url.absoluteString
+        }
+        record.returnURL = target.returnURL?.absoluteString
         switch kind {
         case .paymentIntent: record.paymentIntentId = intent.id
         case .setupIntent: record.setupIntentId = intent.id
@@ -121,6 +142,27 @@ public final class RedirectSessions: Sendable {
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
         return (page.records.map(table.view), page.hasMore)
     }
+}
+
+/// Where an intent's redirect kind of next action sends the customer, and the URL that brings
+/// them back: the hash's own return URL, else the confirmation's (Cash App and Swish).
+struct IntentRedirect: Sendable {
+    var url: URL
+    var returnURL: URL?
+    /// WeChat Pay's iOS action opens the WeChat app and has no return URL: the session completes
+    /// when the app comes back to the foreground, as the SDK's does.
+    var opensApp: Bool
+
+    /// Nil when the action is no redirect, or lacks a URL that parses.
+    init?(_ action: NextAction, confirmedWith returnURL: String?) {
+        guard action.kind == .redirect, let target = action.redirect else { return nil }
+        url = target.url
+        self.returnURL = target.returnURL ?? returnURL.flatMap(URL.strict)
+        opensApp = action.type == .wechatPayRedirectToIOSApp
+    }
+
+    /// Whatever ends the session is known.
+    var isComplete: Bool { returnURL != nil || opensApp }
 }
 
 extension RedirectSessions: Sweepable {

@@ -2,7 +2,7 @@ import Foundation
 import JSONRPC
 import StripeAPI
 
-/// The Stripe calls Sources, polls and redirects make, with the key the daemon holds (the SDK's
+/// The Stripe calls Sources, polls, redirects and intents make, with the key the daemon holds (the SDK's
 /// publishable-key client model). The daemon implements it over StripeClient; tests script it.
 public protocol PaymentsAPI: Sendable {
     func createSource(_ params: [String: JSONValue]) async throws -> Source
@@ -14,6 +14,8 @@ public protocol PaymentsAPI: Sendable {
     func retrieveSetupIntent(clientSecret: String) async throws -> SetupIntent
     /// A SetupIntent's confirmation has a PaymentIntent's form (client secret, payment method, return URL).
     func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent
+    func verifyPaymentIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> PaymentIntent
+    func verifySetupIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> SetupIntent
     /// A card PaymentMethod (the options screen's "add card"); the card never reaches storage or logs.
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod
 }

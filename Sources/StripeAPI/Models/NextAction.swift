@@ -168,13 +168,6 @@ public struct NextAction: StripeModel, Hashable {
         let qr = f.object("qr_code").flatMap { try? ModelFields($0, codingPath: []) }
         return f.date("expires_at") ?? f.date("expires_after") ?? qr?.date("expires_at")
     }
-
-    /// A `redirect_to_url` action's URLs when both parse (PaymentIntents and SetupIntents alike): what
-    /// a redirect session needs (spec §3.2).
-    public var redirectURLs: (url: URL, returnURL: URL)? {
-        guard type == .redirectToURL, let redirect, let returnURL = redirect.returnURL else { return nil }
-        return (redirect.url, returnURL)
-    }
 }
 
 /// STPPaymentHandler's `_isProcessingIntentSuccess`: the delayed-notification payment methods, whose

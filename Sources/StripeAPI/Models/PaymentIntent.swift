@@ -87,10 +87,4 @@ public struct PaymentIntent: StripeModel, Hashable {
     }
 
     public init(from decoder: any Decoder) throws { self = try .decode(from: decoder) }
-
-    /// What a redirect context needs (spec §3.2): the redirect and return URLs, or nil unless the
-    /// status is `requires_action`, the next action is `redirect_to_url` and both URLs parse.
-    public var redirectURLs: (url: URL, returnURL: URL)? {
-        status == .requiresAction ? nextAction?.redirectURLs : nil
-    }
 }

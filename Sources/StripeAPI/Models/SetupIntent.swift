@@ -19,6 +19,8 @@ public struct SetupIntent: StripeModel, Hashable {
     public var customerID: String?
     /// `payment_method` as an id, or an expanded object's id.
     public var paymentMethodID: String?
+    /// Set when `payment_method` was expanded and decodes.
+    public var paymentMethod: PaymentMethod?
     public var paymentMethodTypes: [String]
     public var lastSetupError: PaymentIntent.LastPaymentError?
     public var nextAction: NextAction?
@@ -32,6 +34,7 @@ public struct SetupIntent: StripeModel, Hashable {
         usage = f.string("usage")
         customerID = f.idOrExpanded("customer")
         paymentMethodID = f.idOrExpanded("payment_method")
+        paymentMethod = f.model("payment_method")
         paymentMethodTypes = f.array("payment_method_types")?.compactMap(\.stringValue) ?? []
         lastSetupError = f.model("last_setup_error")
         nextAction = f.model("next_action")
@@ -39,10 +42,4 @@ public struct SetupIntent: StripeModel, Hashable {
     }
 
     public init(from decoder: any Decoder) throws { self = try .decode(from: decoder) }
-
-    /// As PaymentIntent's: the redirect and return URLs, or nil unless the status is
-    /// `requires_action`, the next action is `redirect_to_url` and both URLs parse.
-    public var redirectURLs: (url: URL, returnURL: URL)? {
-        status == .requiresAction ? nextAction?.redirectURLs : nil
-    }
 }

@@ -73,6 +73,17 @@ final class FakePaymentsAPI: PaymentsAPI {
         return "\(id)_secret_abc"
     }
 
+    /// The intent requires `action` (`{"type": ..., <type>: {...}}`), as Stripe's confirmation leaves it.
+    func setNextAction(_ id: String, _ action: JSONValue) {
+        state.withLock { s in
+            if case .object(var intent)? = s.intents[id] {
+                intent["status"] = "requires_action"
+                intent["next_action"] = action
+                s.intents[id] = .object(intent)
+            }
+        }
+    }
+
     func setIntentStatus(_ id: String, _ status: String) {
         state.withLock { s in
             if case .object(var intent)? = s.intents[id] {
@@ -127,6 +138,15 @@ final class FakePaymentsAPI: PaymentsAPI {
     }
 
     func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
+        try await retrieveSetupIntent(clientSecret: params.clientSecret)
+    }
+
+    /// Verified: the intent as it stands (the test sets what verification made of it).
+    func verifyPaymentIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> PaymentIntent {
+        try await retrievePaymentIntent(clientSecret: params.clientSecret)
+    }
+
+    func verifySetupIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> SetupIntent {
         try await retrieveSetupIntent(clientSecret: params.clientSecret)
     }
 

@@ -415,9 +415,14 @@ class PendingActionTimedOut(RpcError):
 class PaymentFailed(RpcError):
     """5003: The payment did not succeed.
 
-    Carried as the error of didFinish: the app answered didCreatePaymentResult with error
-    (`data.message`, `data.code` are the app's), or a managed PaymentIntent ended unpaid
-    (`data.paymentIntentStatus`, `data.lastPaymentError`).
+    STPPaymentHandler's failure of an intent, carried as the error of a confirmation's result, a
+    poll's end, a redirect outcome or a payment context's didFinish: the intent requires a payment
+    method again, or is processing with a payment method that is not a delayed-notification one.
+    `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError`
+    (`data.lastSetupError`) are Stripe's; `data.reason` is `authenticationFailed`, `paymentError` or
+    `intentStatus` (the SDK's notAuthenticated, paymentError and intentStatus codes). Also carried
+    as didFinish's error when the app answered didCreatePaymentResult with error (`data.message`,
+    `data.code` are the app's).
     """
 
     code = 5003
@@ -448,6 +453,41 @@ class CardInvalid(RpcError):
     """
 
     code = 6001
+
+
+class NextActionUnsupported(RpcError):
+    """6010: stpd cannot carry this next action.
+
+    Stripe asked for a next action stpd has no way to carry on Linux: `data.type` names it
+    (use_stripe_sdk's native 3-D Secure 2, WeChat Pay's Android action, a type nobody knows),
+    `data.kind` is its kind. The SDK's unsupportedAuthentication error; the intent stays in
+    requires_action.
+    """
+
+    code = 6010
+
+
+class ReturnURLRequired(RpcError):
+    """6011: This next action needs a return URL.
+
+    The next action (`data.type`) sends the customer away and back, and no `returnURL` was given
+    (`data.parameter`): confirm again with one. A card that needs 3-D Secure gets a redirect only
+    when the confirmation has a return URL (without one Stripe answers use_stripe_sdk). The SDK's
+    missingReturnURL.
+    """
+
+    code = 6011
+
+
+class IntentPollTimedOut(RpcError):
+    """6012: The customer did not complete the payment in time.
+
+    A poll of an intent awaiting the customer (`data.type`) reached its deadline (`data.deadline`,
+    the SDK's for the type, or the code's expiry) with the intent still requiring action. The
+    customer may still pay until the code expires: handleNextAction polls again.
+    """
+
+    code = 6012
 
 
 #: The class of each code; any other code is raised as a plain RpcError.
@@ -491,6 +531,9 @@ ERRORS: dict[int, type[RpcError]] = {
     5003: PaymentFailed,
     5004: ShippingAddressIncomplete,
     6001: CardInvalid,
+    6010: NextActionUnsupported,
+    6011: ReturnURLRequired,
+    6012: IntentPollTimedOut,
 }
 
 

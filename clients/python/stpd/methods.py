@@ -29,6 +29,7 @@ from .schemas import (
     EventsWaitParamsFilter,
     EventsWaitResult,
     HandleUrlResult,
+    Intent,
     PaymentContext,
     PaymentContextAddCardParamsCard,
     PaymentContextAnswerParamsError,
@@ -39,18 +40,22 @@ from .schemas import (
     PaymentContextRequestPaymentParamsPaymentIntent,
     PaymentContextSetShippingAddressParamsAddress,
     PaymentContextUpdateParamsPaymentSummaryItemsItem,
+    PaymentIntentAnswer,
     PaymentIntentConfirmParamsPaymentMethod,
     PaymentIntentConfirmParamsStart,
-    PaymentIntentConfirmResult,
+    PaymentIntentHandleNextActionParamsStart,
+    PaymentIntentListResult,
     PaymentIntentRetrieveResult,
     RedirectCreateParamsPaymentIntent,
     RedirectCreateParamsSource,
     RedirectListResult,
     RedirectSession,
     RpcDiscoverResult,
+    SetupIntentAnswer,
     SetupIntentConfirmParamsPaymentMethod,
     SetupIntentConfirmParamsStart,
-    SetupIntentConfirmResult,
+    SetupIntentHandleNextActionParamsStart,
+    SetupIntentListResult,
     SetupIntentRetrieveResult,
     Source,
     SourceCreateParamsParams,
@@ -542,9 +547,9 @@ class PaymentIntentMethods:
         paymentMethod: PaymentIntentConfirmParamsPaymentMethod,
         returnURL: str = OMITTED,
         start: PaymentIntentConfirmParamsStart = OMITTED,
-    ) -> PaymentIntentConfirmResult:
+    ) -> PaymentIntentAnswer:
         """`paymentIntent.confirm`: Confirms a PaymentIntent with a saved payment method or a new one
-        of any type; opens a redirect session when Stripe asks for one.
+        of any type, then handles its next action as STPPaymentHandler does.
         """
         return self._client.call(
             "paymentIntent.confirm",
@@ -556,9 +561,78 @@ class PaymentIntentMethods:
             }),
         )
 
+    def get(self, *, id: str) -> Intent:
+        """`paymentIntent.get`: A PaymentIntent stpd polls or polled, as last read, with its poll."""
+        return self._client.call("paymentIntent.get", _params({"id": id}))
+
+    def handle_next_action(
+        self,
+        *,
+        clientSecret: str,
+        returnURL: str = OMITTED,
+        start: PaymentIntentHandleNextActionParamsStart = OMITTED,
+    ) -> PaymentIntentAnswer:
+        """`paymentIntent.handleNextAction`: Handles the next action of a PaymentIntent confirmed
+        elsewhere (by your server), as STPPaymentHandler.handleNextAction does.
+        """
+        return self._client.call(
+            "paymentIntent.handleNextAction",
+            _params({
+                "clientSecret": clientSecret,
+                "returnURL": returnURL,
+                "start": start,
+            }),
+        )
+
+    def list(
+        self,
+        *,
+        limit: int = OMITTED,
+        startingAfter: str = OMITTED,
+        status: Literal["polling", "finished", "stopped"] = OMITTED,
+    ) -> PaymentIntentListResult:
+        """`paymentIntent.list`: A page of the PaymentIntents stpd polls or polled for the caller
+        (root: everyone's), oldest first.
+        """
+        return self._client.call(
+            "paymentIntent.list",
+            _params({
+                "limit": limit,
+                "startingAfter": startingAfter,
+                "status": status,
+            }),
+        )
+
     def retrieve(self, *, clientSecret: str) -> PaymentIntentRetrieveResult:
-        """`paymentIntent.retrieve`: Fetches a PaymentIntent with its client secret."""
+        """`paymentIntent.retrieve`: Fetches a PaymentIntent with its client secret, with its next
+        action (nothing is opened or polled).
+        """
         return self._client.call("paymentIntent.retrieve", _params({"clientSecret": clientSecret}))
+
+    def stop_polling(self, *, id: str) -> Intent:
+        """`paymentIntent.stopPolling`: Stops polling a PaymentIntent; the poll never reports
+        (paymentIntent.pollStopped).
+        """
+        return self._client.call("paymentIntent.stopPolling", _params({"id": id}))
+
+    def verify_microdeposits(
+        self,
+        *,
+        clientSecret: str,
+        amounts: list[int] = OMITTED,
+        descriptorCode: str = OMITTED,
+    ) -> PaymentIntentAnswer:
+        """`paymentIntent.verifyMicrodeposits`: Verifies the bank account of a PaymentIntent awaiting
+        verify_with_microdeposits, with the two amounts or the descriptor code.
+        """
+        return self._client.call(
+            "paymentIntent.verifyMicrodeposits",
+            _params({
+                "clientSecret": clientSecret,
+                "amounts": amounts,
+                "descriptorCode": descriptorCode,
+            }),
+        )
 
 
 class RedirectMethods:
@@ -680,9 +754,9 @@ class SetupIntentMethods:
         paymentMethod: SetupIntentConfirmParamsPaymentMethod,
         returnURL: str = OMITTED,
         start: SetupIntentConfirmParamsStart = OMITTED,
-    ) -> SetupIntentConfirmResult:
+    ) -> SetupIntentAnswer:
         """`setupIntent.confirm`: Confirms a SetupIntent with a saved payment method or a new one of
-        any type; opens a redirect session when Stripe asks for one.
+        any type, then handles its next action as STPPaymentHandler does.
         """
         return self._client.call(
             "setupIntent.confirm",
@@ -694,9 +768,78 @@ class SetupIntentMethods:
             }),
         )
 
+    def get(self, *, id: str) -> Intent:
+        """`setupIntent.get`: A SetupIntent stpd polls or polled, as last read, with its poll."""
+        return self._client.call("setupIntent.get", _params({"id": id}))
+
+    def handle_next_action(
+        self,
+        *,
+        clientSecret: str,
+        returnURL: str = OMITTED,
+        start: SetupIntentHandleNextActionParamsStart = OMITTED,
+    ) -> SetupIntentAnswer:
+        """`setupIntent.handleNextAction`: Handles the next action of a SetupIntent confirmed elsewhere
+        (by your server), as STPPaymentHandler.handleNextAction does.
+        """
+        return self._client.call(
+            "setupIntent.handleNextAction",
+            _params({
+                "clientSecret": clientSecret,
+                "returnURL": returnURL,
+                "start": start,
+            }),
+        )
+
+    def list(
+        self,
+        *,
+        limit: int = OMITTED,
+        startingAfter: str = OMITTED,
+        status: Literal["polling", "finished", "stopped"] = OMITTED,
+    ) -> SetupIntentListResult:
+        """`setupIntent.list`: A page of the SetupIntents stpd polls or polled for the caller (root:
+        everyone's), oldest first.
+        """
+        return self._client.call(
+            "setupIntent.list",
+            _params({
+                "limit": limit,
+                "startingAfter": startingAfter,
+                "status": status,
+            }),
+        )
+
     def retrieve(self, *, clientSecret: str) -> SetupIntentRetrieveResult:
-        """`setupIntent.retrieve`: Fetches a SetupIntent with its client secret."""
+        """`setupIntent.retrieve`: Fetches a SetupIntent with its client secret, with its next action
+        (nothing is opened or polled).
+        """
         return self._client.call("setupIntent.retrieve", _params({"clientSecret": clientSecret}))
+
+    def stop_polling(self, *, id: str) -> Intent:
+        """`setupIntent.stopPolling`: Stops polling a SetupIntent; the poll never reports
+        (setupIntent.pollStopped).
+        """
+        return self._client.call("setupIntent.stopPolling", _params({"id": id}))
+
+    def verify_microdeposits(
+        self,
+        *,
+        clientSecret: str,
+        amounts: list[int] = OMITTED,
+        descriptorCode: str = OMITTED,
+    ) -> SetupIntentAnswer:
+        """`setupIntent.verifyMicrodeposits`: Verifies the bank account of a SetupIntent awaiting
+        verify_with_microdeposits, with the two amounts or the descriptor code.
+        """
+        return self._client.call(
+            "setupIntent.verifyMicrodeposits",
+            _params({
+                "clientSecret": clientSecret,
+                "amounts": amounts,
+                "descriptorCode": descriptorCode,
+            }),
+        )
 
 
 class SourceMethods:

@@ -38,6 +38,10 @@ EventType: TypeAlias = Literal[
     "paymentContext.removed",
     "paymentContext.shippingInvalid",
     "paymentContext.shippingSaveFailed",
+    "paymentIntent.finished",
+    "paymentIntent.pollStarted",
+    "paymentIntent.pollStopped",
+    "paymentIntent.removed",
     "redirect.cancelled",
     "redirect.completed",
     "redirect.created",
@@ -45,6 +49,10 @@ EventType: TypeAlias = Literal[
     "redirect.outcome",
     "redirect.removed",
     "redirect.started",
+    "setupIntent.finished",
+    "setupIntent.pollStarted",
+    "setupIntent.pollStopped",
+    "setupIntent.removed",
     "source.created",
     "source.pollFinished",
     "source.pollPaused",
@@ -640,6 +648,55 @@ class HandleUrlResult(TypedDict):
     session: str | None
 
 
+class Intent(TypedDict):
+    """Component `Intent`."""
+
+    #: RFC 3339
+    createdAt: str
+    #: The Stripe intent id
+    id: str
+    #: The Stripe object (client_secret removed)
+    intent: dict[str, Any]
+    nextAction: NotRequired[NextAction | None]
+    #: Which kind of intent
+    object: Literal["payment_intent_record", "setup_intent_record"]
+    poll: NotRequired[IntentPoll | None]
+    #: Stripe's status as last read
+    status: str
+    #: RFC 3339
+    updatedAt: str
+
+
+class IntentPoll(TypedDict):
+    """Component `IntentPoll`."""
+
+    deadline: NotRequired[str | None]
+    error: NotRequired[ErrorObject | None]
+    #: The poll's id
+    id: str
+    nextActionType: NotRequired[str | None]
+    #: awaitCustomer: until the customer pays elsewhere; followUp: re-reading after a redirect
+    purpose: Literal["awaitCustomer", "followUp"]
+    redirect: NotRequired[str | None]
+    result: NotRequired[Literal["succeeded", "canceled", "failed"] | None]
+    #: RFC 3339
+    startedAt: str
+    #: polling, then finished (reported once) or stopped (never)
+    status: Literal["polling", "finished", "stopped"]
+
+
+class NextAction(TypedDict):
+    """Component `NextAction`."""
+
+    details: NotRequired[dict[str, Any] | None]
+    #: What the app does: open a redirect (redirect), show the details (display), show them while
+    #: stpd polls (awaitCustomer); stripeSDK and unsupported come with an error
+    kind: Literal["redirect", "display", "awaitCustomer", "stripeSDK", "unsupported"]
+    session: NotRequired[str | None]
+    #: Stripe's next_action.type (redirect_to_url, oxxo_display_details, blik_authorize, ...)
+    type: str
+
+
 class PaymentContext(TypedDict):
     """Component `PaymentContext`."""
 
@@ -662,7 +719,7 @@ class PaymentContext(TypedDict):
     loadError: NotRequired[ErrorObject | None]
     #: Loading the customer and payment methods
     loading: bool
-    needs: NotRequired[Literal["paymentOption", "shippingAddress", "redirect"] | None]
+    needs: NotRequired[Literal["paymentOption", "shippingAddress", "redirect", "nextAction"] | None]
     object: Literal["payment_context"]
     #: amount + shipping, minor units
     paymentAmount: int
@@ -1085,6 +1142,20 @@ class PaymentContextUpdateParamsPaymentSummaryItemsItem(TypedDict):
     label: str
 
 
+class PaymentIntentAnswer(TypedDict):
+    """Component `PaymentIntentAnswer`."""
+
+    error: NotRequired[ErrorObject | None]
+    nextAction: NextAction | None
+    #: The Stripe PaymentIntent (client_secret removed)
+    paymentIntent: dict[str, Any]
+    poll: NotRequired[IntentPoll | None]
+    redirect: NotRequired[RedirectSession | None]
+    #: STPPaymentHandler's result: succeeded, canceled, failed (error says why), or pending while a
+    #: redirect session or a poll carries the action on
+    result: Literal["succeeded", "canceled", "failed", "pending"]
+
+
 class PaymentIntentConfirmParams(TypedDict):
     """The params of `paymentIntent.confirm`."""
 
@@ -1093,7 +1164,8 @@ class PaymentIntentConfirmParams(TypedDict):
     #: Exactly one of id or a new payment method, a member per type; each type's description names
     #: the billingDetails Stripe requires for it
     paymentMethod: PaymentIntentConfirmParamsPaymentMethod
-    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)
+    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe
+    #: answers 3-D Secure with a redirect only when it is given
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[PaymentIntentConfirmParamsStart]
@@ -1559,12 +1631,51 @@ class PaymentIntentConfirmParamsStart(TypedDict):
     opener: NotRequired[Literal["app", "daemon"]]
 
 
-class PaymentIntentConfirmResult(TypedDict):
-    """Component `PaymentIntentConfirmResult`."""
+class PaymentIntentGetParams(TypedDict):
+    """The params of `paymentIntent.get`."""
 
-    #: The Stripe PaymentIntent (client_secret removed)
-    paymentIntent: dict[str, Any]
-    redirect: NotRequired[RedirectSession | None]
+    #: The PaymentIntent id
+    id: str
+
+
+class PaymentIntentHandleNextActionParams(TypedDict):
+    """The params of `paymentIntent.handleNextAction`."""
+
+    #: The PaymentIntent's client secret (never shown back)
+    clientSecret: str
+    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe
+    #: answers 3-D Secure with a redirect only when it is given
+    returnURL: NotRequired[str]
+    #: Start the redirect session at once, if one is needed
+    start: NotRequired[PaymentIntentHandleNextActionParamsStart]
+
+
+class PaymentIntentHandleNextActionParamsStart(TypedDict):
+    """Start the redirect session at once, if one is needed"""
+
+    #: The SDK's start variant (default automatic)
+    mode: NotRequired[Literal["automatic", "inApp", "browser"]]
+    #: Who opens the URL (default app)
+    opener: NotRequired[Literal["app", "daemon"]]
+
+
+class PaymentIntentListParams(TypedDict):
+    """The params of `paymentIntent.list`."""
+
+    #: How many intents to return (default 100)
+    limit: NotRequired[int]
+    #: The last id of the previous page: this page starts after it
+    startingAfter: NotRequired[str]
+    #: Only those whose poll has this status
+    status: NotRequired[Literal["polling", "finished", "stopped"]]
+
+
+class PaymentIntentListResult(TypedDict):
+    """Component `PaymentIntentListResult`."""
+
+    #: Whether more follow: ask again with startingAfter
+    hasMore: bool
+    intents: list[Intent]
 
 
 class PaymentIntentRetrieveParams(TypedDict):
@@ -1577,8 +1688,27 @@ class PaymentIntentRetrieveParams(TypedDict):
 class PaymentIntentRetrieveResult(TypedDict):
     """Component `PaymentIntentRetrieveResult`."""
 
+    nextAction: NextAction | None
     #: The Stripe PaymentIntent (client_secret removed)
     paymentIntent: dict[str, Any]
+
+
+class PaymentIntentStopPollingParams(TypedDict):
+    """The params of `paymentIntent.stopPolling`."""
+
+    #: The PaymentIntent id
+    id: str
+
+
+class PaymentIntentVerifyMicrodepositsParams(TypedDict):
+    """The params of `paymentIntent.verifyMicrodeposits`."""
+
+    #: The two microdeposits, in cents
+    amounts: NotRequired[list[int]]
+    #: The PaymentIntent's client secret (never shown back)
+    clientSecret: str
+    #: The statement descriptor code of the one 0.01 deposit
+    descriptorCode: NotRequired[str]
 
 
 class RedirectCancelParams(TypedDict):
@@ -1698,6 +1828,7 @@ class RedirectSessionOutcome(TypedDict):
     #: RFC 3339
     at: str
     error: NotRequired[ErrorObject | None]
+    intentResult: NotRequired[Literal["succeeded", "canceled", "failed"] | None]
     object: NotRequired[dict[str, Any] | None]
     #: Source status, PaymentIntent or SetupIntent status, or error
     result: str
@@ -1722,6 +1853,20 @@ class RpcDiscoverResult(TypedDict):
     openrpc: str
 
 
+class SetupIntentAnswer(TypedDict):
+    """Component `SetupIntentAnswer`."""
+
+    error: NotRequired[ErrorObject | None]
+    nextAction: NextAction | None
+    poll: NotRequired[IntentPoll | None]
+    redirect: NotRequired[RedirectSession | None]
+    #: STPPaymentHandler's result: succeeded, canceled, failed (error says why), or pending while a
+    #: redirect session or a poll carries the action on
+    result: Literal["succeeded", "canceled", "failed", "pending"]
+    #: The Stripe SetupIntent (client_secret removed)
+    setupIntent: dict[str, Any]
+
+
 class SetupIntentConfirmParams(TypedDict):
     """The params of `setupIntent.confirm`."""
 
@@ -1730,7 +1875,8 @@ class SetupIntentConfirmParams(TypedDict):
     #: Exactly one of id or a new payment method, a member per type; each type's description names
     #: the billingDetails Stripe requires for it
     paymentMethod: SetupIntentConfirmParamsPaymentMethod
-    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme)
+    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe
+    #: answers 3-D Secure with a redirect only when it is given
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[SetupIntentConfirmParamsStart]
@@ -2196,12 +2342,51 @@ class SetupIntentConfirmParamsStart(TypedDict):
     opener: NotRequired[Literal["app", "daemon"]]
 
 
-class SetupIntentConfirmResult(TypedDict):
-    """Component `SetupIntentConfirmResult`."""
+class SetupIntentGetParams(TypedDict):
+    """The params of `setupIntent.get`."""
 
-    redirect: NotRequired[RedirectSession | None]
-    #: The Stripe SetupIntent (client_secret removed)
-    setupIntent: dict[str, Any]
+    #: The SetupIntent id
+    id: str
+
+
+class SetupIntentHandleNextActionParams(TypedDict):
+    """The params of `setupIntent.handleNextAction`."""
+
+    #: The SetupIntent's client secret (never shown back)
+    clientSecret: str
+    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe
+    #: answers 3-D Secure with a redirect only when it is given
+    returnURL: NotRequired[str]
+    #: Start the redirect session at once, if one is needed
+    start: NotRequired[SetupIntentHandleNextActionParamsStart]
+
+
+class SetupIntentHandleNextActionParamsStart(TypedDict):
+    """Start the redirect session at once, if one is needed"""
+
+    #: The SDK's start variant (default automatic)
+    mode: NotRequired[Literal["automatic", "inApp", "browser"]]
+    #: Who opens the URL (default app)
+    opener: NotRequired[Literal["app", "daemon"]]
+
+
+class SetupIntentListParams(TypedDict):
+    """The params of `setupIntent.list`."""
+
+    #: How many intents to return (default 100)
+    limit: NotRequired[int]
+    #: The last id of the previous page: this page starts after it
+    startingAfter: NotRequired[str]
+    #: Only those whose poll has this status
+    status: NotRequired[Literal["polling", "finished", "stopped"]]
+
+
+class SetupIntentListResult(TypedDict):
+    """Component `SetupIntentListResult`."""
+
+    #: Whether more follow: ask again with startingAfter
+    hasMore: bool
+    intents: list[Intent]
 
 
 class SetupIntentRetrieveParams(TypedDict):
@@ -2214,8 +2399,27 @@ class SetupIntentRetrieveParams(TypedDict):
 class SetupIntentRetrieveResult(TypedDict):
     """Component `SetupIntentRetrieveResult`."""
 
+    nextAction: NextAction | None
     #: The Stripe SetupIntent (client_secret removed)
     setupIntent: dict[str, Any]
+
+
+class SetupIntentStopPollingParams(TypedDict):
+    """The params of `setupIntent.stopPolling`."""
+
+    #: The SetupIntent id
+    id: str
+
+
+class SetupIntentVerifyMicrodepositsParams(TypedDict):
+    """The params of `setupIntent.verifyMicrodeposits`."""
+
+    #: The two microdeposits, in cents
+    amounts: NotRequired[list[int]]
+    #: The SetupIntent's client secret (never shown back)
+    clientSecret: str
+    #: The statement descriptor code of the one 0.01 deposit
+    descriptorCode: NotRequired[str]
 
 
 class Source(TypedDict):

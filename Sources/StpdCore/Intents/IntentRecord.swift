@@ -1,0 +1,63 @@
+import Foundation
+import JSONRPC
+import StpdProtocol
+import StripeAPI
+
+/// What stpd stores of an intent it polls: the object as last read (without its client secret,
+/// kept apart so it never reaches an event), and its poll. Its id is Stripe's (`pi_…`, `seti_…`).
+struct IntentRecord<Intent: StripeIntent>: DurableRecord {
+    struct Poll: Codable, Sendable {
+        /// Tells this poll's results from those of one it replaced.
+        var id: String
+        var status: IntentPollStatus
+        var purpose: IntentPollPurpose
+        var nextActionType: String?
+        var redirect: String?
+        var startedAt: Date
+        var deadline: Date?
+        var result: IntentResult?
+        var error: Failure?
+    }
+
+    var id: String
+    var owner: UInt32
+    var clientSecret: String
+    var intent: JSONValue
+    var poll: Poll?
+    var createdAt: Date
+    var updatedAt: Date
+
+    typealias Event = IntentEvent<Intent.Naming>
+
+    var decoded: Intent? { try? Intent(json: intent) }
+
+    func view(_ failures: any FailureRenderer) -> IntentView {
+        let model = decoded
+        return IntentView(
+            id: id, object: Intent.kind == .paymentIntent ? "payment_intent_record" : "setup_intent_record",
+            status: intent["status"]?.stringValue ?? "unknown",
+            nextAction: model?.nextAction.map { NextActionView($0) },
+            poll: poll.map { poll in
+                IntentPollView(
+                    id: poll.id, status: poll.status, purpose: poll.purpose, nextActionType: poll.nextActionType,
+                    redirect: poll.redirect, startedAt: poll.startedAt.formatted(.iso8601),
+                    deadline: poll.deadline?.formatted(.iso8601), result: poll.result,
+                    error: poll.error.map(failures.render))
+            }, intent: intent, createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
+    }
+
+    static var kind: ObjectKind { Intent.kind == .paymentIntent ? .paymentIntent : .setupIntent }
+    static var removed: Event? { .removed }
+
+    var queryStatus: String? { poll?.status.rawValue }
+    /// A running poll needs this process.
+    var isLive: Bool { poll?.status == .polling }
+    /// No poll runs for it.
+    var isFinished: Bool { poll.map { $0.status != .polling } ?? true }
+}
+
+extension NextActionView {
+    public init(_ action: NextAction, session: String? = nil) {
+        self.init(type: action.rawType, kind: action.kind.rawValue, details: action.details, session: session)
+    }
+}

@@ -1,0 +1,72 @@
+import JSONRPC
+import StpdCore
+import StpdProtocol
+import StripeAPI
+
+/// `paymentIntent.*` and `setupIntent.*`: one registration serves both kinds of intent.
+enum IntentHandlers {
+    static func register(
+        into router: inout MethodRouter<CallContext>, handler: PaymentHandler, polls: IntentPollers,
+        cards: CardValidator
+    ) {
+        register(PaymentIntent.self, into: &router, handler: handler, polls: polls.paymentIntents, cards: cards)
+        register(SetupIntent.self, into: &router, handler: handler, polls: polls.setupIntents, cards: cards)
+    }
+
+    private static func register<Intent: StripeIntent>(
+        _ type: Intent.Type, into router: inout MethodRouter<CallContext>, handler: PaymentHandler,
+        polls: IntentPolls<Intent>, cards: CardValidator
+    ) {
+        typealias K = Intent.Naming
+        router.register(IntentRetrieve<K>.self) { params, _ in
+            let intent = try await handler.retrieve(Intent.self, clientSecret: params.clientSecret)
+            return .init(intent: intent.clientFields, nextAction: intent.nextAction.map { NextActionView($0) })
+        }
+        router.register(IntentConfirm<K>.self) { params, context in
+            try cards.require(params.paymentMethod.card, at: "paymentMethod.card")
+            let confirm = try params.paymentMethod.confirmParams(
+                clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod",
+                setupIntent: Intent.kind == .setupIntent)
+            return answer(try await handler.confirm(Intent.self, confirm, for: context.caller, start: params.start))
+        }
+        router.register(IntentHandleNextAction<K>.self) { params, context in
+            try PaymentMethodInput.checkReturnURL(params.returnURL)
+            return answer(
+                try await handler.handleNextAction(
+                    Intent.self, clientSecret: params.clientSecret, returnURL: params.returnURL, for: context.caller,
+                    start: params.start))
+        }
+        router.register(IntentVerifyMicrodeposits<K>.self) { params, context in
+            let proof: VerifyMicrodepositsParams.Proof
+            switch (params.amounts, params.descriptorCode) {
+            case (let amounts?, nil) where amounts.count == 2: proof = .amounts(amounts[0], amounts[1])
+            case (nil, let code?): proof = .descriptorCode(code)
+            default:
+                throw RPCError.invalidParams(
+                    "give exactly one of amounts (the two deposits) and descriptorCode",
+                    parameter: params.amounts == nil ? "amounts" : "descriptorCode")
+            }
+            let verify = VerifyMicrodepositsParams(clientSecret: params.clientSecret, proof: proof)
+            return answer(try await handler.verifyMicrodeposits(Intent.self, verify, for: context.caller))
+        }
+        router.register(IntentGet<K>.self) { params, context in try await polls.get(id: params.id, for: context.caller)
+        }
+        router.register(IntentList<K>.self) { params, context in
+            let (intents, hasMore) = try await polls.list(
+                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
+            return .init(intents: intents, hasMore: hasMore)
+        }
+        router.register(IntentStopPolling<K>.self) { params, context in
+            try await polls.stop(id: params.id, for: context.caller)
+        }
+    }
+
+    private static func answer<Intent: StripeIntent>(_ handled: PaymentHandler.Handled<Intent>)
+        -> IntentAnswer<Intent.Naming>
+    {
+        IntentAnswer(
+            intent: handled.intent.clientFields, result: handled.result,
+            error: handled.failure.map(WireFailures().render), nextAction: handled.nextAction,
+            redirect: handled.redirect, poll: handled.poll)
+    }
+}

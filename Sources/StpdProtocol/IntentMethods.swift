@@ -1,0 +1,217 @@
+import JSONRPC
+
+let paymentIntentSecret = PaymentIntentNaming.secretSchema
+
+/// `paymentIntent.*` and `setupIntent.*`: intents by client secret, as the SDK's STPPaymentHandler
+/// confirms them and handles their next actions, and the intents stpd polls for the customer.
+/// Each method is one declaration for both kinds of intent.
+public typealias PaymentIntentRetrieve = IntentRetrieve<PaymentIntentNaming>
+public typealias PaymentIntentConfirm = IntentConfirm<PaymentIntentNaming>
+public typealias PaymentIntentHandleNextAction = IntentHandleNextAction<PaymentIntentNaming>
+public typealias PaymentIntentVerifyMicrodeposits = IntentVerifyMicrodeposits<PaymentIntentNaming>
+public typealias PaymentIntentGet = IntentGet<PaymentIntentNaming>
+public typealias PaymentIntentList = IntentList<PaymentIntentNaming>
+public typealias PaymentIntentStopPolling = IntentStopPolling<PaymentIntentNaming>
+public typealias SetupIntentRetrieve = IntentRetrieve<SetupIntentNaming>
+public typealias SetupIntentConfirm = IntentConfirm<SetupIntentNaming>
+public typealias SetupIntentHandleNextAction = IntentHandleNextAction<SetupIntentNaming>
+public typealias SetupIntentVerifyMicrodeposits = IntentVerifyMicrodeposits<SetupIntentNaming>
+public typealias SetupIntentGet = IntentGet<SetupIntentNaming>
+public typealias SetupIntentList = IntentList<SetupIntentNaming>
+public typealias SetupIntentStopPolling = IntentStopPolling<SetupIntentNaming>
+
+/// What the methods that may end an action can answer besides Stripe's errors.
+private let handlingErrors = [StpdErrors.disabled, StpdErrors.redirectOpenFailed, StpdErrors.invalidState]
+
+public enum IntentRetrieve<K: IntentNaming>: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var clientSecret: String
+        public init(clientSecret: String) { self.clientSecret = clientSecret }
+    }
+    public typealias Result = IntentRetrieved<K>
+    public static var name: String { "\(K.prefix).retrieve" }
+    public static var summary: String {
+        "Fetches a \(K.noun) with its client secret, with its next action (nothing is opened or polled)."
+    }
+    public static var paramsSchema: JSONSchema {
+        .object(["clientSecret": K.secretSchema], required: ["clientSecret"])
+    }
+    public static var resultSchema: JSONSchema { Result.schema }
+    public static var errors: [ErrorDeclaration] { stripeCallErrors }
+}
+
+public enum IntentConfirm<K: IntentNaming>: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var clientSecret: String
+        public var paymentMethod: PaymentMethodInput
+        public var returnURL: String?
+        /// Start the redirect session at once when one is needed (else it waits for redirect.start).
+        public var start: RedirectStartOptions?
+        public init(
+            clientSecret: String, paymentMethod: PaymentMethodInput, returnURL: String? = nil,
+            start: RedirectStartOptions? = nil
+        ) {
+            self.clientSecret = clientSecret
+            self.paymentMethod = paymentMethod
+            self.returnURL = returnURL
+            self.start = start
+        }
+    }
+    public typealias Result = IntentAnswer<K>
+    public static var name: String { "\(K.prefix).confirm" }
+    public static var summary: String {
+        "Confirms a \(K.noun) with a saved payment method or a new one of any type, then handles its next action as STPPaymentHandler does."
+    }
+    public static var description: String? {
+        """
+        result says how STPPaymentHandler ended it: succeeded (a display kind such as a voucher counts: \
+        show nextAction.details), canceled, failed (error says why: NextActionUnsupported, \
+        ReturnURLRequired, PaymentFailed), or pending: a redirect kind opened a redirect session \
+        (redirect; started at once with start), or a kind that awaits the customer elsewhere started a \
+        poll (poll). Either way \(K.prefix).finished announces the end. docs/next-actions.md lists every \
+        next action type and how it ends.
+        """
+    }
+    public static var paramsSchema: JSONSchema {
+        .object(
+            [
+                "clientSecret": K.secretSchema,
+                "paymentMethod": PaymentMethodInput.schema,
+                "returnURL": returnURLSchema,
+                "start": startSchema,
+            ], required: ["clientSecret", "paymentMethod"])
+    }
+    public static var resultSchema: JSONSchema { Result.schema }
+    public static var errors: [ErrorDeclaration] { handlingErrors + [StpdErrors.cardInvalid] + stripeCallErrors }
+}
+
+let returnURLSchema = JSONSchema.string(
+    "Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe answers 3-D Secure with a redirect only when it is given",
+    format: "uri")
+
+let startSchema = JSONSchema.object(
+    [
+        "mode": .enumeration(RedirectMode.allCases.map(\.rawValue), "The SDK's start variant (default automatic)"),
+        "opener": .enumeration(RedirectOpener.allCases.map(\.rawValue), "Who opens the URL (default app)"),
+    ], description: "Start the redirect session at once, if one is needed")
+
+public enum IntentHandleNextAction<K: IntentNaming>: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var clientSecret: String
+        /// The return URL the intent was confirmed with (Cash App and Swish need it).
+        public var returnURL: String?
+        public var start: RedirectStartOptions?
+        public init(clientSecret: String, returnURL: String? = nil, start: RedirectStartOptions? = nil) {
+            self.clientSecret = clientSecret
+            self.returnURL = returnURL
+            self.start = start
+        }
+    }
+    public typealias Result = IntentAnswer<K>
+    public static var name: String { "\(K.prefix).handleNextAction" }
+    public static var summary: String {
+        "Handles the next action of a \(K.noun) confirmed elsewhere (by your server), as STPPaymentHandler.handleNextAction does."
+    }
+    public static var description: String? {
+        "Fetches the \(K.noun) and answers as \(K.prefix).confirm does; a poll already running for it is replaced."
+    }
+    public static var paramsSchema: JSONSchema {
+        .object(
+            ["clientSecret": K.secretSchema, "returnURL": returnURLSchema, "start": startSchema],
+            required: ["clientSecret"])
+    }
+    public static var resultSchema: JSONSchema { Result.schema }
+    public static var errors: [ErrorDeclaration] { handlingErrors + stripeCallErrors }
+}
+
+public enum IntentVerifyMicrodeposits<K: IntentNaming>: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var clientSecret: String
+        /// The two deposits, in cents.
+        public var amounts: [Int]?
+        /// The descriptor code of the one deposit (SM followed by four characters).
+        public var descriptorCode: String?
+        public init(clientSecret: String, amounts: [Int]? = nil, descriptorCode: String? = nil) {
+            self.clientSecret = clientSecret
+            self.amounts = amounts
+            self.descriptorCode = descriptorCode
+        }
+    }
+    public typealias Result = IntentAnswer<K>
+    public static var name: String { "\(K.prefix).verifyMicrodeposits" }
+    public static var summary: String {
+        "Verifies the bank account of a \(K.noun) awaiting verify_with_microdeposits, with the two amounts or the descriptor code."
+    }
+    public static var description: String? {
+        "Give exactly one of amounts and descriptorCode (microdeposit_type in the next action's details says which). Answers as \(K.prefix).confirm does."
+    }
+    public static var paramsSchema: JSONSchema {
+        .object(
+            [
+                "clientSecret": K.secretSchema,
+                "amounts": JSONSchema([
+                    "type": "array", "items": ["type": "integer", "minimum": 1, "maximum": 99], "minItems": 2,
+                    "maxItems": 2, "description": "The two microdeposits, in cents",
+                ]),
+                "descriptorCode": .string(
+                    "The statement descriptor code of the one 0.01 deposit", pattern: "^SM[A-Za-z0-9]{4}$"),
+            ], required: ["clientSecret"])
+    }
+    public static var resultSchema: JSONSchema { Result.schema }
+    public static var errors: [ErrorDeclaration] { stripeCallErrors }
+}
+
+public struct IntentIDParams: Codable, Sendable {
+    public var id: String
+    public init(id: String) { self.id = id }
+}
+
+public enum IntentGet<K: IntentNaming>: RPCMethod {
+    public typealias Params = IntentIDParams
+    public typealias Result = IntentView
+    public static var name: String { "\(K.prefix).get" }
+    public static var summary: String { "A \(K.noun) stpd polls or polled, as last read, with its poll." }
+    public static var paramsSchema: JSONSchema { .object(["id": K.idSchema], required: ["id"]) }
+    public static var resultSchema: JSONSchema { .ref("Intent") }
+    public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
+}
+
+public enum IntentList<K: IntentNaming>: RPCMethod {
+    public typealias Params = ListParams<IntentPollStatus>
+    public struct Result: Codable, Sendable {
+        public var intents: [IntentView]
+        public var hasMore: Bool
+        public init(intents: [IntentView], hasMore: Bool) {
+            self.intents = intents
+            self.hasMore = hasMore
+        }
+    }
+    public static var name: String { "\(K.prefix).list" }
+    public static var summary: String {
+        "A page of the \(K.noun)s stpd polls or polled for the caller (root: everyone's), oldest first."
+    }
+    public static var paramsSchema: JSONSchema {
+        Params.schema("intents", statusDescription: "Only those whose poll has this status")
+    }
+    public static var resultSchema: JSONSchema { .page("intents", of: .ref("Intent")) }
+    public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
+}
+
+public enum IntentStopPolling<K: IntentNaming>: RPCMethod {
+    public typealias Params = IntentIDParams
+    public typealias Result = IntentView
+    public static var name: String { "\(K.prefix).stopPolling" }
+    public static var summary: String {
+        "Stops polling a \(K.noun); the poll never reports (\(K.prefix).pollStopped)."
+    }
+    public static var paramsSchema: JSONSchema { .object(["id": K.idSchema], required: ["id"]) }
+    public static var resultSchema: JSONSchema { .ref("Intent") }
+    public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
+}
+
+extension IntentList.Result: ListResult {
+    public var items: [IntentView] { intents }
+    public init(items: [IntentView], hasMore: Bool) { self.init(intents: items, hasMore: hasMore) }
+}
+
+extension IntentView: Identified {}
