@@ -8,9 +8,10 @@ import Synchronization
 /// once, where a cancelled `Task.sleep` stays armed until its deadline. While no timer is set,
 /// nothing sleeps: an idle daemon wakes for nothing.
 ///
-/// Any periodic work of the domain can use one (`schedule`, `cancel`); a waiter typically keeps a
-/// continuation that either the timer or something else (a pause, a stop) resumes, whichever comes
-/// first, and cancels the timer when the other wins. `fire` runs on the queue's task, so it must
+/// Any periodic work of the domain can use one (`schedule`, `cancel`; `sleep` for a plain wait
+/// that only cancellation cuts short); a waiter typically keeps a continuation that either the
+/// timer or something else (a pause, a stop) resumes, whichever comes first, and cancels the
+/// timer when the other wins. `fire` runs on the queue's task, so it must
 /// only hand off (resume a continuation), never block.
 public final class TimerQueue: Sendable {
     public struct Timer: Sendable, Hashable {
@@ -81,6 +82,42 @@ public final class TimerQueue: Sendable {
         }
         idle?.cancel()
         return cancelled
+    }
+
+    /// Waits `delay` on one of the queue's timers: true once it passed, false as soon as the task
+    /// is cancelled (the timer is gone then, where a cancelled `Task.sleep` stays armed).
+    public func sleep(for delay: Duration) async -> Bool {
+        let sleep = Sleep()
+        let timer = schedule(after: delay) { sleep.end(fired: true) }
+        let fired = await withTaskCancellationHandler {
+            await withCheckedContinuation { sleep.wait($0) }
+        } onCancel: {
+            sleep.end(fired: false)
+        }
+        if !fired { cancel(timer) }
+        return fired
+    }
+
+    /// One `sleep`: whichever of its timer and its task's cancellation ends it first decides.
+    private final class Sleep: Sendable {
+        private let state = Mutex<(continuation: CheckedContinuation<Bool, Never>?, fired: Bool?)>((nil, nil))
+
+        func wait(_ continuation: CheckedContinuation<Bool, Never>) {
+            let ended = state.withLock { s -> Bool? in
+                if s.fired == nil { s.continuation = continuation }
+                return s.fired
+            }
+            if let ended { continuation.resume(returning: ended) }
+        }
+
+        func end(fired: Bool) {
+            state.withLock { s -> CheckedContinuation<Bool, Never>? in
+                guard s.fired == nil else { return nil }
+                s.fired = fired
+                defer { s.continuation = nil }
+                return s.continuation
+            }?.resume(returning: fired)
+        }
     }
 
     /// Timers set and not yet fired or cancelled.

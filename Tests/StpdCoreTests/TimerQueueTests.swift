@@ -62,6 +62,22 @@ struct TimerQueueTests {
         #expect(fired.values == [2])
     }
 
+    @Test func aSleepEndsWhenItsTimeHasPassedOrAtOnceWhenItsTaskIsCancelled() async {
+        let clock = ManualClock()
+        let timers = TimerQueue(clock: clock, tolerance: .zero)
+        let passed = Task { await timers.sleep(for: .seconds(1)) }
+        await clock.sleepersArrived(1)
+        clock.advance(by: .seconds(1))
+        #expect(await passed.value)
+
+        let cancelled = Task { await timers.sleep(for: .seconds(60)) }
+        await clock.sleepersArrived(1)
+        cancelled.cancel()
+        #expect(await !cancelled.value)
+        #expect(timers.count == 0)
+        await until { clock.sleeperCount == 0 }
+    }
+
     @Test func anEarlierTimerWakesBeforeTheOneAlreadyAsleep() async {
         let clock = ManualClock()
         let timers = TimerQueue(clock: clock, tolerance: .zero)
