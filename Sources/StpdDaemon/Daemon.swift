@@ -80,7 +80,9 @@ public enum Daemon {
                 .init(service: FleetService(fleet: fleet, log: log, parts: parts, readiness: readiness, logger: logger))
             )
         }
-        services += [.init(service: GrowthPrune(log: log, logger: logger)), .init(service: BackgroundService(work: background))]
+        services += [
+            .init(service: GrowthPrune(log: log, logger: logger)), .init(service: BackgroundService(work: background)),
+        ]
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
             services.append(
                 .init(

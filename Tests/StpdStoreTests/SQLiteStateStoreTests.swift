@@ -170,7 +170,8 @@ struct SQLiteStateStoreTests {
             #expect(try await store.events(after: 0, limit: 10).map(\.seq) == [1])
             #expect(try await store.apply([change("pc_2")], at: t0).map(\.seq) == [2])
             let indexes = try await DatabaseQueue(path: path).read { db in
-                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'event'")
+                try String.fetchAll(
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'event'")
             }
             #expect(!indexes.contains("event_on_time"))
             #expect(indexes.contains("event_feed"))
@@ -221,7 +222,9 @@ struct SQLiteStateStoreTests {
             }
             let dropped = try await store.prune(EventRetention(maxCount: 100), now: t0)
             #expect(dropped == total - 100)
-            #expect(try await store.eventBounds() == EventBounds(latestSeq: Int64(total), prunedThrough: Int64(total - 100)))
+            #expect(
+                try await store.eventBounds() == EventBounds(latestSeq: Int64(total), prunedThrough: Int64(total - 100))
+            )
             #expect(try await store.events(after: 0, limit: 1000).map(\.seq) == Array(Int64(total - 99)...Int64(total)))
             #expect(try await store.prune(EventRetention(maxCount: 100), now: t0) == 0)
         }

@@ -144,10 +144,11 @@ public final class SourcePoller: Sendable {
     /// The SDK's pause: a waiting `run()` returns `.paused` at once; a request in flight is not cancelled:
     /// its response is handled (it may finish the poll), then `run()` returns `.paused`.
     public func pause() {
-        wake(state.withLock { s in
-            s.paused = true
-            return s.takeWaiter()
-        })
+        wake(
+            state.withLock { s in
+                s.paused = true
+                return s.takeWaiter()
+            })
     }
 
     /// The SDK's restart: clears the pause. True when no `run()` is under way, so the caller must
@@ -247,10 +248,11 @@ public final class SourcePoller: Sendable {
             return s.waits
         }
         let timer = timers.schedule(after: .seconds(seconds)) { [self] in
-            wake(state.withLock { s in
-                s.fired = wait
-                return s.waiter?.wait == wait ? s.takeWaiter() : nil
-            })
+            wake(
+                state.withLock { s in
+                    s.fired = wait
+                    return s.waiter?.wait == wait ? s.takeWaiter() : nil
+                })
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -288,11 +290,14 @@ public final class SourcePoller: Sendable {
             return s.stopRequested
         }
         if stopped { fetching.cancel() }
-        let result = await withTaskCancellationHandler { await fetching.value } onCancel: { fetching.cancel() }
+        let result = await withTaskCancellationHandler {
+            await fetching.value
+        } onCancel: {
+            fetching.cancel()
+        }
         return state.withLock { s in
             s.fetching = nil
             return s.stopRequested ? nil : result
         }
     }
 }
-
