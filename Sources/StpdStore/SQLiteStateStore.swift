@@ -17,7 +17,8 @@ import Synchronization
 /// and cut back after (`journal_size_limit`), and `prune` deletes in short transactions, so no
 /// single transaction (which a checkpoint cannot split) can make it large. Point reads run on
 /// the calling thread (`readNow`), without the hop to a reader queue and back that cost more
-/// than the read; the hot statements are prepared once per connection (`cachedStatement`).
+/// than the read, on a connection of their own (`pointReader`); the hot statements are prepared
+/// once per connection (`cachedStatement`).
 public final class SQLiteStateStore: StateStore {
     public let path: String
     /// Bytes the WAL file is cut back to after a checkpoint.
@@ -25,6 +26,11 @@ public final class SQLiteStateStore: StateStore {
     /// Events deleted per transaction by `prune`.
     static let pruneBatch: Int64 = 1000
     let pool: DatabasePool
+    /// The point reads' connection, read-only. Not one of the pool's readers: an async read holds
+    /// its reader until its task runs again, so cooperative threads blocked waiting for a reader
+    /// could leave none to run it (32 page reads at once hung the daemon that way). A read here
+    /// waits only for another point read's few microseconds.
+    private let pointReader: DatabaseQueue
     public let sealer: StateSealer
     private let commits: GroupCommit
 
@@ -54,6 +60,8 @@ public final class SQLiteStateStore: StateStore {
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         }
+        configuration.readonly = true
+        pointReader = try DatabaseQueue(path: path, configuration: configuration)
     }
 
     public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
@@ -166,7 +174,7 @@ public final class SQLiteStateStore: StateStore {
     /// A read on the calling thread, outside any transaction: for single statements that take
     /// microseconds, where the hop to a reader's queue and back cost more than the read.
     private func readNow<T>(_ read: (Database) throws -> T) throws -> T {
-        try pool.unsafeRead(read)
+        try pointReader.inDatabase(read)
     }
 
     public func object(id: String, owner: UInt32?) async throws -> StoredObject? {

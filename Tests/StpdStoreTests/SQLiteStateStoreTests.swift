@@ -212,6 +212,31 @@ struct SQLiteStateStoreTests {
         }
     }
 
+    /// Many page reads at once (each holding one of the pool's readers until its task runs
+    /// again) beside point reads, which block their thread: every one is answered. Point reads
+    /// waiting for a pool reader hung here, with no thread left to run the page reads' tasks.
+    @Test(.timeLimit(.minutes(1))) func pointReadsBesideManyPageReadsAllFinish() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            _ = try await store.apply((0..<200).map { change("e\($0)") }, at: t0)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<32 {
+                    group.addTask {
+                        let events = try await store.events(after: 0, limit: 200)
+                        #expect(events.count == 200)
+                    }
+                    group.addTask {
+                        for _ in 0..<20 {
+                            let bounds = try await store.eventBounds()
+                            #expect(bounds.latestSeq == 200)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
     /// The cut moves first; the rows go in batches of `pruneBatch`, all of them in the end.
     @Test func pruneDeletesPastTheCutInBatches() async throws {
         try await withDatabasePath { path in
