@@ -309,11 +309,14 @@ public final class SQLiteStateStore: StateStore {
 
     /// The cut moves first, in a transaction of its own: from then on no reader goes below it.
     /// The rows go after it, `pruneBatch` per transaction, so no commit waits behind a large
-    /// delete and no transaction grows the WAL (a crash between the two leaves rows below the cut,
-    /// which the next prune deletes).
+    /// delete and no transaction grows the WAL. Rows are deleted only when the cut moved (events
+    /// another state key sealed sit below a cut that did not, kept for `recover(sealedWith:)`);
+    /// `pruning_through` says how far the deletes must go until they are done, so a crash between
+    /// the cut and the last batch leaves them to the next prune.
     public func prune(_ retention: EventRetention, now: Date) async throws -> Int {
-        let through = try await pool.write { db in
+        let through = try await pool.write { db -> Int64? in
             let bounds = try Self.bounds(db)
+            let unfinished = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'pruning_through'")
             let cutoff = now.timeIntervalSinceReferenceDate - retention.maxAge.seconds
             // Everything before the first event still within the age limit (times may not follow seq).
             // Walked in seq order (`+time` keeps the time index out), it stops at the first young
@@ -324,20 +327,25 @@ public final class SQLiteStateStore: StateStore {
             let byCount = bounds.latestSeq - Int64(retention.maxCount)
             // Both limits cut a prefix of the log; the later cut wins.
             let through = max(byAge, byCount, bounds.prunedThrough)
-            guard through > bounds.prunedThrough else { return through }
-            try db.execute(
-                sql: """
-                    INSERT INTO meta (key, value) VALUES ('pruned_through', ?)
-                    ON CONFLICT(key) DO UPDATE SET value = excluded.value
-                    """,
-                arguments: [through])
+            guard through > bounds.prunedThrough else { return unfinished }
+            for key in ["pruned_through", "pruning_through"] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO meta (key, value) VALUES (?, ?)
+                        ON CONFLICT(key) DO UPDATE SET value = excluded.value
+                        """,
+                    arguments: [key, through])
+            }
             return through
         }
+        guard let through else { return 0 }
         var dropped = 0
         while true {
             // seq is gap-free, so a batch is a range of rowids.
             let deleted = try await pool.write { db in
                 guard let first = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM event"), first <= through else {
+                    try db.execute(
+                        sql: "DELETE FROM meta WHERE key = 'pruning_through' AND value = ?", arguments: [through])
                     return 0
                 }
                 try db.execute(

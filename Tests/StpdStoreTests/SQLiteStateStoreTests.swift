@@ -255,6 +255,31 @@ struct SQLiteStateStoreTests {
         }
     }
 
+    /// Rows below a cut that did not move stay (events another state key sealed are kept there
+    /// for `recover(sealedWith:)`); an interrupted prune's deletes are finished by the next one.
+    @Test func pruneDeletesOnlyWhatItsCutMovedPastAndFinishesAnInterruptedOne() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            _ = try await store.apply((0..<10).map { change("s\($0)") }, at: t0)
+            let meta = try DatabaseQueue(path: path)
+            func rows() async throws -> Int {
+                try await meta.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event") ?? 0 }
+            }
+            try await meta.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('pruned_through', 5)")
+            }
+            #expect(try await store.prune(EventRetention(maxCount: 100), now: t0) == 0)
+            #expect(try await rows() == 10)
+
+            try await meta.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('pruning_through', 3)")
+            }
+            #expect(try await store.prune(EventRetention(maxCount: 100), now: t0) == 3)
+            #expect(try await rows() == 7)
+            #expect(try await store.prune(EventRetention(maxCount: 100), now: t0) == 0)
+        }
+    }
+
     // MARK: Content
 
     @Test func jsonStateRoundTripsExactly() async throws {
