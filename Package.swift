@@ -59,7 +59,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "StpdCore", dependencies: ["StpdProtocol", "StripeAPI", "JSONRPC"]),
+        .target(
+            name: "StpdCore",
+            dependencies: [
+                "StpdProtocol", "StripeAPI", "JSONRPC", .product(name: "HeapModule", package: "swift-collections"),
+            ]),
         .target(
             name: "StpdStore",
             dependencies: [

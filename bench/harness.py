@@ -306,6 +306,12 @@ class Daemon:
         self.notify.close()
         return code
 
+    def kill(self) -> None:
+        """SIGKILL: a crash, nothing flushed or closed."""
+        self.proc.kill()
+        self.proc.wait()
+        self.notify.close()
+
 
 # -- the other processes ------------------------------------------------------------------------
 

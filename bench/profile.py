@@ -3,12 +3,13 @@
 works where hardware counters do not) during one of the suite's workloads, and prints the top
 symbols, demangled, by self time and by inclusive time.
 
-    bench/profile.py --bin-dir DIR ping|fanout|restart [--seconds N] [--scale N]
+    bench/profile.py --bin-dir DIR ping|fanout|restart|polls|create [--seconds N] [--scale N]
 
 - ping: 16 connections of daemon.ping (closed loop) for --seconds;
 - fanout: 1,000 subscribers, debug.emit {count: 10} x 5 rounds;
 - restart: stpd starting on a copy of the cached state with --scale sessions (see case_scale),
   from the exec to the first answered ping;
+- create: started redirect sessions made on 16 connections for --seconds (the creation case);
 - polls: --scale pending Sources polled (default 2,000 here), for --seconds while they run
   (report "polls"), then as long again after app.background paused them ("polls-paused").
 
@@ -33,7 +34,7 @@ import case_scale  # noqa: E402
 from case_transport import PING  # noqa: E402
 from harness import REPO_ROOT, Daemon, StripeServer, build_c, log, raise_nofile, remove_tree, scratch_dir  # noqa: E402
 from settings import make_settings  # noqa: E402
-from workload import create_source, run_workers  # noqa: E402
+from workload import create_source, create_started_session, run_workers  # noqa: E402
 
 OUT = REPO_ROOT / ".build-bench" / "profiles"
 
@@ -103,9 +104,25 @@ def profile_polls(settings, directory: Path, polls: int, seconds: float, top: in
     return 0
 
 
+def profile_create(settings, directory: Path, seconds: float, top: int) -> int:
+    stripe = StripeServer(settings.stripe_server, directory / "stripe")
+    daemon = Daemon(settings.stpd, directory, directory / "state", stripe_api_base=stripe.base_url).wait_started()
+    try:
+        run_workers(daemon.socket_path, create_started_session, connections=16, duration=2)  # warm up
+        perf = record(daemon.pid, OUT / "create.perf.data")
+        run = run_workers(daemon.socket_path, create_started_session, connections=16, duration=seconds)
+        finish(perf)
+        log(f"create: {len(run.results) / (run.ended - run.started):.0f} started sessions/s under perf")
+    finally:
+        daemon.stop()
+        stripe.stop()
+    print(report(OUT / "create.perf.data", "create", top))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("workload", choices=["ping", "fanout", "restart", "polls", "report"],
+    parser.add_argument("workload", choices=["ping", "fanout", "restart", "polls", "create", "report"],
                         help="report: print the reports of earlier recordings again")
     parser.add_argument("--bin-dir", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=10)
@@ -118,7 +135,7 @@ def main() -> int:
     settings = make_settings(args.bin_dir / "stpd", args.bin_dir / "stripe-test-server", programs, False,
                              REPO_ROOT / ".build-bench" / "cache")
     if args.workload == "report":
-        for name in ("ping", "fanout", "restart", "polls", "polls-paused"):
+        for name in ("ping", "fanout", "restart", "polls", "polls-paused", "create"):
             if (OUT / f"{name}.perf.data").exists():
                 print(report(OUT / f"{name}.perf.data", name, args.top))
         return 0
@@ -127,6 +144,8 @@ def main() -> int:
     try:
         if args.workload == "polls":
             return profile_polls(settings, directory, args.scale or 2000, args.seconds, args.top)
+        if args.workload == "create":
+            return profile_create(settings, directory, args.seconds, args.top)
         if args.workload == "restart":
             scale = args.scale or 10_000
             found, _ = case_scale.populations(settings, [scale])

@@ -4,15 +4,19 @@ figures as JSON.
 
     bench/run.py --bin-dir DIR [--smoke] [--out PATH] [--compare OLD.json] [CASE ...]
     bench/run.py --compare-only OLD.json NEW.json
+    bench/run.py --table RESULT.json [--doc docs/performance.md]
 
-CASE is any of: ping, fanout, attack, scale, create, polls, fleet (default: all, in that order;
+CASE is any of: ping, fanout, attack, scale, load, create, polls, fleet (default: all, in that order;
 fleet needs the PostgreSQL cluster of scripts/test-postgres, which `make bench` starts). DIR holds the
 stpd and stripe-test-server binaries (`make bench` builds release ones into .build-release;
 `make bench-smoke` uses the debug build of `make test`). The C programs (bench/*.c) are built
 with `cc` into .build-bench/. Progress goes to stderr; the table to stdout; the JSON to --out
-(default bench/results/latest.json). Standard library only.
+(default bench/results/latest.json). Standard library only. --table prints the table of an
+earlier run; with --doc it also replaces the table between the markers in that file (a run with
+--doc does the same with its own table).
 
-Environment: BENCH_SCALES=100,10000 (stored-session scales to measure), BENCH_REPOPULATE=1
+Environment: BENCH_SCALES=100,10000 (stored-session scales to measure; the largest is also the
+restart-after-load case's load), BENCH_POLLS=2000 (polls instead of 10,000), BENCH_REPOPULATE=1
 (rebuild the cached populated state directories).
 """
 
@@ -32,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import case_fleet  # noqa: E402
+import case_load  # noqa: E402
 import case_scale  # noqa: E402
 import case_transport  # noqa: E402
 import case_work  # noqa: E402
@@ -44,6 +49,7 @@ CASES = {
     "fanout": case_transport.fanout,
     "attack": case_transport.attack,
     "scale": case_scale.scale,
+    "load": case_load.load,
     "create": case_work.create,
     "polls": case_work.polls,
     "fleet": case_fleet.fleet,
@@ -70,6 +76,9 @@ def main() -> int:
     parser.add_argument("--compare", type=Path, metavar="OLD.json", help="also print ratios against an earlier run")
     parser.add_argument("--compare-only", nargs=2, type=Path, metavar=("OLD.json", "NEW.json"),
                         help="print the ratios between two runs and exit")
+    parser.add_argument("--table", type=Path, metavar="RESULT.json", help="print the table of an earlier run and exit")
+    parser.add_argument("--doc", type=Path, metavar="FILE.md",
+                        help="also write the table between the bench-table markers of FILE.md")
     parser.add_argument("--cache-dir", type=Path, default=REPO_ROOT / ".build-bench" / "cache",
                         help="where populated state directories are kept between runs")
     args = parser.parse_args()
@@ -77,6 +86,12 @@ def main() -> int:
     if args.compare_only:
         old, new = (json.loads(path.read_text()) for path in args.compare_only)
         print(report.compare(old, new))
+        return 0
+    if args.table:
+        result = json.loads(args.table.read_text())
+        print(report.heading(result) + "\n\n" + report.table(result))
+        if args.doc:
+            report.write_into(args.doc, result)
         return 0
     unknown = [case for case in args.cases if case not in CASES]
     if unknown:
@@ -126,6 +141,9 @@ def main() -> int:
     print()
     print(report.table(result))
     print(f"\nfigures: {args.out}")
+    if args.doc:
+        report.write_into(args.doc, result)
+        print(f"table written into {args.doc}")
     if args.compare:
         print()
         print(report.compare(json.loads(args.compare.read_text()), result))

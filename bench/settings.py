@@ -33,6 +33,11 @@ class Settings:
     restarts: int = 3
     handle_url_samples: int = 200
     cache_dir: Path | None = None  # populated state directories, kept between runs
+    # restart after load (case_load): sessions made first, then the load, then seconds of more
+    # load before the kill -9
+    load_reference: int = 100
+    load_sessions: int = 100_000
+    kill_after: float = 10.0
     # creation
     create_connections: int = 16
     create_seconds: float = 10.0
@@ -48,7 +53,8 @@ class Settings:
 
 
 def scales_from_environment(default: tuple[int, ...]) -> tuple[int, ...]:
-    """BENCH_SCALES=100,10000 measures only those scales (e.g. to skip the slow 100,000)."""
+    """BENCH_SCALES=100,10000 measures only those scales (e.g. to skip the slow 100,000); the
+    largest is also the load of the restart-after-load case."""
     text = os.environ.get("BENCH_SCALES", "").strip()
     if not text:
         return default
@@ -58,13 +64,15 @@ def scales_from_environment(default: tuple[int, ...]) -> tuple[int, ...]:
 def make_settings(stpd: Path, stripe_server: Path, programs: dict[str, Path], smoke: bool,
                   cache_dir: Path | None) -> Settings:
     if not smoke:
-        return Settings(stpd, stripe_server, programs, scales=scales_from_environment(FULL_SCALES),
-                        cache_dir=cache_dir)
+        scales = scales_from_environment(FULL_SCALES)
+        return Settings(stpd, stripe_server, programs, scales=scales, load_sessions=max(scales), cache_dir=cache_dir,
+                        polls=int(os.environ.get("BENCH_POLLS", "10000")))
     return Settings(
         stpd, stripe_server, programs, smoke=True,
         ping_seconds=0.5, ping_warmup=0.2,
         fanout_subscribers=(10, 50), fanout_rounds=2, attack_megabytes=4, attack_seconds=1.0,
         scales=scales_from_environment(SMOKE_SCALES), restarts=1, handle_url_samples=10, cache_dir=None,
+        load_reference=10, load_sessions=60, kill_after=1.0,
         create_connections=4, create_seconds=2.0, create_warmup=0.5,
         polls=30, polls_start_limit=20.0, polls_settle=1.0, polls_seconds=3.5, paused_settle=1.0, paused_seconds=1.5,
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness import Client, RpcError, log
+from harness import BenchError, Client, RpcError, log
 
 PROGRESS_EVERY = 5.0  # seconds between progress lines
 
@@ -55,15 +55,18 @@ class Run:
 
 def run_workers(socket_path: Path, work: Callable[[Client, int], dict], *, connections: int, count: int | None = None,
                 duration: float | None = None, first: int = 0, label: str = "",
-                max_errors: int = 50) -> Run:
+                max_errors: int = 50, stop: threading.Event | None = None) -> Run:
     """Calls WORK(client, n) for n = FIRST, FIRST+1, ... on CONNECTIONS connections at once (each
     with one call in flight), until COUNT calls are done or DURATION seconds have passed. Prints
-    progress every few seconds when LABEL is given. Stops early after MAX_ERRORS failures."""
+    progress every few seconds when LABEL is given. Stops early after MAX_ERRORS failures, or
+    when STOP is set (by another thread, say before it kills the daemon: what fails after that
+    is not counted as an error)."""
     run = Run()
     lock = threading.Lock()
     next_order = [first]
     end_order = first + count if count is not None else None
-    stop = threading.Event()
+    stopped_outside = stop is not None
+    stop = stop or threading.Event()
 
     def worker() -> None:
         try:
@@ -81,7 +84,9 @@ def run_workers(socket_path: Path, work: Callable[[Client, int], dict], *, conne
                     next_order[0] += 1
                 try:
                     result = work(client, order)
-                except (RpcError, OSError, ValueError) as error:
+                except (RpcError, OSError, ValueError, BenchError) as error:
+                    if stopped_outside and stop.is_set():
+                        return
                     with lock:
                         run.errors.append(f"{order}: {error}")
                         if len(run.errors) >= max_errors:

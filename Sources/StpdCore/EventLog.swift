@@ -73,6 +73,11 @@ public final class EventLog: Sendable {
     private let now: @Sendable () -> Date
     /// Told how many events each commit appended (the daemon counts them for `daemon.metrics`).
     private let appended: @Sendable (Int) -> Void
+    /// Yields once `retention.pruneEvery` events were appended since the last prune (yields
+    /// that nobody took yet coalesce): the daemon prunes on it, between its hourly prunes.
+    public let pruneDue: AsyncStream<Void>
+    private let pruneDueSink: AsyncStream<Void>.Continuation
+    private let appendedSincePrune = Atomic<Int>(0)
     /// The bus knows where the log ends (see `init(awaiting:)`).
     private let started: Atomic<Bool>
 
@@ -90,6 +95,7 @@ public final class EventLog: Sendable {
         self.shared = shared
         self.now = now
         self.appended = appended
+        (pruneDue, pruneDueSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         bus = EventBus(lastPublished: try await store.eventBounds().latestSeq)
         started = Atomic(true)
     }
@@ -109,6 +115,7 @@ public final class EventLog: Sendable {
         shared = true
         self.now = now
         self.appended = appended
+        (pruneDue, pruneDueSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         bus = EventBus(lastPublished: 0)
         started = Atomic(false)
     }
@@ -132,7 +139,11 @@ public final class EventLog: Sendable {
             }
         }
         let events = try await store.apply(changes, at: now())
-        if !events.isEmpty { appended(events.count) }
+        if !events.isEmpty {
+            appended(events.count)
+            let since = appendedSincePrune.add(events.count, ordering: .relaxed).newValue
+            if since >= retention.pruneEvery, since - events.count < retention.pruneEvery { pruneDueSink.yield() }
+        }
         // The bus holds an event back until every earlier seq is out; in a fleet those may be
         // another daemon's, committed before ours (the store hands out seqs in commit order).
         if shared, let first = events.first, first.seq > bus.lastPublished + 1 { try? await catchUp() }
@@ -246,7 +257,8 @@ public final class EventLog: Sendable {
 
     @discardableResult
     public func prune() async throws -> Int {
-        try await store.prune(retention, now: now())
+        appendedSincePrune.store(0, ordering: .relaxed)
+        return try await store.prune(retention, now: now())
     }
 }
 

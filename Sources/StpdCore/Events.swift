@@ -188,6 +188,10 @@ public struct EventRetention: Sendable, Hashable {
         self.maxAge = maxAge
         self.maxCount = maxCount
     }
+
+    /// Events appended between two prunes of a growing log (1% of `maxCount`, at least 100): the
+    /// log is pruned a little at a time as it grows, so a restart never meets a large backlog.
+    public var pruneEvery: Int { max(100, maxCount / 100) }
 }
 
 /// Ids of the daemon's objects: a kind prefix and 24 random lower-case hex digits (`cses_3f…`).

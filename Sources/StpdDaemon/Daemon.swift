@@ -80,7 +80,9 @@ public enum Daemon {
                 .init(service: FleetService(fleet: fleet, log: log, parts: parts, readiness: readiness, logger: logger))
             )
         }
-        services.append(.init(service: BackgroundService(work: background)))
+        services += [
+            .init(service: GrowthPrune(log: log, logger: logger)), .init(service: BackgroundService(work: background)),
+        ]
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
             services.append(
                 .init(
@@ -303,7 +305,8 @@ struct BackgroundService: Service {
 
 /// The retention: the event log is pruned and objects finished longer ago than events are kept
 /// are removed. Applied once as the daemon starts, then hourly by the leased job `retention`
-/// (one daemon of a fleet runs it; another takes it over if that one dies).
+/// (one daemon of a fleet runs it; another takes it over if that one dies), and the log alone
+/// by `GrowthPrune` as it grows.
 enum Retention {
     static let lease = "retention"
 
@@ -330,5 +333,26 @@ enum Retention {
         var removed = 0
         for service in sweepable { removed += try await service.sweep(before: cutoff) }
         if removed > 0 { logger.info("removed \(removed) objects finished before \(cutoff.formatted(.iso8601))") }
+    }
+}
+
+/// Prunes the event log each time this daemon appended `EventRetention.pruneEvery` events, so a
+/// restart never meets a prune backlog (100,000 sessions left 400,000 events to prune in one go:
+/// 5 s before serving). Not leased: daemons of a fleet pruning at once take turns in the store.
+struct GrowthPrune: Service {
+    let log: EventLog
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await _ in log.pruneDue {
+                do {
+                    let dropped = try await log.prune()
+                    if dropped > 0 { logger.debug("pruned \(dropped) events past retention") }
+                } catch {
+                    logger.error("pruning the event log failed: \(error)")
+                }
+            }
+        }
     }
 }

@@ -85,13 +85,14 @@ public final class StpdMetrics: Sendable {
 
     func stripeAttempt(_ attempt: StripeAttempt) {
         let status = attempt.status.map(String.init) ?? "none"
+        let endpoint = attempt.endpoint
         CoreMetrics.Counter(
             label: "stpd_stripe_requests_total",
-            dimensions: [("endpoint", attempt.endpoint), ("status", status), ("attempt", String(attempt.attempt))],
+            dimensions: [("endpoint", endpoint), ("status", status), ("attempt", String(attempt.attempt))],
             factory: factory
         ).increment()
         CoreMetrics.Timer(
-            label: "stpd_stripe_request_duration_seconds", dimensions: [("endpoint", attempt.endpoint)],
+            label: "stpd_stripe_request_duration_seconds", dimensions: [("endpoint", endpoint)],
             factory: factory
         ).recordNanoseconds(attempt.latency.nanoseconds)
     }

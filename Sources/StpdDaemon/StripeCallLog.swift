@@ -13,7 +13,7 @@ enum StripeCallLog {
             metrics?.stripeAttempt(attempt)
             let path = Redaction.redact(attempt.path)
             let status = attempt.status.map(String.init) ?? "none"
-            let milliseconds = String(format: "%.1f", Double(attempt.latency.nanoseconds) / 1e6)
+            let milliseconds = tenths(attempt.latency.nanoseconds / 100_000)
             var metadata: Logger.Metadata = [
                 "method": "\(attempt.method)", "path": "\(path)", "status": "\(status)",
                 "latency_ms": "\(milliseconds)", "attempt": "\(attempt.attempt)",
@@ -31,5 +31,10 @@ enum StripeCallLog {
                 "Stripe \(attempt.method) \(path) failed: \(what) after \(milliseconds) ms (attempt \(attempt.attempt)\(next))",
                 metadata: metadata)
         }
+    }
+
+    /// "12.3" for 123 tenths: as `String(format: "%.1f")` (rounding aside) at a fraction of its cost.
+    static func tenths(_ tenths: Int64) -> String {
+        "\(tenths / 10).\(tenths % 10)"
     }
 }

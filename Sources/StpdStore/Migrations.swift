@@ -65,6 +65,11 @@ extension SQLiteStateStore {
                     DROP INDEX event_on_object_id;
                     """)
         }
+        migrator.registerMigration("v4: no event time index") { db in
+            // Pruning by age walks the log in seq order from its start; nothing else reads by time,
+            // and every event paid for the index twice (appended, then pruned).
+            try db.execute(sql: "DROP INDEX event_on_time")
+        }
         return migrator
     }
 }

@@ -12,9 +12,25 @@ import Synchronization
 /// transaction, so it stays gap-free. Times are stored as Foundation's own representation
 /// (seconds since 2001-01-01), so an event read back equals the one published live, bit for bit.
 /// Object states and event objects pass through `sealer` on their way in and out (see StateSealer).
+///
+/// What a restart reads stays small whatever came before it: the WAL is checkpointed as it grows
+/// and cut back after (`journal_size_limit`), and `prune` deletes in short transactions, so no
+/// single transaction (which a checkpoint cannot split) can make it large. Point reads run on
+/// the calling thread (`readNow`), without the hop to a reader queue and back that cost more
+/// than the read, on a connection of their own (`pointReader`); the hot statements are prepared
+/// once per connection (`cachedStatement`).
 public final class SQLiteStateStore: StateStore {
     public let path: String
+    /// Bytes the WAL file is cut back to after a checkpoint.
+    static let walSizeLimit = 16 << 20
+    /// Events deleted per transaction by `prune`.
+    static let pruneBatch: Int64 = 1000
     let pool: DatabasePool
+    /// The point reads' connection, read-only. Not one of the pool's readers: an async read holds
+    /// its reader until its task runs again, so cooperative threads blocked waiting for a reader
+    /// could leave none to run it (32 page reads at once hung the daemon that way). A read here
+    /// waits only for another point read's few microseconds.
+    private let pointReader: DatabaseQueue
     public let sealer: StateSealer
     private let commits: GroupCommit
 
@@ -30,6 +46,12 @@ public final class SQLiteStateStore: StateStore {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            // SQLite's default checkpoint threshold (1,000 pages), said explicitly; after a
+            // checkpoint the WAL file is cut back to this size instead of keeping its largest.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 1000")
+            try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimit)")
+            // A savepoint's statement journal in memory, not a temporary file per group commit.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         commits = GroupCommit(pool: pool)
@@ -38,6 +60,8 @@ public final class SQLiteStateStore: StateStore {
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         }
+        configuration.readonly = true
+        pointReader = try DatabaseQueue(path: path, configuration: configuration)
     }
 
     public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
@@ -46,18 +70,20 @@ public final class SQLiteStateStore: StateStore {
                 let object = change.object
                 guard try Self.write(change, sealer, db) else { throw StoreConflict(objectId: object.id) }
                 let eventObject = try sealer.seal(Self.text(change.eventObject), for: object.id)
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         INSERT INTO event (time, type, object_id, object_kind, owner_uid, object)
                         VALUES (?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        time.timeIntervalSinceReferenceDate, change.eventType.name, object.id, object.kind,
-                        object.ownerUID, eventObject,
-                    ])
+                        """
+                ).execute(arguments: [
+                    time.timeIntervalSinceReferenceDate, change.eventType.name, object.id, object.kind,
+                    object.ownerUID, eventObject,
+                ])
                 let seq = db.lastInsertedRowID
                 if change.removesObject {
-                    try db.execute(sql: "DELETE FROM object_key WHERE object_id = ?", arguments: [object.id])
+                    try db.cachedStatement(sql: "DELETE FROM object_key WHERE object_id = ?").execute(arguments: [
+                        object.id
+                    ])
                 } else if let keys = change.keys {
                     try Self.file(object.id, owner: object.ownerUID, under: keys, ordinal: seq, db)
                 }
@@ -75,10 +101,11 @@ public final class SQLiteStateStore: StateStore {
             switch change.precondition {
             case .absent: return try !exists(object.id, db)
             case .version(let version):
-                try db.execute(
-                    sql: "DELETE FROM object WHERE id = ? AND version = ?", arguments: [object.id, version])
+                try db.cachedStatement(sql: "DELETE FROM object WHERE id = ? AND version = ?").execute(arguments: [
+                    object.id, version,
+                ])
             case .none:
-                try db.execute(sql: "DELETE FROM object WHERE id = ?", arguments: [object.id])
+                try db.cachedStatement(sql: "DELETE FROM object WHERE id = ?").execute(arguments: [object.id])
                 return true
             }
             return db.changesCount == 1
@@ -91,21 +118,23 @@ public final class SQLiteStateStore: StateStore {
             try insert(object, state: state, db)
             return true
         case .version(let version):
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     UPDATE object SET state = ?, updated_at = ?, version = version + 1, status = ?, live = ?,
                     finished = ? WHERE id = ? AND version = ? AND set_aside = 0
-                    """,
+                    """
+            ).execute(
                 arguments: StatementArguments([state, object.updatedAt.timeIntervalSinceReferenceDate] + derived)
                     + [object.id, version])
             return db.changesCount == 1
         case .none:
             if try exists(object.id, db) {
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         UPDATE object SET state = ?, updated_at = ?, version = version + 1, status = ?, live = ?,
                         finished = ? WHERE id = ?
-                        """,
+                        """
+                ).execute(
                     arguments: StatementArguments([state, object.updatedAt.timeIntervalSinceReferenceDate] + derived)
                         + [object.id])
             } else {
@@ -116,45 +145,49 @@ public final class SQLiteStateStore: StateStore {
     }
 
     private static func exists(_ id: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT 1 FROM object WHERE id = ?", arguments: [id]) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM object WHERE id = ?"), arguments: [id]) ?? false
     }
 
     private static func insert(_ object: StoredObject, state: String, _ db: Database) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO object (id, kind, owner_uid, state, created_at, updated_at, version, status, live, finished)
                 VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
-                """,
-            arguments: [
-                object.id, object.kind, object.ownerUID, state, object.createdAt.timeIntervalSinceReferenceDate,
-                object.updatedAt.timeIntervalSinceReferenceDate, object.status, object.live, object.finished,
-            ])
+                """
+        ).execute(arguments: [
+            object.id, object.kind, object.ownerUID, state, object.createdAt.timeIntervalSinceReferenceDate,
+            object.updatedAt.timeIntervalSinceReferenceDate, object.status, object.live, object.finished,
+        ])
     }
 
     /// Files the object under exactly `keys`: kept keys keep their ordinal, new ones get `ordinal`.
     private static func file(_ id: String, owner: UInt32, under keys: [String], ordinal: Int64, _ db: Database) throws {
         let kept = keys.map { _ in "?" }.joined(separator: ",")
-        try db.execute(
-            sql: "DELETE FROM object_key WHERE object_id = ?" + (keys.isEmpty ? "" : " AND key NOT IN (\(kept))"),
-            arguments: StatementArguments([id] + keys))
-        for key in keys {
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO object_key (key, object_id, owner_uid, ordinal) VALUES (?, ?, ?, ?)",
-                arguments: [key, id, owner, ordinal])
-        }
+        try db.cachedStatement(
+            sql: "DELETE FROM object_key WHERE object_id = ?" + (keys.isEmpty ? "" : " AND key NOT IN (\(kept))")
+        ).execute(arguments: StatementArguments([id] + keys))
+        let insert = try db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO object_key (key, object_id, owner_uid, ordinal) VALUES (?, ?, ?, ?)")
+        for key in keys { try insert.execute(arguments: [key, id, owner, ordinal]) }
+    }
+
+    /// A read on the calling thread, outside any transaction: for single statements that take
+    /// microseconds, where the hop to a reader's queue and back cost more than the read.
+    private func readNow<T>(_ read: (Database) throws -> T) throws -> T {
+        try pointReader.inDatabase(read)
     }
 
     public func object(id: String, owner: UInt32?) async throws -> StoredObject? {
-        var sql = "SELECT * FROM object WHERE id = ? AND set_aside = 0"
+        var sql = "SELECT \(Self.objectColumns) FROM object WHERE id = ? AND set_aside = 0"
         var arguments: StatementArguments = [id]
         if let owner { (sql, arguments) = (sql + " AND owner_uid = ?", arguments + [owner]) }
-        return try await pool.read { [sql, arguments, sealer] db in
-            try Row.fetchOne(db, sql: sql, arguments: arguments).map { try Self.object($0, sealer) }
+        return try readNow { [sealer] db in
+            try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments).map { try Self.object($0, sealer) }
         }
     }
 
     public func objects(_ query: ObjectQuery) async throws -> [StoredObject] {
-        var sql = "SELECT * FROM object WHERE kind = ? AND set_aside = 0"
+        var sql = "SELECT \(Self.objectColumns) FROM object WHERE kind = ? AND set_aside = 0"
         var arguments: StatementArguments = [query.kind]
         if let owner = query.owner { (sql, arguments) = (sql + " AND owner_uid = ?", arguments + [owner]) }
         if let status = query.status { (sql, arguments) = (sql + " AND status = ?", arguments + [status]) }
@@ -193,16 +226,18 @@ public final class SQLiteStateStore: StateStore {
         }
         sql += " ORDER BY ordinal, object_id LIMIT ?"
         arguments += [limit]
-        return try await pool.read { [sql, arguments] db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { KeyHit(objectId: $0[0], ordinal: $0[1]) }
+        return try readNow { db in
+            try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map {
+                KeyHit(objectId: $0[0], ordinal: $0[1])
+            }
         }
     }
 
     public func keyCount(key: String, cap: Int) async throws -> Int {
-        try await pool.read { db in
+        try readNow { db in
             try Int.fetchOne(
-                db, sql: "SELECT count(*) FROM (SELECT 1 FROM object_key WHERE key = ? LIMIT ?)", arguments: [key, cap])
-                ?? 0
+                db.cachedStatement(sql: "SELECT count(*) FROM (SELECT 1 FROM object_key WHERE key = ? LIMIT ?)"),
+                arguments: [key, cap]) ?? 0
         }
     }
 
@@ -269,30 +304,56 @@ public final class SQLiteStateStore: StateStore {
     }
 
     public func eventBounds() async throws -> EventBounds {
-        try await pool.read(Self.bounds)
+        try readNow(Self.bounds)
     }
 
+    /// The cut moves first, in a transaction of its own: from then on no reader goes below it.
+    /// The rows go after it, `pruneBatch` per transaction, so no commit waits behind a large
+    /// delete and no transaction grows the WAL. Rows are deleted only when the cut moved (events
+    /// another state key sealed sit below a cut that did not, kept for `recover(sealedWith:)`);
+    /// `pruning_through` says how far the deletes must go until they are done, so a crash between
+    /// the cut and the last batch leaves them to the next prune.
     public func prune(_ retention: EventRetention, now: Date) async throws -> Int {
-        try await pool.write { db in
+        let through = try await pool.write { db -> Int64? in
             let bounds = try Self.bounds(db)
+            let unfinished = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'pruning_through'")
             let cutoff = now.timeIntervalSinceReferenceDate - retention.maxAge.seconds
             // Everything before the first event still within the age limit (times may not follow seq).
+            // Walked in seq order (`+time` keeps the time index out), it stops at the first young
+            // event: near the start of the log, where the time index would visit every young one.
             let firstYoung = try Int64.fetchOne(
-                db, sql: "SELECT MIN(seq) FROM event WHERE time >= ?", arguments: [cutoff])
+                db, sql: "SELECT seq FROM event WHERE +time >= ? ORDER BY seq LIMIT 1", arguments: [cutoff])
             let byAge = firstYoung.map { $0 - 1 } ?? bounds.latestSeq
             let byCount = bounds.latestSeq - Int64(retention.maxCount)
             // Both limits cut a prefix of the log; the later cut wins.
             let through = max(byAge, byCount, bounds.prunedThrough)
-            guard through > bounds.prunedThrough else { return 0 }
-            try db.execute(sql: "DELETE FROM event WHERE seq <= ?", arguments: [through])
-            let dropped = db.changesCount
-            try db.execute(
-                sql: """
-                    INSERT INTO meta (key, value) VALUES ('pruned_through', ?)
-                    ON CONFLICT(key) DO UPDATE SET value = excluded.value
-                    """,
-                arguments: [through])
-            return dropped
+            guard through > bounds.prunedThrough else { return unfinished }
+            for key in ["pruned_through", "pruning_through"] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO meta (key, value) VALUES (?, ?)
+                        ON CONFLICT(key) DO UPDATE SET value = excluded.value
+                        """,
+                    arguments: [key, through])
+            }
+            return through
+        }
+        guard let through else { return 0 }
+        var dropped = 0
+        while true {
+            // seq is gap-free, so a batch is a range of rowids.
+            let deleted = try await pool.write { db in
+                guard let first = try Int64.fetchOne(db, sql: "SELECT MIN(seq) FROM event"), first <= through else {
+                    try db.execute(
+                        sql: "DELETE FROM meta WHERE key = 'pruning_through' AND value = ?", arguments: [through])
+                    return 0
+                }
+                try db.execute(
+                    sql: "DELETE FROM event WHERE seq <= ?", arguments: [min(through, first + Self.pruneBatch - 1)])
+                return db.changesCount
+            }
+            guard deleted > 0 else { return dropped }
+            dropped += deleted
         }
     }
 
@@ -303,10 +364,15 @@ public final class SQLiteStateStore: StateStore {
         }
     }
 
+    /// One statement, so one snapshot even outside a transaction.
     static func bounds(_ db: Database) throws -> EventBounds {
-        let latest = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'event'") ?? 0
-        let pruned = try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'pruned_through'") ?? 0
-        return EventBounds(latestSeq: latest, prunedThrough: pruned)
+        let row = try Row.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'event'),
+                    (SELECT value FROM meta WHERE key = 'pruned_through')
+                    """))
+        return EventBounds(latestSeq: row?[0] ?? 0, prunedThrough: row?[1] ?? 0)
     }
 
     // The wire's own scanner and writer: the same text as Foundation's coders, without their
@@ -320,13 +386,16 @@ public final class SQLiteStateStore: StateStore {
         return try text.withUTF8 { try JSONText.parse(UnsafeRawBufferPointer($0)) }
     }
 
+    /// The columns `object(_:_:)` reads, by position.
+    static let objectColumns = "id, kind, owner_uid, state, created_at, updated_at, version, status, live, finished"
+
     static func object(_ row: Row, _ sealer: StateSealer) throws -> StoredObject {
-        StoredObject(
-            id: row["id"], kind: row["kind"], ownerUID: row["owner_uid"],
-            state: try json(sealer.open(row["state"], for: row["id"])),
-            createdAt: Date(timeIntervalSinceReferenceDate: row["created_at"]),
-            updatedAt: Date(timeIntervalSinceReferenceDate: row["updated_at"]), version: row["version"],
-            status: row["status"], live: row["live"], finished: row["finished"])
+        let id: String = row[0]
+        return StoredObject(
+            id: id, kind: row[1], ownerUID: row[2], state: try json(sealer.open(row[3], for: id)),
+            createdAt: Date(timeIntervalSinceReferenceDate: row[4]),
+            updatedAt: Date(timeIntervalSinceReferenceDate: row[5]), version: row[6], status: row[7], live: row[8],
+            finished: row[9])
     }
 
     static func event(_ row: Row, _ sealer: StateSealer) throws -> Event {

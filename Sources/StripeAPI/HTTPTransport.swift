@@ -10,11 +10,21 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
 
     /// The first value named `name`; setting replaces every field of that name.
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        get { fields.first { Self.same($0.name, name) }?.value }
         set {
-            fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            fields.removeAll { Self.same($0.name, name) }
             if let newValue { fields.append((name, newValue)) }
         }
+    }
+
+    /// Header names are ASCII tokens (RFC 9110 §5.1), compared without case: byte by byte, where
+    /// Foundation's `caseInsensitiveCompare` cost 2% of a poll's CPU.
+    static func same(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8) { lower($0) == lower($1) }
+    }
+
+    private static func lower(_ byte: UInt8) -> UInt8 {
+        (65...90).contains(byte) ? byte | 0x20 : byte
     }
 
     public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {

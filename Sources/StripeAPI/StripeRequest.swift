@@ -47,9 +47,13 @@ public struct StripeConfiguration: Sendable {
     public var key: StripeKey
     public var stripeAccount: String?
     public var apiVersion: String
-    public var userAgent: StripeUserAgent
+    public var userAgent: StripeUserAgent {
+        didSet { userAgentHeader = userAgent.headerValue }
+    }
     /// Per attempt; retries each get a fresh timeout.
     public var timeout: Duration
+    /// `userAgent.headerValue`, encoded once rather than for every request.
+    private var userAgentHeader: String
 
     public init(
         key: StripeKey, baseURL: String = "https://api.stripe.com", stripeAccount: String? = nil,
@@ -62,6 +66,7 @@ public struct StripeConfiguration: Sendable {
         self.apiVersion = apiVersion
         self.userAgent = userAgent
         self.timeout = timeout
+        userAgentHeader = userAgent.headerValue
     }
 
     /// The HTTP request for one attempt. `idempotencyKey` is the one chosen for the logical call, so
@@ -73,7 +78,7 @@ public struct StripeConfiguration: Sendable {
         var headers: HTTPHeaders = [
             "Authorization": "Bearer \((request.key ?? key).secret)",
             "Stripe-Version": apiVersion,
-            "X-Stripe-User-Agent": userAgent.headerValue,
+            "X-Stripe-User-Agent": userAgentHeader,
         ]
         if let account = request.stripeAccount ?? stripeAccount { headers["Stripe-Account"] = account }
         if request.method == .post {

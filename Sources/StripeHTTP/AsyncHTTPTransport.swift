@@ -50,6 +50,8 @@ public struct StripeHTTPTransportError: TransportFaultReporting, Sendable, Hasha
 /// - Throws `CancellationError` when the calling task is cancelled.
 public final class AsyncHTTPTransport: StripeHTTPTransport {
     public static let defaultMaxResponseBodySize = 16 * 1024 * 1024
+    /// HTTP/1.1 connections kept per host at most (when the transport makes its own client).
+    public static let maxConnectionsPerHost = 64
 
     public let client: HTTPClient
     public let maxResponseBodySize: Int
@@ -59,7 +61,8 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
     /// Uses `client` when given (the caller keeps owning it: `shutdown()` leaves it running; its
     /// configuration should not follow redirects), else makes one on the shared NIO event loop group
     /// that follows no redirects, leaves bodies compressed as sent (stpd asks for no compression),
-    /// does not retry failed connects itself, and gives a connect `connectTimeout`.
+    /// does not retry failed connects itself, gives a connect `connectTimeout` and keeps up to
+    /// `maxConnectionsPerHost` connections per host.
     public init(
         client: HTTPClient? = nil, maxResponseBodySize: Int = AsyncHTTPTransport.defaultMaxResponseBodySize,
         connectTimeout: Duration = .seconds(10)
@@ -75,6 +78,11 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
             // it until the timeout: `StripeClient`'s retry policy owns retries and their backoff.
             configuration.connectionPool.retryConnectionEstablishment = false
             configuration.timeout.connect = .nanoseconds(Self.nanoseconds(connectTimeout))
+            // Thousands of polls keep many requests in flight at once: with AsyncHTTPClient's 8
+            // HTTP/1.1 connections per host, they queued for a connection and every poll's
+            // interval stretched with the queue. (HTTP/2, which api.stripe.com speaks, multiplexes.)
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit =
+                Self.maxConnectionsPerHost
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             ownsClient = true
         }
@@ -112,7 +120,8 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
                 throw StripeHTTPTransportError(
                     .responseTooLarge, "Content-Length \(length) exceeds the \(maxResponseBodySize)-byte limit")
             }
-            let body = try await Self.collect(response.body, limit: maxResponseBodySize, until: deadline)
+            let body = try await Self.collect(
+                response.body, limit: maxResponseBodySize, until: deadline, on: client.eventLoopGroup.any())
             return HTTPResponseData(status: Int(response.status.code), headers: headers, body: body)
         } catch {
             if Task.isCancelled { throw CancellationError() }
@@ -120,10 +129,13 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
         }
     }
 
-    /// The whole body, unless it passes `limit` bytes or `deadline` comes first.
-    private static func collect(_ body: HTTPClientResponse.Body, limit: Int, until deadline: NIODeadline)
-        async throws -> Data
-    {
+    /// The whole body, unless it passes `limit` bytes or `deadline` comes first. The deadline is a
+    /// timer of `eventLoop`'s, cancelled with the body: a `Task.sleep` would leave its timer armed
+    /// in libdispatch until the deadline, one per request (30 s of them by default), whose firing
+    /// kept an idle daemon busy.
+    private static func collect(
+        _ body: HTTPClientResponse.Body, limit: Int, until deadline: NIODeadline, on eventLoop: any EventLoop
+    ) async throws -> Data {
         try await withThrowingTaskGroup(of: Data.self) { group in
             group.addTask {
                 var data = Data()
@@ -136,8 +148,12 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
                 return data
             }
             group.addTask {
-                let left = deadline - NIODeadline.now()
-                try await Task.sleep(for: .nanoseconds(max(0, left.nanoseconds)))
+                let timer = eventLoop.scheduleTask(deadline: deadline) {}
+                try await withTaskCancellationHandler {
+                    try await timer.futureResult.get()
+                } onCancel: {
+                    timer.cancel()
+                }
                 throw StripeHTTPTransportError(.timeout, "the body did not arrive whole in time")
             }
             defer { group.cancelAll() }

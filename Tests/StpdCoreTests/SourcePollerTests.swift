@@ -393,7 +393,8 @@ private final class PollHarness: Sendable {
         self.api = api
         poller = SourcePoller(
             sourceID: "src_1", clientSecret: "src_1_secret",
-            progress: progress ?? PollProgress(startedAt: t0, requestedTimeout: timeout), clock: clock,
+            progress: progress ?? PollProgress(startedAt: t0, requestedTimeout: timeout),
+            timers: TimerQueue(clock: clock),
             now: { t0.addingTimeInterval(seconds(clock.now.offset)) },
             fetch: { id, secret in await api.fetch(id: id, secret: secret) })
     }

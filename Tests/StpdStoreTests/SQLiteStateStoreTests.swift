@@ -148,6 +148,138 @@ struct SQLiteStateStoreTests {
         }
     }
 
+    /// A database a v3 daemon left (rows and all) opens under v4: the event time index is gone,
+    /// every row is kept, and seqs continue.
+    @Test func aV3DatabaseMigratesToV4KeepingItsRows() async throws {
+        try await withDatabasePath { path in
+            do {
+                let v3 = try DatabaseQueue(path: path)
+                try SQLiteStateStore.migrator.migrate(v3, upTo: "v3: event feed indexes")
+                try await v3.write { db in
+                    try db.execute(
+                        sql: """
+                            INSERT INTO object (id, kind, owner_uid, state, created_at, updated_at, version, status,
+                            live, finished) VALUES ('pc_1', 'payment_context', 1000, '{"kept":true}', 0, 0, 1, NULL, 1, 0);
+                            INSERT INTO event (time, type, object_id, object_kind, owner_uid, object)
+                            VALUES (0, 'payment_context.created', 'pc_1', 'payment_context', 1000, '{"kept":true}');
+                            """)
+                }
+            }
+            let store = try SQLiteStateStore(path: path)
+            #expect(try await store.object(id: "pc_1")?.state == ["kept": true])
+            #expect(try await store.events(after: 0, limit: 10).map(\.seq) == [1])
+            #expect(try await store.apply([change("pc_2")], at: t0).map(\.seq) == [2])
+            let indexes = try await DatabaseQueue(path: path).read { db in
+                try String.fetchAll(
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'event'")
+            }
+            #expect(!indexes.contains("event_on_time"))
+            #expect(indexes.contains("event_feed"))
+        }
+    }
+
+    // MARK: Reads and prune
+
+    /// Point reads run on the calling thread, outside a transaction, while the group commit
+    /// writes: each sees every commit answered before it, and the log's end never goes back.
+    @Test(.timeLimit(.minutes(1))) func readsBesideWritesSeeEveryAnsweredCommit() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            let writes = 300
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for reader in 0..<4 {
+                    group.addTask {
+                        var seen: Int64 = 0
+                        while seen < Int64(writes) {
+                            let latest = try await store.eventBounds().latestSeq
+                            #expect(latest >= seen, "reader \(reader)")
+                            seen = latest
+                            _ = try await store.keyCount(key: "k", cap: 10)
+                            // A read on the calling thread never suspends: let the writer have the thread.
+                            await Task.yield()
+                        }
+                    }
+                }
+                group.addTask {
+                    for n in 1...writes {
+                        let events = try await store.apply([self.change("w\(n)")], at: self.t0)
+                        #expect(try await store.object(id: "w\(n)") != nil)
+                        #expect(try await store.eventBounds().latestSeq >= events[0].seq)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// Many page reads at once (each holding one of the pool's readers until its task runs
+    /// again) beside point reads, which block their thread: every one is answered. Point reads
+    /// waiting for a pool reader hung here, with no thread left to run the page reads' tasks.
+    @Test(.timeLimit(.minutes(1))) func pointReadsBesideManyPageReadsAllFinish() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            _ = try await store.apply((0..<200).map { change("e\($0)") }, at: t0)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<32 {
+                    group.addTask {
+                        let events = try await store.events(after: 0, limit: 200)
+                        #expect(events.count == 200)
+                    }
+                    group.addTask {
+                        for _ in 0..<20 {
+                            let bounds = try await store.eventBounds()
+                            #expect(bounds.latestSeq == 200)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// The cut moves first; the rows go in batches of `pruneBatch`, all of them in the end.
+    @Test func pruneDeletesPastTheCutInBatches() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            let total = 2 * Int(SQLiteStateStore.pruneBatch) + 500
+            for first in stride(from: 0, to: total, by: 250) {
+                _ = try await store.apply((first..<first + 250).map { change("p\($0)") }, at: t0)
+            }
+            let dropped = try await store.prune(EventRetention(maxCount: 100), now: t0)
+            #expect(dropped == total - 100)
+            #expect(
+                try await store.eventBounds() == EventBounds(latestSeq: Int64(total), prunedThrough: Int64(total - 100))
+            )
+            #expect(try await store.events(after: 0, limit: 1000).map(\.seq) == Array(Int64(total - 99)...Int64(total)))
+            #expect(try await store.prune(EventRetention(maxCount: 100), now: t0) == 0)
+        }
+    }
+
+    /// Rows below a cut that did not move stay (events another state key sealed are kept there
+    /// for `recover(sealedWith:)`); an interrupted prune's deletes are finished by the next one.
+    @Test func pruneDeletesOnlyWhatItsCutMovedPastAndFinishesAnInterruptedOne() async throws {
+        try await withDatabasePath { path in
+            let store = try SQLiteStateStore(path: path)
+            _ = try await store.apply((0..<10).map { change("s\($0)") }, at: t0)
+            let meta = try DatabaseQueue(path: path)
+            func rows() async throws -> Int {
+                try await meta.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM event") ?? 0 }
+            }
+            try await meta.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('pruned_through', 5)")
+            }
+            #expect(try await store.prune(EventRetention(maxCount: 100), now: t0) == 0)
+            #expect(try await rows() == 10)
+
+            try await meta.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('pruning_through', 3)")
+            }
+            #expect(try await store.prune(EventRetention(maxCount: 100), now: t0) == 3)
+            #expect(try await rows() == 7)
+            #expect(try await store.prune(EventRetention(maxCount: 100), now: t0) == 0)
+        }
+    }
+
     // MARK: Content
 
     @Test func jsonStateRoundTripsExactly() async throws {

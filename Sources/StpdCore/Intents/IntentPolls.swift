@@ -32,10 +32,11 @@ public struct IntentPollers: Sendable {
         reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         let work = work ?? LeasedWork(background: background)
+        let timers = TimerQueue(clock: clock)
         paymentIntents = IntentPolls(
-            api: api, log: log, clock: clock, now: now, work: work, reportSetAside: reportSetAside)
+            api: api, log: log, timers: timers, now: now, work: work, reportSetAside: reportSetAside)
         setupIntents = IntentPolls(
-            api: api, log: log, clock: clock, now: now, work: work, reportSetAside: reportSetAside)
+            api: api, log: log, timers: timers, now: now, work: work, reportSetAside: reportSetAside)
     }
 
     public func follow(with follower: any IntentPollFollower) {
@@ -59,7 +60,8 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
 
     private let api: any PaymentsAPI
     let table: RecordTable<Record>
-    private let clock: any Clock<Duration>
+    /// Every poll's waits, on one sleeping task (a stopped poll's wait is gone at once).
+    private let timers: TimerQueue
     private let now: @Sendable () -> Date
     private let work: LeasedWork
     /// The polls running in this process, by poll id.
@@ -67,12 +69,12 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     private let followers = Mutex<[any IntentPollFollower]>([])
 
     init(
-        api: any PaymentsAPI, log: EventLog, clock: any Clock<Duration>, now: @escaping @Sendable () -> Date,
+        api: any PaymentsAPI, log: EventLog, timers: TimerQueue, now: @escaping @Sendable () -> Date,
         work: LeasedWork, reportSetAside: @escaping SetAsideReporter
     ) {
         self.api = api
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
-        self.clock = clock
+        self.timers = timers
         self.now = now
         self.work = work
         // Running polls resume from their stored start and deadline, wherever their lease is free.
@@ -211,14 +213,9 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
         }
     }
 
-    /// Sleeps on the poll's clock; false when the task was cancelled (shutdown).
+    /// Waits on the polls' timers; false when the task was cancelled (shutdown, a stop).
     private func pause(seconds: Double) async -> Bool {
-        do {
-            try await clock.sleep(for: .seconds(seconds))
-            return true
-        } catch {
-            return false
-        }
+        await timers.sleep(for: .seconds(seconds))
     }
 
     /// A read that failed for a reason retrying cannot change: Stripe refused the request itself.

@@ -16,6 +16,10 @@ import Synchronization
 ///
 /// A cancelled `run()` task returns `.paused` with the progress intact, as for a shutdown: unlike
 /// `stop()`, it is not the app giving up on the poll.
+///
+/// Its waits are timers of a `TimerQueue` shared by every poll, and a wait is one continuation that
+/// the timer, a pause, a stop or the task's cancellation resumes, whichever comes first: a poll
+/// costs no task of its own between requests, and a paused one holds no timer.
 public final class SourcePoller: Sendable {
     public static let defaultInterval = 1.5
     public static let maxInterval = 24.0
@@ -24,7 +28,7 @@ public final class SourcePoller: Sendable {
 
     public let sourceID: String
     private let clientSecret: String
-    private let clock: any Clock<Duration>
+    private let timers: TimerQueue
     private let now: @Sendable () -> Date
     private let fetch: @Sendable (_ id: String, _ clientSecret: String) async -> PollFetchResult
     private let state: Mutex<State>
@@ -37,8 +41,24 @@ public final class SourcePoller: Sendable {
         var over = false
         var running = false
         var runs = 0
-        /// `run()` waiting on a fetch (woken by stop only) or a timer (woken by pause or stop).
-        var waiter: (continuation: CheckedContinuation<Void, Never>, wakesOnPause: Bool)?
+        /// `run()` waiting out an interval (woken by its timer, a pause, a stop or a cancellation).
+        var waiter: Waiter?
+        /// The wait whose timer fired last (it may fire before its waiter is in place).
+        var fired: UInt64 = 0
+        var waits: UInt64 = 0
+        /// The request in flight, which a stop cancels.
+        var fetching: Task<PollFetchResult, Never>?
+
+        mutating func takeWaiter() -> Waiter? {
+            defer { waiter = nil }
+            return waiter
+        }
+    }
+
+    private struct Waiter {
+        var continuation: CheckedContinuation<Void, Never>
+        var timer: TimerQueue.Timer
+        var wait: UInt64
     }
 
     private enum Next {
@@ -51,13 +71,13 @@ public final class SourcePoller: Sendable {
     }
 
     public init(
-        sourceID: String, clientSecret: String, progress: PollProgress, clock: any Clock<Duration>,
+        sourceID: String, clientSecret: String, progress: PollProgress, timers: TimerQueue,
         now: @escaping @Sendable () -> Date,
         fetch: @escaping @Sendable (_ id: String, _ clientSecret: String) async -> PollFetchResult
     ) {
         self.sourceID = sourceID
         self.clientSecret = clientSecret
-        self.clock = clock
+        self.timers = timers
         self.now = now
         self.fetch = fetch
         state = Mutex(State(progress: progress))
@@ -108,14 +128,12 @@ public final class SourcePoller: Sendable {
             case .wait(let seconds):
                 await record(progress)
                 if let end = interruption(afterFetch: false) { return end }
-                _ = await race(wakesOnPause: true) { [clock] in _ = try? await clock.sleep(for: .seconds(seconds)) }
+                await wait(seconds)
                 if let end = interruption(afterFetch: false) { return end }
             case .poll:
                 break
             }
-            let result = await race(wakesOnPause: false) { [fetch, sourceID, clientSecret] in
-                await fetch(sourceID, clientSecret)
-            }
+            let result = await fetchUnlessStopped()
             if let end = interruption(afterFetch: true) { return end }
             guard let result else { return .stopped }
             let date = now()
@@ -126,12 +144,11 @@ public final class SourcePoller: Sendable {
     /// The SDK's pause: a waiting `run()` returns `.paused` at once; a request in flight is not cancelled:
     /// its response is handled (it may finish the poll), then `run()` returns `.paused`.
     public func pause() {
-        state.withLock { s -> CheckedContinuation<Void, Never>? in
-            s.paused = true
-            guard let waiter = s.waiter, waiter.wakesOnPause else { return nil }
-            s.waiter = nil
-            return waiter.continuation
-        }?.resume()
+        wake(
+            state.withLock { s in
+                s.paused = true
+                return s.takeWaiter()
+            })
     }
 
     /// The SDK's restart: clears the pause. True when no `run()` is under way, so the caller must
@@ -147,11 +164,12 @@ public final class SourcePoller: Sendable {
     /// `run()` returns `.stopped` as soon as it can (the request in flight is cancelled, its response
     /// ignored) and never reports afterwards.
     public func stop() {
-        state.withLock { s in
+        let (waiter, fetching) = state.withLock { s in
             s.stopRequested = true
-            defer { s.waiter = nil }
-            return s.waiter?.continuation
-        }?.resume()
+            return (s.takeWaiter(), s.fetching)
+        }
+        fetching?.cancel()
+        wake(waiter)
     }
 
     // MARK: Steps
@@ -222,35 +240,64 @@ public final class SourcePoller: Sendable {
         }
     }
 
-    /// Runs `work` until it returns (its value) or run() is interrupted (nil, and `work` is cancelled).
-    private func race<T: Sendable>(wakesOnPause: Bool, _ work: @escaping @Sendable () async -> T) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask { await work() }
-            group.addTask {
-                await self.interrupted(wakesOnPause: wakesOnPause)
-                return nil
+    /// Waits `seconds`, unless a pause, a stop or the task's cancellation comes first. The timer
+    /// is set before the waiter is in place, so it may fire first (`fired`).
+    private func wait(_ seconds: Double) async {
+        let wait = state.withLock { s in
+            s.waits += 1
+            return s.waits
+        }
+        let timer = timers.schedule(after: .seconds(seconds)) { [self] in
+            wake(
+                state.withLock { s in
+                    s.fired = wait
+                    return s.waiter?.wait == wait ? s.takeWaiter() : nil
+                })
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waiting = state.withLock { s in
+                    // Checked under the lock, so a pause, stop or cancellation that came first is not missed.
+                    if Task.isCancelled || s.stopRequested || s.paused || s.fired == wait { return false }
+                    s.waiter = Waiter(continuation: continuation, timer: timer, wait: wait)
+                    return true
+                }
+                if !waiting {
+                    timers.cancel(timer)
+                    continuation.resume()
+                }
             }
-            defer { group.cancelAll() }
-            return await group.next() ?? nil
+        } onCancel: {
+            wake(state.withLock { $0.takeWaiter() })
         }
     }
 
-    private func interrupted(wakesOnPause: Bool) async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { s in
-                    // Checked under the lock, so a cancellation whose handler already ran is not missed.
-                    if Task.isCancelled || s.stopRequested || (wakesOnPause && s.paused) { return true }
-                    s.waiter = (continuation, wakesOnPause)
-                    return false
-                }
-                if now { continuation.resume() }
-            }
+    /// Resumes a waiter taken from the state, its timer cancelled first (so a paused poll holds
+    /// none by the time its run returns).
+    private func wake(_ waiter: Waiter?) {
+        guard let waiter else { return }
+        timers.cancel(waiter.timer)
+        waiter.continuation.resume()
+    }
+
+    /// The response to one request, or nil when a stop came first (the request is then
+    /// cancelled and its response ignored). A pause lets it finish. The request runs as a task of
+    /// its own so that a stop can cancel it; this task's cancellation is passed on to it.
+    private func fetchUnlessStopped() async -> PollFetchResult? {
+        let fetching = Task { [fetch, sourceID, clientSecret] in await fetch(sourceID, clientSecret) }
+        let stopped = state.withLock { s in
+            if !s.stopRequested { s.fetching = fetching }
+            return s.stopRequested
+        }
+        if stopped { fetching.cancel() }
+        let result = await withTaskCancellationHandler {
+            await fetching.value
         } onCancel: {
-            state.withLock { s in
-                defer { s.waiter = nil }
-                return s.waiter?.continuation
-            }?.resume()
+            fetching.cancel()
+        }
+        return state.withLock { s in
+            s.fetching = nil
+            return s.stopRequested ? nil : result
         }
     }
 }

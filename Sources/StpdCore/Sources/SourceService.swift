@@ -19,7 +19,7 @@ public protocol PollFollower: Sendable {
 public final class SourceService: Sendable {
     private let api: any PaymentsAPI
     let table: RecordTable<SourceRecord>
-    private let clock: any Clock<Duration>
+    private let timers: TimerQueue
     private let now: @Sendable () -> Date
     private let pollers = Mutex<[String: SourcePoller]>([:])
     private let follower = Mutex<(any PollFollower)?>(nil)
@@ -33,7 +33,7 @@ public final class SourceService: Sendable {
         self.api = api
         self.work = work ?? LeasedWork(background: background)
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
-        self.clock = clock
+        timers = TimerQueue(clock: clock)
         self.now = now
         // Running polls resume from their stored start and deadline, wherever their lease is free.
         self.work.adopt { [self] in
@@ -181,12 +181,12 @@ public final class SourceService: Sendable {
     /// Polls the source's poll `pollID` from its stored progress, if it still runs when the
     /// lease is taken (it may have been stopped anywhere meanwhile).
     private func pollJob(_ id: String, _ pollID: String?, restart: Bool = false) -> LeasedWork.Job {
-        LeasedWork.Job(name: Self.lease(id, pollID)) { [self, api, clock, now] in
+        LeasedWork.Job(name: Self.lease(id, pollID)) { [self, api, timers, now] in
             guard let record = try? await table.find(id), let poll = record.poll, poll.id == pollID,
                 poll.status == .polling, let secret = record.clientSecret
             else { return }
             let poller = SourcePoller(
-                sourceID: id, clientSecret: secret, progress: poll.progress, clock: clock, now: now,
+                sourceID: id, clientSecret: secret, progress: poll.progress, timers: timers, now: now,
                 fetch: { id, secret in await api.pollSource(id: id, clientSecret: secret) })
             pollers.withLock { $0.updateValue(poller, forKey: id) }?.stop()
             await run(poller, id: id, pollID: pollID, restart: restart)
