@@ -4,7 +4,7 @@
 # and the benchmarks (docs/performance.md):
 #   make bench        release build, then the whole suite: one table, JSON in bench/results/latest.json
 #   make bench-smoke  every case for a few seconds at tiny scales on make test's debug build (CI)
-#   make bench-micro  the hot paths' micro-benchmarks (package-benchmark, Benchmarks/)
+#   make bench-micro  the hot paths' micro-benchmarks (package-benchmark, bench/micro/)
 # the first minute and installing (README, Quick start; docs/installing.md):
 #   make demo         stpd against the bundled stripe-test-server: a Sofort redirect, a payment context
 #   make deb          dist/stpd_<version>_amd64.deb (debhelper); scripts/check-deb checks it (CI)
@@ -46,7 +46,7 @@ settings-table readme-settings:
 
 # swift format with the checked-in .swift-format (line length 120), and the import check; CI
 # fails on a finding of either.
-SWIFT_FORMAT_PATHS = Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
+SWIFT_FORMAT_PATHS = Package.swift Sources Tests bench/micro/Package.swift bench/micro/Benchmarks
 
 format:
 	swift format format --in-place --recursive --parallel $(SWIFT_FORMAT_PATHS)
@@ -89,7 +89,7 @@ bench-smoke:
 
 bench-micro:
 	scripts/bootstrap
-	cd Benchmarks && swift package --disable-sandbox benchmark $(BENCH_MICRO_ARGS)
+	cd bench/micro && swift package --disable-sandbox benchmark $(BENCH_MICRO_ARGS)
 
 # Builds what it needs in debug (make test's build), then walks through scripts/demo.
 demo:

@@ -18,7 +18,7 @@ let package = Package(
     products: [
         .executable(name: "stpd", targets: ["stpd"]),
         .executable(name: "stpctl", targets: ["stpctl"]),
-        // For the micro-benchmarks' own package (Benchmarks/Package.swift, by path): the modules
+        // For the micro-benchmarks' own package (bench/micro/Package.swift, by path): the modules
         // of the hot paths. Not an API for anyone else.
         .library(name: "StpdInternals", targets: ["JSONRPC", "StpdProtocol", "StpdCore", "StpdStore"]),
     ],

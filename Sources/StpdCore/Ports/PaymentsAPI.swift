@@ -19,8 +19,3 @@ public protocol PaymentsAPI: Sendable {
     /// A card PaymentMethod (the options screen's "add card"); the card never reaches storage or logs.
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod
 }
-
-/// Opens a URL for the customer (STPD_URL_OPENER); throws when the opener reports failure.
-public protocol URLOpener: Sendable {
-    func open(_ url: String) async throws
-}

@@ -8,7 +8,7 @@ let package = Package(
     name: "stpd-benchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "stpd", path: ".."),
+        .package(name: "stpd", path: "../.."),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
