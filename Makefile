@@ -9,7 +9,7 @@
 #   make demo         stpd against the bundled stripe-test-server: a Sofort redirect, a payment context
 #   make deb          dist/stpd_<version>_amd64.deb (debhelper); scripts/check-deb checks it (CI)
 #   make install      PREFIX=/usr/local DESTDIR= : the same files without a package
-.PHONY: run test build swift-test py-test contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build install
+.PHONY: run test build e2e contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build install
 
 run:
 	scripts/bootstrap
@@ -21,10 +21,16 @@ build:
 	swift build --build-tests
 
 # Both beside a throwaway PostgreSQL cluster (scripts/test-postgres), so the fleet's tests run too.
+# The end-to-end files run in parallel (pytest-xdist), then the few marked serial alone: scripts/e2e.
 test: build
 	scripts/bootstrap test
 	scripts/test-postgres swift test --skip-build
-	STPD_BIN_DIR=$$(swift build --show-bin-path) scripts/test-postgres .venv/bin/python -m pytest -q Tests/e2e
+	$(MAKE) --no-print-directory e2e
+
+# Only the Python end-to-end suite, on the debug build as it is; E2E_ARGS picks files or tests
+# (e.g. E2E_ARGS=Tests/e2e/test_sources.py), E2E_JOBS the number of workers.
+e2e:
+	STPD_BIN_DIR=$$(swift build --show-bin-path) scripts/test-postgres scripts/e2e $(E2E_ARGS)
 
 # Regenerates proto/stpd.openrpc.json from the method declarations (a test fails when it is stale),
 # then the clients' files generated from it.
