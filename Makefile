@@ -3,13 +3,13 @@
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
 # and the benchmarks (docs/performance.md):
 #   make bench        release build, then the whole suite: one table, JSON in bench/results/latest.json
-#   make bench-smoke  every case for a few seconds at tiny scales on make test's debug build (CI)
+#   make bench-smoke  every case for a few seconds at tiny scales on the release build make deb ships (CI)
 #   make bench-micro  the hot paths' micro-benchmarks (package-benchmark, bench/micro/)
 # the first minute and installing (README, Quick start; docs/installing.md):
 #   make demo         stpd against the bundled stripe-test-server: a Sofort redirect, a payment context
 #   make deb          dist/stpd_<version>_amd64.deb (debhelper); scripts/check-deb checks it (CI)
 #   make install      PREFIX=/usr/local DESTDIR= : the same files without a package
-.PHONY: run test build e2e contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build install
+.PHONY: run test build e2e contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build release-build install
 
 run:
 	scripts/bootstrap
@@ -89,9 +89,10 @@ bench-build:
 	$(RELEASE) --product stpd
 	$(RELEASE) --product stripe-test-server
 
-# On the debug binaries `make test` built; asserts only that every case runs and gives figures.
-bench-smoke:
-	$(BESIDE_POSTGRES) $(PYTHON) bench/run.py --smoke --bin-dir $$(swift build --show-bin-path) --out bench/results/smoke.json
+# On the release build that make deb packages (release-build: DEB_BUILD's stpd, and the Stripe
+# stand-in beside it); asserts only that every case runs and gives figures.
+bench-smoke: release-build
+	$(BESIDE_POSTGRES) $(PYTHON) bench/run.py --smoke --bin-dir $$($(DEB_BUILD) --show-bin-path) --out bench/results/smoke.json
 
 bench-micro:
 	scripts/bootstrap
@@ -117,6 +118,12 @@ deb-build:
 	$(DEB_BUILD) --product stpd
 	$(DEB_BUILD) --product stpctl
 	scripts/generate-manuals
+
+# The one release build CI makes: what make deb packages, and the stripe-test-server that
+# bench-smoke runs beside its stpd. .ci/run builds it while the tests run, so that make deb and
+# bench-smoke find it done.
+release-build: deb-build
+	$(DEB_BUILD) --product stripe-test-server
 
 deb:
 	scripts/bootstrap deb
