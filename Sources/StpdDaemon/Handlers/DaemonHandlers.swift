@@ -45,7 +45,15 @@ enum DaemonHandlers {
                 stateDirectory: facts.stateDirectory,
                 connections: parts.activity.connections,
                 subscriptions: parts.subscriptions.count,
-                store: try await parts.store.status(), fleet: await parts.store.fleet?.status(log: parts.log))
+                store: try await parts.store.status(), fleet: await parts.store.fleet?.status(log: parts.log),
+                loopback: try await loopbackStatus(parts))
         }
+    }
+
+    private static func loopbackStatus(_ parts: Daemon.Parts) async throws -> DaemonStatus.LoopbackStatus? {
+        guard let server = parts.loopback else { return nil }
+        let port = await server.port
+        let waiting = try await parts.redirects.loopbackWaiting(instance: server.instance)
+        return .init(listening: port != nil, port: port, waiting: waiting)
     }
 }
