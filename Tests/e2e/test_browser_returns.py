@@ -46,7 +46,8 @@ def world(module_start_stpd, module_stripe_test_server, browser, tmp_path_factor
     """One stpd, one stripe-test-server, one browser and one private desktop (XDG directories
     with the app's URL scheme registered) for the module."""
     home = tmp_path_factory.mktemp("desktop")
-    scheme = f"stpdbrowser{os.getpid()}"
+    # Letters only: xdg-open takes a scheme with a digit in it for a file name.
+    scheme = "stpdbrowser" + "".join(chr(ord("a") + int(d)) for d in str(os.getpid()))
     xdg = {"XDG_DATA_HOME": str(home / "data"), "XDG_CONFIG_HOME": str(home / "config"),
            "XDG_DATA_DIRS": str(home / "data"), "HOME": str(home)}
     (home / "data").mkdir()
@@ -171,7 +172,7 @@ def come_back(world, began: SimpleNamespace, way: str, outcome: str) -> str | No
         text = browser.text()
         browser.close_tab()
         return text
-    text = browser.wait_text("you can close this window")
+    text = browser.wait_text("close this window")
     assert browser.url.startswith("http://127.0.0.1:") and "/return/" in browser.url
     browser.close_tab()
     return text
@@ -192,7 +193,7 @@ def test_customer_comes_back(world, events, flow, outcome, way):
     # A Source's page closed in a kiosk completes with RedirectCancelled and no follow-up.
     cancelled = flow == "bancontactSource" and outcome == "close" and way == "loopback"
     settled = events.wait("redirect.completed" if cancelled else "redirect.outcome", session_id)["object"]
-    session = world.client.call("redirect.get", {"id": session_id})
+    session = world.client.call("redirect.get", {"session": session_id})
     assert session["status"] == "completed" and session["outcome"] == settled["outcome"], (session, settled)
     assert "redirect.completed" in events.types_for(session_id)
     check_return_url(session, way, world)
@@ -246,7 +247,7 @@ def test_loopback_return_with_no_other_call(world, bin_dir, tmp_path):
     intent = world.server.api("POST", "/v1/payment_intents",
                               {"amount": 1099, "currency": "eur", "payment_method_types": ["card"]})
     confirm = subprocess.run(
-        [str(bin_dir / "stpctl"), "--socket", str(world.daemon.socket_path), "--json", "payment-intent", "confirm",
+        [str(bin_dir / "stpctl"), "--socket", str(world.daemon.socket_path), "--json", "--show-secrets", "payment-intent", "confirm",
          intent["client_secret"], "--id", "pm_card_authenticationRequired", "--return-url", "loopback"],
         capture_output=True, text=True, timeout=60, env=clean_environment())
     assert confirm.returncode == 0, confirm.stderr
@@ -258,7 +259,7 @@ def test_loopback_return_with_no_other_call(world, bin_dir, tmp_path):
     text = world.browser.wait_text("you can close this window")
     assert f"Payment {AUTHORISED}" in text, text
     world.browser.close_tab()
-    done = world.client.call("redirect.get", {"id": session["id"]})
+    done = world.client.call("redirect.get", {"session": session["id"]})
     assert done["status"] == "completed" and done["outcome"]["intentResult"] == "succeeded", done
     paid = world.client.call("paymentIntent.retrieve", {"clientSecret": intent["client_secret"]})
     assert paid["paymentIntent"]["status"] == "succeeded"
@@ -272,11 +273,11 @@ def test_reload_and_unknown_token_change_nothing(world):
     world.browser.press("authorise")
     world.browser.wait_text("you can close this window")
     back = world.browser.url
-    before = world.client.call("redirect.get", {"id": began.session["id"]})
+    before = world.client.call("redirect.get", {"session": began.session["id"]})
     world.browser.driver.refresh()
     text = world.browser.wait_text("used before")
     assert f"nothing was changed. Payment {AUTHORISED}" in text, text
-    assert world.client.call("redirect.get", {"id": began.session["id"]})["updatedAt"] == before["updatedAt"]
+    assert world.client.call("redirect.get", {"session": began.session["id"]})["updatedAt"] == before["updatedAt"]
     token = back.split("/return/")[1].split("?")[0]
     world.browser.driver.get(back.replace(token, token[::-1]))
     text = world.browser.wait_text("not known")

@@ -118,8 +118,8 @@ def test_answers_only_get_of_a_return_token(daemon, stripe_test_server):
     status, headers, text = get(url.port, f"/return/{wrong}")
     assert status == 404 and "not known" in text and "Nothing was changed" in text, text
     assert headers["cache-control"] == "no-store"
-    got = client.call("redirect.get", {"id": session["id"]})
-    assert got["status"] == "notStarted" and got["completion"] is None, got
+    got = client.call("redirect.get", {"session": session["id"]})
+    assert got["status"] == "notStarted" and got.get("completion") is None, got
 
 
 def test_a_return_completes_once_with_a_strict_page(daemon, stripe_test_server):
@@ -135,12 +135,12 @@ def test_a_return_completes_once_with_a_strict_page(daemon, stripe_test_server):
     assert "default-src 'none'" in csp and "script" not in csp and "unsafe" not in csp, csp
     assert headers["referrer-policy"] == "no-referrer" and headers["x-content-type-options"] == "nosniff"
     assert "<script" not in text and url.path.split("/")[-1] not in text and "secret" not in text
-    done = client.call("redirect.get", {"id": session["id"]})
+    done = client.call("redirect.get", {"session": session["id"]})
     assert done["completion"]["trigger"] == "url" and done["outcome"]["intentResult"] == "succeeded", done
     # The same link again: said so, nothing changed.
     status, _, again = get(url.port, f"{url.path}?{url.query}")
     assert status == 200 and "used before; nothing was changed" in again, again
-    assert client.call("redirect.get", {"id": session["id"]})["updatedAt"] == done["updatedAt"]
+    assert client.call("redirect.get", {"session": session["id"]})["updatedAt"] == done["updatedAt"]
     # The token is never logged in full.
     assert url.path.split("/")[-1] not in daemon.log()
 
@@ -154,7 +154,7 @@ def test_oversized_heads_are_refused(daemon, stripe_test_server):
         assert status == 400
     status, _, _ = get(url.port, url.path + "?" + "q" * 10_000)
     assert status == 400
-    assert client.call("redirect.get", {"id": session["id"]})["status"] == "notStarted"
+    assert client.call("redirect.get", {"session": session["id"]})["status"] == "notStarted"
 
 
 def test_slow_clients_and_many_connections_are_cut_off(daemon, stripe_test_server):
@@ -191,7 +191,7 @@ def test_slow_clients_and_many_connections_are_cut_off(daemon, stripe_test_serve
     time.sleep(0.3)
     status, _, _ = get(url.port, "/")
     assert status == 404
-    assert client.call("redirect.get", {"id": session["id"]})["status"] == "notStarted"
+    assert client.call("redirect.get", {"session": session["id"]})["status"] == "notStarted"
 
 
 def test_a_restarted_stpd_listens_again_on_the_recorded_port(start_stpd, stripe_test_server, tmp_path):
@@ -208,7 +208,7 @@ def test_a_restarted_stpd_listens_again_on_the_recorded_port(start_stpd, stripe_
     url = urllib.parse.urlsplit(back)
     code, _, text = get(url.port, f"{url.path}?{url.query}")
     assert code == 200 and "Payment authorised" in text, text
-    assert client.call("redirect.get", {"id": session["id"]})["outcome"]["intentResult"] == "succeeded"
+    assert client.call("redirect.get", {"session": session["id"]})["outcome"]["intentResult"] == "succeeded"
 
 
 @pytest.mark.parametrize("bad", ["not a url", "relative/path", "Loopback", "//host/x", ""])
