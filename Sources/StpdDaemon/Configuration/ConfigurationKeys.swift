@@ -270,7 +270,7 @@ public enum ConfigurationKeys {
             },
             current: { $0.urlOpener?.joined(separator: " ") ?? "(off)" }),
         ConfigurationKey(
-            "STPD_LOOPBACK_PORT", flag: "--loopback-port", valueName: "PORT", defaultValue: "0",
+            "STPD_LOOPBACK_PORT", flag: "--loopback-port", valueName: "PORT",
             accepts: "0 to 65535 (0: an ephemeral port)", range: 0...65535,
             summary:
                 "the port on 127.0.0.1 where customers come back for `returnURL: \"loopback\"`; 0 takes an ephemeral one when a loopback session needs it",
