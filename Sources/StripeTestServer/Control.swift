@@ -102,7 +102,8 @@ extension StripeTestState {
         } else {
             returnURL =
                 pendingActions[id]?.returnURL ?? object["next_action"]?["redirect_to_url"]?["return_url"]?.stringValue
-            let result = action == "cancel" ? JSONValue.object(object) : try finishAction(id, try Outcome(control: action))
+            let result =
+                action == "cancel" ? JSONValue.object(object) : try finishAction(id, try Outcome(control: action))
             let kind = isSetup ? "setup_intent" : "payment_intent"
             items = [
                 (kind, id), ("\(kind)_client_secret", secret),

@@ -38,7 +38,9 @@ public struct LoopbackVisit: Sendable {
     }
 
     /// Nothing more will change what the page should say.
-    public var isSettled: Bool { arrival == .unknown || outcome != nil || completionError != nil || status == .cancelled }
+    public var isSettled: Bool {
+        arrival == .unknown || outcome != nil || completionError != nil || status == .cancelled
+    }
 }
 
 /// Loopback returns (`LoopbackReturn`): the listener's requests, and what keeps it listening.

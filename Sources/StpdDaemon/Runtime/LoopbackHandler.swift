@@ -72,7 +72,8 @@ final class LoopbackHandler: ChannelInboundHandler, RemovableChannelHandler {
             do {
                 let visit = try await redirects.visitLoopback(token: token, url: url)
                 if visit.arrival == .completed, let session = visit.session {
-                    settings.logger.info("a customer came back through the loopback return", metadata: ["session": "\(session)"])
+                    settings.logger.info(
+                        "a customer came back through the loopback return", metadata: ["session": "\(session)"])
                 }
                 page = LoopbackPage(await redirects.awaitOutcome(visit, timeout: settings.pageWait))
             } catch {

@@ -87,7 +87,9 @@ struct LoopbackPage: Sendable {
             case .succeeded, .pending: return ("\(thing) authorised", nil)
             case .canceled: return ("\(thing) not completed", "it was not authorised; \(close)")
             case .failed:
-                return ("\(thing) failed", "\(outcome.error.map(reason) ?? "it was declined.") \(close.capitalizedFirst)")
+                return (
+                    "\(thing) failed", "\(outcome.error.map(reason) ?? "it was declined.") \(close.capitalizedFirst)"
+                )
             }
         }
         switch outcome.result {
