@@ -272,7 +272,7 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public var paymentIntentID: String { intentID }
 
     /// `pi_XXX` or `seti_XXX` from the client secret (the whole secret when it has no `_secret_`).
-    public var intentID: String { StripeAPI.intentID(of: clientSecret) }
+    public var intentID: String { ClientSecret.intentID(of: clientSecret) }
 
     var isSetupIntent: Bool { clientSecret.hasPrefix("seti_") }
 
@@ -321,9 +321,4 @@ extension PaymentMethodData {
         pm["billing_details"] = billing.isEmpty ? nil : .object(billing)
         return pm
     }
-}
-
-/// `pi_XXX` or `seti_XXX` from an intent's client secret (the whole secret when it has no `_secret_`).
-func intentID(of clientSecret: String) -> String {
-    clientSecret.range(of: "_secret_").map { String(clientSecret[..<$0.lowerBound]) } ?? clientSecret
 }

@@ -22,7 +22,7 @@ public struct VerifyMicrodepositsParams: Sendable, Hashable {
     }
 
     /// `pi_XXX` or `seti_XXX` from the client secret (the whole secret when it has no `_secret_`).
-    public var intentID: String { StripeAPI.intentID(of: clientSecret) }
+    public var intentID: String { ClientSecret.intentID(of: clientSecret) }
 
     public var path: String {
         let collection = clientSecret.hasPrefix("seti_") ? "setup_intents" : "payment_intents"

@@ -7,7 +7,7 @@ import JSONRPC
 extension StripeTestState {
     func setupIntent(_ id: String) throws(APIError) -> Obj {
         settle(id)
-        guard let seti = setupIntents[id] else { throw .notFound("setup_intent", id) }
+        guard let seti = setupIntents[id] else { throw .notFound("setupintent", id, param: "intent") }
         return seti
     }
 

@@ -231,7 +231,7 @@ extension StripeTestState {
 
     func paymentIntent(_ id: String) throws(APIError) -> Obj {
         settle(id)
-        guard let pi = paymentIntents[id] else { throw .notFound("payment_intent", id) }
+        guard let pi = paymentIntents[id] else { throw .notFound("payment_intent", id, param: "intent") }
         return pi
     }
 

@@ -915,7 +915,8 @@ def test_another_uid_cannot_see_sessions_or_sources(start_stpd, tmp_path, stripe
         # Without the secret, nothing; with it, the Source is still someone else's, and answers
         # as an id that does not exist.
         assert replies[6]["error"]["code"] == INVALID_PARAMS, replies[6]
-        assert replies[7]["error"]["code"] == NOT_FOUND, replies[7]
+        assert replies[7]["error"]["code"] == STRIPE_INVALID_REQUEST, replies[7]
+        assert replies[7]["error"]["data"]["code"] == "resource_missing", replies[7]
         assert replies[8]["result"]["sessions"] == [] and replies[9]["result"]["sources"] == []
         assert replies[10]["result"]["handled"] is False and replies[10]["result"].get("session") is None
         assert replies[11]["result"] == {"completedRedirects": [], "polls": []}

@@ -126,10 +126,9 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
                 }
             }
         }
-        guard let record else {
-            throw DomainError.invalidState(
-                Record.kind, id: id, state: "polled", detail: "another user's poll holds \(Intent.kind.noun) \(id)")
-        }
+        // Another user's record holds this intent: answered as Stripe answers an id it does not
+        // know, so that the caller learns nothing of what another user does.
+        guard let record else { throw StripeError.noSuchObject(Intent.secretBearer, id: id) }
         if let replaced { await work.stop(Self.lease(replaced)) }
         let job = pollJob(id, poll.id)
         work.start(job.name, job.run)

@@ -17,8 +17,13 @@ public protocol StripeIntent: StripeModel {
         -> Self
     /// Its polls among the daemon's.
     static func polls(in pollers: IntentPollers) -> IntentPolls<Self>
+    /// Its collection in Stripe's API (`/v1/payment_intents`).
+    static var collection: String { get }
+    /// How Stripe names it when its id is unknown.
+    static var secretBearer: SecretBearer { get }
 
     var id: String { get }
+    var clientSecret: String { get }
     /// Stripe's status, as STPPaymentHandler's rules read it.
     var handlerStatus: IntentStatus { get }
     var nextAction: NextAction? { get }
@@ -80,6 +85,8 @@ extension PaymentIntent: StripeIntent {
         try await api.verifyPaymentIntentMicrodeposits(params)
     }
     public static func polls(in pollers: IntentPollers) -> IntentPolls<Self> { pollers.paymentIntents }
+    public static var collection: String { "payment_intents" }
+    public static var secretBearer: SecretBearer { .paymentIntent }
 
     public var handlerStatus: IntentStatus { status }
     public var lastErrorFields: JSONValue? { lastPaymentError?.allResponseFields }
@@ -100,6 +107,8 @@ extension SetupIntent: StripeIntent {
         try await api.verifySetupIntentMicrodeposits(params)
     }
     public static func polls(in pollers: IntentPollers) -> IntentPolls<Self> { pollers.setupIntents }
+    public static var collection: String { "setup_intents" }
+    public static var secretBearer: SecretBearer { .setupIntent }
 
     public var handlerStatus: IntentStatus { IntentStatus(apiValue: status.rawValue) }
     public var lastErrorFields: JSONValue? { lastSetupError?.allResponseFields }

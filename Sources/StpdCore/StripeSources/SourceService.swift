@@ -57,12 +57,13 @@ public final class SourceService: Sendable {
     }
 
     /// Fetches the Source with its client secret and remembers it (first seen: `source.retrieved`;
-    /// changed since: `source.updated`). Another uid's Source answers NotFound only after Stripe
-    /// answered, as an unknown one would, so the time taken does not tell that it is known here.
+    /// changed since: `source.updated`). Another uid's Source answers as Stripe answers an unknown
+    /// id, and only after Stripe answered, so neither the answer nor the time taken tells that
+    /// another user holds it here.
     public func retrieve(id: String, clientSecret: String, for caller: Caller) async throws -> (SourceView, Source) {
         let source = try await api.retrieveSource(id: id, clientSecret: clientSecret)
         if let known = try await table.find(id), !caller.sees(known.owner) {
-            throw DomainError.notFound(.source, id: id)
+            throw StripeError.noSuchObject(.source, id: id)
         }
         let fresh = source.allResponseFields.withoutClientSecret
         do {

@@ -5,8 +5,15 @@ import StripeAPI
 
 /// Sources and PaymentIntents over the daemon's Stripe client. Any key kind will do: the SDK makes
 /// these calls with a publishable key, and a secret or restricted key can make them too.
+///
+/// The client secret is the caller's capability for its intent or Source whatever the key. Stripe
+/// checks it on a publishable key's request only, so under a secret or restricted key every call
+/// that names an object by its client secret reads the object first and compares its
+/// `client_secret` (in constant time) before anything is returned, stored or acted on; a wrong
+/// secret gets Stripe's own answer for an id that does not exist, after the same one read.
 struct StripePaymentsAPI: PaymentsAPI {
     let stripe: StripeSetup
+    var verified = VerifiedSecrets()
 
     private func client() throws -> StripeClient {
         try stripe.client(requiring: [.publishable, .secret, .restricted])
@@ -40,8 +47,22 @@ struct StripePaymentsAPI: PaymentsAPI {
     }
 
     func retrieveSource(id: String, clientSecret: String) async throws -> Source {
-        try await client().send(
-            StripeRequest(.get, "/v1/sources/\(id)", params: ["client_secret": .string(clientSecret)]), as: Source.self)
+        let client = try client()
+        let response = try await client.response(
+            for: StripeRequest(.get, "/v1/sources/\(id)", params: ["client_secret": .string(clientSecret)]))
+        let source = try ResponseParser.parse(response, as: Source.self).get()
+        try Self.check(clientSecret, against: source.clientSecret, of: .source, id: id, response, by: client)
+        return source
+    }
+
+    /// Under a server key, `given` must be the object's own secret: else Stripe's answer for an
+    /// unknown id, with the request id of the read that found it wrong.
+    private static func check(
+        _ given: String, against actual: String?, of object: SecretBearer, id: String, _ response: HTTPResponseData,
+        by client: StripeClient
+    ) throws {
+        guard client.configuration.key.kind != .publishable, !ClientSecret.matches(given, actual) else { return }
+        throw StripeError.noSuchObject(object, id: id, requestID: response.headers["Request-Id"])
     }
 
     /// One request of a poll. Of the client's retries only the 429's stay, as the SDK's request
@@ -60,7 +81,14 @@ struct StripePaymentsAPI: PaymentsAPI {
         do {
             let response = try await client.response(for: request)
             switch ResponseParser.parse(response, as: Source.self) {
-            case .success(let source): return .source(source)
+            case .success(let source):
+                do {
+                    try Self.check(
+                        clientSecret, against: source.clientSecret, of: .source, id: id, response, by: client)
+                } catch let error as StripeError {
+                    return .httpError(status: 404, error)
+                }
+                return .source(source)
             case .failure where response.status == 200: return .source(nil)
             case .failure(let error): return .httpError(status: response.status, error)
             }
@@ -88,38 +116,54 @@ struct StripePaymentsAPI: PaymentsAPI {
     // `processing` is success, and how long a redirect's follow-up polls.
     private static let expandPaymentMethod: JSONValue = ["payment_method"]
 
-    private func retrieve<Intent: StripeModel>(_ collection: String, _ clientSecret: String) async throws -> Intent {
-        let id = clientSecret.components(separatedBy: "_secret_")[0]
-        return try await client().send(
-            StripeRequest(
-                .get, "/v1/\(collection)/\(id)",
-                params: ["client_secret": .string(clientSecret), "expand": Self.expandPaymentMethod]),
-            as: Intent.self)
+    private func retrieve<Intent: StripeIntent>(_ clientSecret: String) async throws -> Intent {
+        let client = try client()
+        let id = ClientSecret.intentID(of: clientSecret)
+        let response = try await client.response(
+            for: StripeRequest(
+                .get, "/v1/\(Intent.collection)/\(id)",
+                params: ["client_secret": .string(clientSecret), "expand": Self.expandPaymentMethod]))
+        let intent = try ResponseParser.parse(response, as: Intent.self).get()
+        try Self.check(
+            clientSecret, against: intent.clientSecret, of: Intent.secretBearer, id: id, response, by: client)
+        if client.configuration.key.kind != .publishable { verified.remember(id: id, secret: clientSecret) }
+        return intent
     }
 
-    private func confirm<Intent: StripeModel>(_ collection: String, _ params: PaymentIntentConfirmParams)
-        async throws -> Intent
+    /// Before an intent is acted on under a server key: its secret found right, by a read unless
+    /// this pair was found right before.
+    private func authorize<Intent: StripeIntent>(_ type: Intent.Type, _ clientSecret: String, by client: StripeClient)
+        async throws
     {
+        guard client.configuration.key.kind != .publishable,
+            !verified.contains(id: ClientSecret.intentID(of: clientSecret), secret: clientSecret)
+        else { return }
+        let _: Intent = try await retrieve(clientSecret)
+    }
+
+    private func confirm<Intent: StripeIntent>(_ params: PaymentIntentConfirmParams) async throws -> Intent {
         let client = try client()
+        try await authorize(Intent.self, params.clientSecret, by: client)
         var form = Self.confirmForm(params, by: client)
         form["expand"] = Self.expandPaymentMethod
         return try await client.send(
-            StripeRequest(.post, "/v1/\(collection)/\(params.intentID)/confirm", params: form), as: Intent.self)
+            StripeRequest(.post, "/v1/\(Intent.collection)/\(params.intentID)/confirm", params: form), as: Intent.self)
     }
 
-    private func verify<Intent: StripeModel>(_ params: VerifyMicrodepositsParams) async throws -> Intent {
+    private func verify<Intent: StripeIntent>(_ params: VerifyMicrodepositsParams) async throws -> Intent {
         let client = try client()
+        try await authorize(Intent.self, params.clientSecret, by: client)
         var request = params.request(for: client.configuration.key.kind)
         request.params["expand"] = Self.expandPaymentMethod
         return try await client.send(request, as: Intent.self)
     }
 
     func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent {
-        try await retrieve("payment_intents", clientSecret)
+        try await retrieve(clientSecret)
     }
 
     func confirmPaymentIntent(_ params: PaymentIntentConfirmParams) async throws -> PaymentIntent {
-        try await confirm("payment_intents", params)
+        try await confirm(params)
     }
 
     func verifyPaymentIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> PaymentIntent {
@@ -127,11 +171,11 @@ struct StripePaymentsAPI: PaymentsAPI {
     }
 
     func retrieveSetupIntent(clientSecret: String) async throws -> SetupIntent {
-        try await retrieve("setup_intents", clientSecret)
+        try await retrieve(clientSecret)
     }
 
     func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent {
-        try await confirm("setup_intents", params)
+        try await confirm(params)
     }
 
     func verifySetupIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> SetupIntent {
