@@ -144,6 +144,7 @@ let package = Package(
                 "StpdDaemon", "StpdCore", "StpdProtocol", "JSONRPC", "StripeAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // Test helpers shared by the test targets: raw sockets, gates, a test RPCServer, and a

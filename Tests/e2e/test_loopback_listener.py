@@ -240,3 +240,27 @@ def test_no_idle_exit_while_a_loopback_session_waits(start_stpd, stripe_test_ser
         client.call("redirect.cancel", {"session": session["id"]})
     daemon.wait_notify("STOPPING=1", timeout=30)
     assert daemon.wait_exit() == 0
+
+
+def test_other_calls_taking_a_return_url_refuse_what_is_not_one(daemon, stripe_test_server):
+    client = daemon.client()
+    error = rpc_error(client, "source.create", {"params": {"bancontact": {
+        "amount": 100, "name": "Jo", "returnURL": "back-to-app"}}})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "params.returnURL", error
+    intent = card_intent(stripe_test_server)
+    error = rpc_error(client, "paymentIntent.handleNextAction",
+                      {"clientSecret": intent["client_secret"], "returnURL": "nope"})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "returnURL", error
+
+
+def test_handle_url_with_a_loopback_url_completes_it_for_its_owner(daemon, stripe_test_server):
+    """The owner may deliver the loopback URL itself (a browser that cannot reach 127.0.0.1 of
+    stpd's machine); the page then says it was used."""
+    client = daemon.client()
+    _, session = loopback_session(client, stripe_test_server)
+    back = bank_page(session["redirectURL"], "succeed")
+    assert client.call("handle-url", {"url": back}) == {"handled": True, "session": session["id"]}
+    assert client.call("handle-url", {"url": back})["handled"] is False
+    url = urllib.parse.urlsplit(back)
+    status, _, text = get(url.port, f"{url.path}?{url.query}")
+    assert status == 200 and "used before" in text, text

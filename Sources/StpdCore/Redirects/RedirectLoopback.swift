@@ -27,14 +27,23 @@ public struct LoopbackVisit: Sendable {
 
     static let unknown = LoopbackVisit(arrival: .unknown)
 
-    init(arrival: Arrival, record: RedirectRecord? = nil) {
+    public init(
+        arrival: Arrival, session: String? = nil, kind: String? = nil, appName: String? = nil,
+        status: RedirectStatus? = nil, outcome: RedirectOutcome? = nil, completionError: Failure? = nil
+    ) {
         self.arrival = arrival
-        session = record?.id
-        kind = record?.kind.rawValue
-        appName = record?.loopback?.appName
-        status = record?.status
-        outcome = record?.outcome
-        completionError = record?.completion?.error
+        self.session = session
+        self.kind = kind
+        self.appName = appName
+        self.status = status
+        self.outcome = outcome
+        self.completionError = completionError
+    }
+
+    init(arrival: Arrival, record: RedirectRecord) {
+        self.init(
+            arrival: arrival, session: record.id, kind: record.kind.rawValue, appName: record.loopback?.appName,
+            status: record.status, outcome: record.outcome, completionError: record.completion?.error)
     }
 
     /// Nothing more will change what the page should say.
