@@ -17,6 +17,7 @@ import urllib.parse
 import pytest
 
 from codes import INVALID_PARAMS
+from fleet import database_url, needs_cluster, pair  # noqa: F401 (a fixture)
 from flows import bank_page, rpc_error, stpd_for, stripe_env
 
 HEAD_TIMEOUT = 2  # STPD_FRAME_TIMEOUT: the request head's time
@@ -264,3 +265,20 @@ def test_handle_url_with_a_loopback_url_completes_it_for_its_owner(daemon, strip
     url = urllib.parse.urlsplit(back)
     status, _, text = get(url.port, f"{url.path}?{url.query}")
     assert status == 200 and "used before" in text, text
+
+
+@needs_cluster
+def test_each_instance_of_a_fleet_listens_for_the_loopback_sessions_it_created(start_stpd, tmp_path,
+                                                                               stripe_test_server, database_url):
+    """The return URL names 127.0.0.1:PORT of the instance that issued it: that one listens and
+    counts it as waiting, the other does not; any instance sees the outcome."""
+    a, b = pair(start_stpd, tmp_path, stripe_test_server, database_url, env=LIMITS)
+    with a.client() as on_a, b.client() as on_b:
+        _, session = loopback_session(on_a, stripe_test_server)
+        assert loopback_status(on_a) == (True, port_of(session["returnURL"]), 1)
+        assert loopback_status(on_b) == (False, None, 0)
+        back = urllib.parse.urlsplit(bank_page(session["redirectURL"], "succeed"))
+        status, _, text = get(back.port, f"{back.path}?{back.query}")
+        assert status == 200 and "Payment authorised" in text, text
+        done = on_b.call("redirect.get", {"session": session["id"]})
+        assert done["outcome"]["intentResult"] == "succeeded", done
