@@ -283,3 +283,16 @@ def test_reload_and_unknown_token_change_nothing(world):
     text = world.browser.wait_text("not known")
     assert "Nothing was changed" in text, text
     world.browser.close_tab()
+
+
+def test_the_bank_pages_cancel_button_comes_back_unpaid(world, events):
+    """The customer presses the bank page's own "Cancel and return": Stripe sends them back with
+    the intent still requiring action, which the re-read reports canceled, and the page says so."""
+    began = begin(world, "card3ds", "loopback")
+    world.browser.open(began.session["openURL"])
+    world.browser.press("cancel")
+    text = world.browser.wait_text("close this window")
+    assert f"Payment not completed: it was not authorised; you can close this window and return to {APP}." in text
+    world.browser.close_tab()
+    outcome = events.wait("redirect.outcome", began.session["id"])["object"]["outcome"]
+    assert outcome["intentResult"] == "canceled" and outcome["result"] == "requires_action", outcome
