@@ -205,6 +205,10 @@ def test_a_restarted_stpd_listens_again_on_the_recorded_port(start_stpd, stripe_
     back = bank_page(session["redirectURL"], "succeed")
     daemon = stpd_for(start_stpd, directory, stripe_test_server, env=LIMITS)
     client = daemon.client()
+    # It listens again as it starts serving (the listener's service reads the waiting sessions).
+    deadline = time.monotonic() + 15
+    while loopback_status(client) != (True, port_of(session["returnURL"]), 1) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert loopback_status(client) == (True, port_of(session["returnURL"]), 1)
     url = urllib.parse.urlsplit(back)
     code, _, text = get(url.port, f"{url.path}?{url.query}")

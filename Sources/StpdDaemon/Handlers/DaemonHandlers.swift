@@ -46,14 +46,16 @@ enum DaemonHandlers {
                 connections: parts.activity.connections,
                 subscriptions: parts.subscriptions.count,
                 store: try await parts.store.status(), fleet: await parts.store.fleet?.status(log: parts.log),
-                loopback: try await loopbackStatus(parts))
+                loopback: await loopbackStatus(parts))
         }
     }
 
-    private static func loopbackStatus(_ parts: Daemon.Parts) async throws -> DaemonStatus.LoopbackStatus? {
+    /// Answered while a fleet's database is down too: the waiting sessions are then as last counted.
+    private static func loopbackStatus(_ parts: Daemon.Parts) async -> DaemonStatus.LoopbackStatus? {
         guard let server = parts.loopback else { return nil }
         let port = await server.port
-        let waiting = try await parts.redirects.loopbackWaiting(instance: server.instance)
-        return .init(listening: port != nil, port: port, waiting: waiting)
+        let lastCounted = await server.waiting
+        let counted = try? await parts.redirects.loopbackWaiting(instance: server.instance)
+        return .init(listening: port != nil, port: port, waiting: counted ?? lastCounted)
     }
 }
