@@ -63,6 +63,8 @@ let package = Package(
             name: "StpdCore",
             dependencies: [
                 "StpdProtocol", "StripeAPI", "JSONRPC", .product(name: "HeapModule", package: "swift-collections"),
+                // A loopback return's token is filed under its SHA-256 (LoopbackReturn).
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "StpdStore",
@@ -96,6 +98,9 @@ let package = Package(
                 "StripeAPI", "StripeHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The loopback return's listener (LoopbackServer).
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // daemon.metrics: instruments through swift-metrics, read out by swift-prometheus.
@@ -139,6 +144,7 @@ let package = Package(
                 "StpdDaemon", "StpdCore", "StpdProtocol", "JSONRPC", "StripeAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // Test helpers shared by the test targets: raw sockets, gates, a test RPCServer, and a

@@ -91,6 +91,22 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var store: StoreStatus
     /// Present when the daemon is one of a fleet on a shared PostgreSQL database.
     public var fleet: FleetStatus?
+    /// The loopback return's listener (`returnURL: "loopback"`); never a token.
+    public var loopback: LoopbackStatus?
+
+    public struct LoopbackStatus: Codable, Sendable, Hashable {
+        /// Whether it listens on 127.0.0.1 now.
+        public var listening: Bool
+        /// The port new loopback returns name, while it listens.
+        public var port: Int?
+        /// Loopback sessions waiting on this daemon's listener.
+        public var waiting: Int
+        public init(listening: Bool, port: Int?, waiting: Int) {
+            self.listening = listening
+            self.port = port
+            self.waiting = waiting
+        }
+    }
 
     public struct FleetStatus: Codable, Sendable, Hashable {
         /// This daemon's name in the fleet (`STPD_INSTANCE`, else host and socket path).
@@ -149,9 +165,10 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public init(
         version: String, pid: Int32, startedAt: String, uptimeSeconds: Double, activation: Activation,
         socketPath: String, stateDirectory: String, connections: Int, subscriptions: Int, store: StoreStatus,
-        fleet: FleetStatus? = nil
+        fleet: FleetStatus? = nil, loopback: LoopbackStatus? = nil
     ) {
         self.fleet = fleet
+        self.loopback = loopback
         self.version = version
         self.pid = pid
         self.startedAt = startedAt
@@ -208,6 +225,15 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
                         minimum: 0),
                 ], required: ["instance", "database", "leases", "databaseUp", "reconnects", "instances"],
                 description: "Only when the daemon shares a PostgreSQL database with others (STPD_DATABASE_URL)"),
+            "loopback": .object(
+                [
+                    "listening": .boolean("Whether the loopback return's listener is up on 127.0.0.1"),
+                    "port": .integer("The port new loopback returns name, while it listens", minimum: 1),
+                    "waiting": .integer("Loopback sessions waiting for their customer on this daemon", minimum: 0),
+                ], required: ["listening", "waiting"],
+                description:
+                    "The loopback return (returnURL \"loopback\"): up only while a session waits, and for STPD_LOOPBACK_GRACE after"
+            ),
         ],
         required: [
             "version", "pid", "startedAt", "uptimeSeconds", "activation", "socketPath", "stateDirectory",

@@ -86,8 +86,8 @@ public enum IntentConfirm<K: IntentNaming>: RPCMethod {
 }
 
 let returnURLSchema = JSONSchema.string(
-    "Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe answers 3-D Secure with a redirect only when it is given",
-    format: "uri")
+    "Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL scheme), or \"loopback\" for stpd's own return on 127.0.0.1 (http://127.0.0.1:PORT/return/TOKEN), which needs no URL scheme; Stripe answers 3-D Secure with a redirect only when it is given"
+)
 
 let startSchema = JSONSchema.object(
     [

@@ -291,7 +291,7 @@ public enum PaymentContextRequestPayment: RPCMethod {
             "paymentIntent": .object(
                 [
                     "clientSecret": paymentIntentSecret,
-                    "returnURL": .string("Return URL for a 3-D Secure or bank redirect", format: "uri"),
+                    "returnURL": returnURLSchema,
                 ], required: ["clientSecret"], description: "Let stpd confirm this PaymentIntent"),
         ], required: ["context"])
     public static let resultSchema = JSONSchema.ref("PaymentContext")

@@ -120,12 +120,19 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
             clientSecret: clientSecret, paymentMethodData: data, billingDetails: billingDetails, returnURL: returnURL)
     }
 
-    /// A return URL must parse as the SDK reads one: Stripe would send the customer to it, and no
-    /// redirect session could take it back.
-    public static func checkReturnURL(_ returnURL: String?) throws(RPCError) {
-        guard let returnURL, URL.strict(returnURL) == nil else { return }
-        throw RPCError.invalidParams("not a URL: \(returnURL)", parameter: "returnURL")
+    /// A return URL is `"loopback"` (stpd's own, on 127.0.0.1) or an absolute URL that parses as
+    /// the SDK reads one: Stripe would send the customer to anything else, and no redirect session
+    /// could take them back.
+    public static func checkReturnURL(_ returnURL: String?, parameter: String = "returnURL") throws(RPCError) {
+        guard let returnURL, returnURL != returnURLLoopback else { return }
+        guard let url = URL.strict(returnURL), let scheme = url.scheme, !scheme.isEmpty else {
+            throw RPCError.invalidParams(
+                "not \"loopback\" nor an absolute URL with a scheme: \(returnURL)", parameter: parameter)
+        }
     }
+
+    /// The `returnURL` that asks for stpd's loopback return.
+    public static let returnURLLoopback = "loopback"
 
     public static let schema: JSONSchema = {
         var properties = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0.schema) })

@@ -449,7 +449,8 @@ public struct SourceConstructor: Codable, Sendable, Hashable {
     static let amount = JSONSchema.integer("Amount in the currency's minor unit (1099 = 10.99)", minimum: 1)
     static let currency = JSONSchema.string("Three-letter ISO currency code, e.g. eur", pattern: "^[A-Za-z]{3}$")
     static let returnURL = JSONSchema.string(
-        "Where the customer comes back to (the daemon adds redirect_merchant_name)", format: "uri")
+        "Where the customer comes back to: an absolute URL (your app's URL scheme), or \"loopback\" for stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)"
+    )
     static let statementDescriptor = JSONSchema.string("Text on the customer's statement")
     static func country(_ description: String) -> JSONSchema {
         .string(description + " (two-letter ISO code)", pattern: "^[A-Za-z]{2}$")

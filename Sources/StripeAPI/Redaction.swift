@@ -24,10 +24,17 @@ public enum Redaction {
     }
 
     /// Only the client secrets (`pi_1_secret_x` keeps `pi_1`), wherever they are: in a redirect
-    /// URL's query as anywhere else.
+    /// URL's query as anywhere else; and a loopback return's token (`/return/TOKEN` keeps four
+    /// characters), the one key to its session.
     public static func redactClientSecrets(_ text: String) -> String {
-        guard text.utf8.count >= 8, text.lowercased().contains("secret") else { return text }
-        let out = replace(clientSecret, in: text) { "\($0[1])_secret_\(mask)" }
+        guard text.utf8.count >= 8 else { return text }
+        let lowered = text.lowercased()
+        var out = text
+        if lowered.contains("/return/") {
+            out = replace(loopbackToken, in: out) { "\($0[1])\(mask)" }
+        }
+        guard lowered.contains("secret") else { return out }
+        out = replace(clientSecret, in: out) { "\($0[1])_secret_\(mask)" }
         return replace(sourceClientSecret, in: out) { _ in "src_client_secret_\(mask)" }
     }
 
@@ -68,7 +75,9 @@ public enum Redaction {
         return false
     }
 
-    private static let markers = ["secret", "number", "cvc", "sk_", "rk_", "pk_", "ek_", "uk_"].map { Array($0.utf8) }
+    private static let markers = ["secret", "number", "cvc", "sk_", "rk_", "pk_", "ek_", "uk_", "/return/"].map {
+        Array($0.utf8)
+    }
 
     private static func lower(_ byte: UInt8) -> UInt8 {
         (65...90).contains(byte) ? byte + 32 : byte
@@ -80,6 +89,8 @@ public enum Redaction {
     /// The password of a URL's userinfo (`postgresql://user:secret@host`), which a setting may carry by mistake.
     private static let urlPassword = regex(#"(?<=://)([^:/@\s]+):[^@/\s]+@"#)
     private static let sourceClientSecret = regex(#"src_client_secret_[A-Za-z0-9]+"#)
+    /// A loopback return URL's token (`LoopbackReturn`): 127.0.0.1, any port, `/return/` and base64url.
+    private static let loopbackToken = regex(#"(127\.0\.0\.1:[0-9]+/return/[A-Za-z0-9_-]{4})[A-Za-z0-9_-]{8,}"#)
     /// `card[number]=4242…` in form bodies and queries, brackets literal or %-escaped.
     private static let formCardField = regex(#"((?:\[|%5B)(?:number|cvc)(?:\]|%5D))=[^&\s"]*"#)
     private static let jsonCardField = regex(#"("(?:number|cvc)")\s*:\s*(?:"[^"]*"|\d+)"#)

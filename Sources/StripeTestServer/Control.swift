@@ -71,9 +71,10 @@ extension StripeTestState {
     }
 
     /// The "bank page" a redirect URL points at, and every page Stripe hosts for a next action
-    /// (voucher, QR code, microdeposits). Without `action` it is a small HTML page with links; with
-    /// `action=authorize|fail|cancel` (sources) or `succeed|fail|expire` (payment and setup intents) it
-    /// drives the object and answers 302 to the return URL as Stripe does.
+    /// (voucher, QR code, microdeposits). Without `action` it is an HTML page with the buttons a
+    /// customer presses (`BankPage`); with `action=authorize|fail|cancel` (sources) or
+    /// `succeed|fail|expire|cancel` (payment and setup intents; `cancel` leaves the intent as it is,
+    /// a customer backing out) it drives the object and answers 302 to the return URL as Stripe does.
     func redirectPage(_ id: String, query: Obj) throws(APIError) -> TestHTTPResponse {
         let action = query["action"]?.stringValue
         let isSource = id.hasPrefix("src_")
@@ -87,12 +88,10 @@ extension StripeTestState {
             throw .invalid("The client_secret does not match.", param: "client_secret", status: 404)
         }
         guard let action else {
-            let actions = isSource ? ["authorize", "fail", "cancel"] : ["succeed", "fail", "expire"]
-            let links = actions.map { "<li><a href=\"?client_secret=\(secret)&amp;action=\($0)\">\($0)</a></li>" }
-                .joined()
-            let html = "<!doctype html><html><body><h1>Test payment page for \(id)</h1><ul>\(links)</ul></body></html>"
+            let html = BankPage(id: id, object: object, secret: secret, isSource: isSource).html
             return TestHTTPResponse(
-                status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(html.utf8))
+                status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
+                body: Array(html.utf8))
         }
         var returnURL: String?
         var items: [(String, String)]
@@ -103,7 +102,8 @@ extension StripeTestState {
         } else {
             returnURL =
                 pendingActions[id]?.returnURL ?? object["next_action"]?["redirect_to_url"]?["return_url"]?.stringValue
-            let result = try finishAction(id, try Outcome(control: action))
+            let result =
+                action == "cancel" ? JSONValue.object(object) : try finishAction(id, try Outcome(control: action))
             let kind = isSetup ? "setup_intent" : "payment_intent"
             items = [
                 (kind, id), ("\(kind)_client_secret", secret),

@@ -163,7 +163,9 @@ struct ContextRequestPaymentCommand: AsyncParsableCommand, ClientCommand {
     @Option(help: ArgumentHelp("Let stpd confirm this PaymentIntent.", valueName: "pi_..._secret_..."))
     var paymentIntent: String?
     @Option(
-        help: ArgumentHelp("With --payment-intent: the return URL of a 3-D Secure or bank redirect.", valueName: "url"))
+        help: ArgumentHelp(
+            "With --payment-intent: the return URL of a 3-D Secure or bank redirect, or 'loopback' for stpd's own.",
+            valueName: "url"))
     var returnURL: String?
 
     func validate() throws {

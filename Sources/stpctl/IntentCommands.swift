@@ -22,6 +22,7 @@ struct IntentCommand<K: IntentNaming>: AsyncParsableCommand {
                 Examples:
                   stpctl \(K.command) confirm \(K.idPrefix)123_secret_456 --payment-method '{"sepaDebit": {"iban": "DE89370400440532013000"}, "billingDetails": {"name": "Jo", "email": "jo@example.com"}}'
                   stpctl \(K.command) confirm \(K.idPrefix)123_secret_456 --id pm_card_visa --return-url myapp://done --start in-app
+                  stpctl \(K.command) confirm \(K.idPrefix)123_secret_456 --id pm_card_authenticationRequired --return-url loopback
                   stpctl \(K.command) verify-microdeposits \(K.idPrefix)123_secret_456 --amounts 32,45
                   stpctl \(K.command) show \(K.idPrefix)123
                 """,
@@ -47,7 +48,10 @@ struct ClientSecretArgument: ParsableArguments {
 
 /// Where a redirect, if one is needed, sends the customer back, and how to start it.
 struct RedirectOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Your app's URL that the bank or 3-D Secure page returns to.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the bank or 3-D Secure page returns to: your app's URL, or 'loopback' for stpd's own return on 127.0.0.1 (needs no URL scheme).",
+            valueName: "url"))
     var returnURL: String?
     @Option(help: ArgumentHelp("Start the redirect session at once in this mode.", valueName: "mode"))
     var start: ModeArgument?

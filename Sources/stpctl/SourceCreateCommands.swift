@@ -94,7 +94,8 @@ struct RedirectSourceOptions: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Where the customer comes back to: your app's URL scheme (see stpctl handle-url).", valueName: "url"))
+            "Where the customer comes back to: your app's URL scheme (see stpctl handle-url), or 'loopback' for stpd's own return on 127.0.0.1.",
+            valueName: "url"))
     var returnURL: String
 
     func validate() throws {

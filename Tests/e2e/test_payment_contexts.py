@@ -692,6 +692,26 @@ def test_managed_payment_intent_with_3ds_redirect(start_stpd, tmp_path, stripe_t
         assert secret not in json.dumps(event)
 
 
+def test_managed_payment_intent_with_a_loopback_return(start_stpd, tmp_path, stripe_test_server):
+    """returnURL "loopback" on a managed PaymentIntent: stpd confirms with its own return URL, and
+    the customer's browser coming back there completes the redirect and finishes the context."""
+    server = stripe_test_server
+    client, events, ctx, cus, card = managed_context(start_stpd, tmp_path, server, "4000002760003184")
+    intent = customer_intent(server, cus)
+    client.call("paymentContext.requestPayment", {"context": ctx, "paymentIntent": {
+        "clientSecret": intent["client_secret"], "returnURL": "loopback"}})
+    needs = events.context("paymentContext.needsInput", ctx)
+    session = client.call("redirect.get", {"session": needs["redirect"]})
+    assert session["returnURL"].startswith("http://127.0.0.1:") and "/return/" in session["returnURL"], session
+    back = bank_page(session["openURL"], "succeed")
+    assert back.startswith(session["returnURL"] + "?")
+    reply = http_request("GET", back)
+    assert reply.status == 200 and b"Payment authorised: you can close this window" in reply.body, reply
+    finished = events.context("paymentContext.didFinish", ctx)
+    assert finished["lastResult"]["status"] == "success"
+    assert server.api("GET", f"/v1/payment_intents/{intent['id']}")["status"] == "succeeded"
+
+
 def test_managed_payment_intent_bank_page_closed(start_stpd, tmp_path, stripe_test_server):
     """The 3-D Secure page runs as the SDK's in-app flow: regaining focus completes nothing, and
     the customer closing it (redirect.report closed) re-reads the PaymentIntent, as STPPaymentHandler

@@ -813,9 +813,10 @@ def test_urls_that_did_not_parse_before_ios_17_open_no_session(start_stpd, tmp_p
     assert error.code == REDIRECT_UNAVAILABLE, error
     handled = client.call("paymentIntent.handleNextAction", {"clientSecret": intent["client_secret"]})
     assert handled["result"] == "failed" and handled["error"]["code"] == RETURN_URL_REQUIRED, handled
-    source, _ = create_source(client, sofort("not a url"))
-    error = rpc_error(client, "redirect.create", {"source": {"id": source["id"]}})
-    assert error.code == REDIRECT_UNAVAILABLE, error
+    # A Source constructor's return URL is refused the same way, before anything reaches Stripe.
+    error = rpc_error(client, "source.create", {"params": sofort("not a url")})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "params.returnURL", error
+    assert server.requests(path="/v1/sources") == []
 
 
 # Serial: the calling app is this process, which is `python -m pytest` only outside an xdist worker.

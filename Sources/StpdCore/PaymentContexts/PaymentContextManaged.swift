@@ -15,11 +15,15 @@ extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
         guard let record = try? await table.find(id), let managed = record.managed, let method = record.selected
         else { return }
         do {
-            let handled: PaymentHandler.Handled<PaymentIntent> = try await payments.confirm(
-                PaymentIntent.self,
-                PaymentIntentConfirmParams(
-                    clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: managed.returnURL),
-                for: record.caller, start: Self.startAtOnce)
+            let handled: PaymentHandler.Handled<PaymentIntent> = try await redirects.resolveReturnURL(
+                managed.returnURL, appName: record.companyName
+            ) { returnURL in
+                try await payments.confirm(
+                    PaymentIntent.self,
+                    PaymentIntentConfirmParams(
+                        clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: returnURL),
+                    for: record.caller, start: Self.startAtOnce)
+            }
             await settle(id, handled)
         } catch {
             // Stopped (the lease went): the daemon that takes it over looks before confirming again.
@@ -65,9 +69,11 @@ extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
         do {
             await settle(
                 id,
-                try await payments.handle(
-                    intent, clientSecret: managed.clientSecret, returnURL: managed.returnURL, for: record.caller,
-                    start: Self.startAtOnce))
+                try await redirects.resolveReturnURL(managed.returnURL, appName: record.companyName) { returnURL in
+                    try await payments.handle(
+                        intent, clientSecret: managed.clientSecret, returnURL: returnURL, for: record.caller,
+                        start: Self.startAtOnce)
+                })
         } catch {
             if Task.isCancelled { return }
             await finishManaged(id, status: .error, error: Failure(error, describedBy: table.log.failures))

@@ -41,7 +41,8 @@ extension RedirectSessions {
                 url = web
             }
         }
-        let returnKey = try await filingKey(record.returnURL)
+        // A loopback session is found by its token instead (`RedirectSessions.visitLoopback`).
+        let returnKey = record.loopback == nil ? try await filingKey(record.returnURL) : nil
         return try await table.update(id, for: caller) { record in
             guard record.status == .notStarted else { return nil }
             record.status = .inProgress
@@ -176,6 +177,10 @@ extension RedirectSessions {
         guard let incoming = ReturnURL(text), incoming.scheme != nil else {
             throw DomainError.invalidInput(input: "url", detail: "not a URL with a scheme")
         }
+        if let token = LoopbackReturn.token(in: text) {
+            let visit = try await visitLoopback(token: token, url: text, for: caller)
+            return visit.arrival == .completed ? visit.session : nil
+        }
         while true {
             let candidate = try await table.firstFiled(under: incoming.candidateKeys, for: caller) { record in
                 record.status == .inProgress && record.returnURL.flatMap(ReturnURL.init)?.matches(incoming) == true
@@ -207,17 +212,18 @@ extension RedirectSessions {
         return completed
     }
 
-    /// Only an inProgress session is cancelled; it never reports completion.
+    /// Only an inProgress session is cancelled (or a loopback one still waiting, which the app
+    /// may abandon before starting it); it never reports completion.
     public func cancel(id: String, for caller: Caller) async throws -> RedirectSessionView {
         try await table.update(id, for: caller) { record in
-            guard record.status == .inProgress else { return nil }
+            guard record.status == .inProgress || record.waitsForLoopback else { return nil }
             record.status = .cancelled
             return .cancelled
         }.view
     }
 
-    private func complete(_ record: inout RedirectRecord, trigger: String, url: String?) -> RedirectEvent? {
-        guard record.status == .inProgress else { return nil }
+    func complete(_ record: inout RedirectRecord, trigger: String, url: String?) -> RedirectEvent? {
+        guard record.status == .inProgress || (record.waitsForLoopback && trigger == "url") else { return nil }
         record.status = .completed
         record.completion = .init(
             trigger: trigger, url: url.map(Redaction.redact), error: nil, at: now().formatted(.iso8601))

@@ -30,6 +30,8 @@ struct RedirectRecord: DurableRecord {
     var nativeURL: String?
     var redirectURL: String?
     var returnURL: String?
+    /// Set when `returnURL` is a loopback return stpd issued: stpd's listener completes it.
+    var loopback: LoopbackReturn?
     var mode: RedirectMode?
     var opener: RedirectOpener?
     var openURL: String?
@@ -98,9 +100,17 @@ struct RedirectRecord: DurableRecord {
     var isFinished: Bool { status != .inProgress && !awaitsOutcome }
     var isTerminal: Bool { status == .cancelled || (status == .completed && !awaitsOutcome) }
     var lookupKeys: [String] {
-        guard status == .inProgress else { return [] }
-        return (returnKey.map { [$0] } ?? []) + (completesOnForeground ? [Self.foregroundKey] : [])
+        // A loopback token stays findable once used, so its page can say so.
+        var keys = loopback.map { [$0.lookupKey] } ?? []
+        if let loopback, waitsForLoopback { keys.append(LoopbackReturn.waitingKey(loopback.instance)) }
+        guard status == .inProgress else { return keys }
+        return keys + (returnKey.map { [$0] } ?? []) + (completesOnForeground ? [Self.foregroundKey] : [])
     }
+
+    /// A loopback session waits for the customer's browser from its creation: the app may open
+    /// `redirectURL` itself without `redirect.start` (the token names the session, so no other can
+    /// take its return).
+    var waitsForLoopback: Bool { loopback != nil && (status == .notStarted || status == .inProgress) }
 }
 
 /// What a redirect session's follow-up found (`RedirectSessionView.Outcome` says what each member

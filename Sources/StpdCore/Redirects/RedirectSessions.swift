@@ -22,14 +22,17 @@ public final class RedirectSessions: Sendable {
     let now: @Sendable () -> Date
     let defaultFollowUpTimeout: Double
     let outcomeFollowers = Mutex<[any RedirectOutcomeFollower]>([])
+    /// Issues `returnURL: "loopback"`; nil where no listener runs (a test without one).
+    public let loopback: LoopbackReturns?
 
     public init(
         api: any PaymentsAPI, sources: SourceService, intents: IntentPollers, opener: (any URLOpener)?,
         log: EventLog, background: BackgroundWork, followUpTimeout: Double = 10,
         now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil,
-        reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
+        loopback: LoopbackReturns? = nil, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         self.api = api
+        self.loopback = loopback
         self.sources = sources
         self.intents = intents
         self.opener = opener
@@ -66,6 +69,12 @@ public final class RedirectSessions: Sendable {
         record.nativeURL = targets.nativeURL?.absoluteString
         record.redirectURL = targets.redirectURL?.absoluteString
         record.returnURL = targets.returnURL?.absoluteString
+        // Issued when the Source was created through stpd with returnURL "loopback".
+        if let issued = try await sources.table.find(source.id)?.loopback,
+            let token = record.returnURL.flatMap(LoopbackReturn.token(in:)), issued.matches(token)
+        {
+            record.loopback = issued
+        }
         return table.view(try await table.insert(record, .created))
     }
 
@@ -113,6 +122,7 @@ public final class RedirectSessions: Sendable {
             record.redirectURL = target.url.absoluteString
         }
         record.returnURL = target.returnURL?.absoluteString
+        record.loopback = loopback?.claim(record.returnURL)
         switch kind {
         case .paymentIntent: record.paymentIntentId = intent.id
         case .setupIntent: record.setupIntentId = intent.id

@@ -25,6 +25,8 @@ struct SourceRecord: DurableRecord {
     var clientSecret: String?
     var source: JSONValue
     var poll: Poll?
+    /// Created with returnURL "loopback": its redirect session takes the customer back to stpd.
+    var loopback: LoopbackReturn?
     var createdAt: Date
     var updatedAt: Date
 

@@ -46,10 +46,13 @@ public final class SourceService: Sendable {
 
     public func follow(with follower: any PollFollower) { self.follower.withLock { $0 = follower } }
 
-    public func create(for caller: Caller, params: [String: JSONValue]) async throws -> (SourceView, String?) {
+    public func create(for caller: Caller, params: [String: JSONValue], loopback: LoopbackReturn? = nil) async throws
+        -> (SourceView, String?)
+    {
         let source = try await api.createSource(params)
-        let record = try await table.insert(
-            SourceRecord(source: source, owner: caller.uid, clientSecret: nil, at: now()), .created)
+        var created = SourceRecord(source: source, owner: caller.uid, clientSecret: nil, at: now())
+        created.loopback = loopback
+        let record = try await table.insert(created, .created)
         return (table.view(record), source.clientSecret)
     }
 

@@ -84,6 +84,12 @@ public struct DaemonConfiguration: Sendable {
     public var urlOpener: [String]?
     /// Seconds a Source is polled after its redirect completes (the seeds suggest a short 10 s).
     public var redirectPollTimeout: Double = 10
+    /// The loopback return's port on 127.0.0.1; nil: an ephemeral one, taken when first needed.
+    public var loopbackPort: Int?
+    /// How long the loopback listener stays up after the last session waiting on it finished.
+    public var loopbackGrace: Duration = .seconds(30)
+    /// Connections the loopback listener holds at once.
+    public var loopbackMaxConnections = 64
     /// Seconds a payment context's pending action waits for the app's answer.
     public var pendingActionTimeout: Double = 600
     /// Who may open customer sessions on the daemon's own key (`keyProvider.kind: server`).

@@ -269,6 +269,25 @@ public enum ConfigurationKeys {
                 c.urlOpener = words.isEmpty ? nil : words
             },
             current: { $0.urlOpener?.joined(separator: " ") ?? "(off)" }),
+        ConfigurationKey(
+            "STPD_LOOPBACK_PORT", flag: "--loopback-port", valueName: "PORT",
+            accepts: "0 to 65535 (0: an ephemeral port)", range: 0...65535,
+            summary:
+                "the port on 127.0.0.1 where customers come back for `returnURL: \"loopback\"`; 0 takes an ephemeral one when a loopback session needs it",
+            apply: { c, raw in
+                let port = try ConfigurationKey.whole(raw, 0...65535, "(0: ephemeral)")
+                c.loopbackPort = port == 0 ? nil : port
+            },
+            current: { "\($0.loopbackPort ?? 0)" }),
+        .seconds(
+            "STPD_LOOPBACK_GRACE", flag: "--loopback-grace", \.loopbackGrace, range: 0...30,
+            summary:
+                "how long the loopback listener stays up after the last loopback session stopped waiting (a reload of its page still gets its answer)"
+        ),
+        .number(
+            "STPD_LOOPBACK_MAX_CONNECTIONS", flag: "--loopback-max-connections", \.loopbackMaxConnections,
+            range: 1...4096, unit: "connections",
+            summary: "connections the loopback listener holds at once; one more is closed unanswered"),
         .seconds(
             "STPD_REDIRECT_POLL_TIMEOUT", flag: "--redirect-poll-timeout", \.redirectPollTimeout, range: 1...300,
             summary: "how long a Source is polled after its redirect completes"),

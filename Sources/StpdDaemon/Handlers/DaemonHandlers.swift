@@ -45,7 +45,17 @@ enum DaemonHandlers {
                 stateDirectory: facts.stateDirectory,
                 connections: parts.activity.connections,
                 subscriptions: parts.subscriptions.count,
-                store: try await parts.store.status(), fleet: await parts.store.fleet?.status(log: parts.log))
+                store: try await parts.store.status(), fleet: await parts.store.fleet?.status(log: parts.log),
+                loopback: await loopbackStatus(parts))
         }
+    }
+
+    /// Answered while a fleet's database is down too: the waiting sessions are then as last counted.
+    private static func loopbackStatus(_ parts: Daemon.Parts) async -> DaemonStatus.LoopbackStatus? {
+        guard let server = parts.loopback else { return nil }
+        let port = await server.port
+        let lastCounted = await server.waiting
+        let counted = try? await parts.redirects.loopbackWaiting(instance: server.instance)
+        return .init(listening: port != nil, port: port, waiting: counted ?? lastCounted)
     }
 }

@@ -7,15 +7,19 @@ import StripeAPI
 enum IntentHandlers {
     static func register(
         into router: inout MethodRouter<CallContext>, handler: PaymentHandler, polls: IntentPollers,
-        cards: CardValidator
+        cards: CardValidator, returnURLs: ReturnURLs
     ) {
-        register(PaymentIntent.self, into: &router, handler: handler, polls: polls.paymentIntents, cards: cards)
-        register(SetupIntent.self, into: &router, handler: handler, polls: polls.setupIntents, cards: cards)
+        register(
+            PaymentIntent.self, into: &router, handler: handler, polls: polls.paymentIntents, cards: cards,
+            returnURLs: returnURLs)
+        register(
+            SetupIntent.self, into: &router, handler: handler, polls: polls.setupIntents, cards: cards,
+            returnURLs: returnURLs)
     }
 
     private static func register<Intent: StripeIntent>(
         _ type: Intent.Type, into router: inout MethodRouter<CallContext>, handler: PaymentHandler,
-        polls: IntentPolls<Intent>, cards: CardValidator
+        polls: IntentPolls<Intent>, cards: CardValidator, returnURLs: ReturnURLs
     ) {
         typealias K = Intent.Naming
         router.register(IntentRetrieve<K>.self) { params, _ in
@@ -24,17 +28,22 @@ enum IntentHandlers {
         }
         router.register(IntentConfirm<K>.self) { params, context in
             try cards.require(params.paymentMethod.card, at: "paymentMethod.card")
-            let confirm = try params.paymentMethod.confirmParams(
+            var confirm = try params.paymentMethod.confirmParams(
                 clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod",
                 setupIntent: Intent.kind == .setupIntent)
-            return answer(try await handler.confirm(Intent.self, confirm, for: context.caller, start: params.start))
+            return try await returnURLs.resolve(params.returnURL, for: context) {
+                confirm.returnURL = $0
+                return answer(try await handler.confirm(Intent.self, confirm, for: context.caller, start: params.start))
+            }
         }
         router.register(IntentHandleNextAction<K>.self) { params, context in
             try PaymentMethodInput.checkReturnURL(params.returnURL)
-            return answer(
-                try await handler.handleNextAction(
-                    Intent.self, clientSecret: params.clientSecret, returnURL: params.returnURL, for: context.caller,
-                    start: params.start))
+            return try await returnURLs.resolve(params.returnURL, for: context) {
+                answer(
+                    try await handler.handleNextAction(
+                        Intent.self, clientSecret: params.clientSecret, returnURL: $0, for: context.caller,
+                        start: params.start))
+            }
         }
         router.register(IntentVerifyMicrodeposits<K>.self) { params, context in
             let proof: VerifyMicrodepositsParams.Proof

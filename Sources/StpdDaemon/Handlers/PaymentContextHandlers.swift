@@ -47,7 +47,8 @@ enum PaymentContextHandlers {
                 id: params.context, for: context.caller, shippingMethod: params.shippingMethod)
         }
         router.register(PaymentContextRequestPayment.self) { params, context in
-            try await contexts.requestPayment(
+            try PaymentMethodInput.checkReturnURL(params.paymentIntent?.returnURL, parameter: "paymentIntent.returnURL")
+            return try await contexts.requestPayment(
                 id: params.context, for: context.caller,
                 paymentIntent: params.paymentIntent.map { ($0.clientSecret, $0.returnURL) })
         }

@@ -6,15 +6,30 @@ import StpdProtocol
 /// `source.*`.
 enum SourceHandlers {
     static func register(
-        into router: inout MethodRouter<CallContext>, sources: SourceService, cards: CardValidator,
-        merchantName: String?
+        into router: inout MethodRouter<CallContext>, sources: SourceService, redirects: RedirectSessions,
+        cards: CardValidator, merchantName: String?
     ) {
         router.register(SourceCreate.self) { params, context in
             try cards.require(params.params.card, at: "params.card")
             let name = MerchantName.resolve(
                 given: params.merchantName, configured: merchantName, caller: context.caller)
-            let form = try params.params.sourceParams(at: "params").formParams(merchantName: name)
-            let (view, secret) = try await sources.create(for: context.caller, params: form)
+            var constructed = try params.params.sourceParams(at: "params")
+            let returnURL = constructed.redirect?["return_url"]?.stringValue
+            try PaymentMethodInput.checkReturnURL(returnURL, parameter: "params.returnURL")
+            guard returnURL == PaymentMethodInput.returnURLLoopback else {
+                let (view, secret) = try await sources.create(
+                    for: context.caller, params: constructed.formParams(merchantName: name))
+                return SourceResult(source: view, clientSecret: secret)
+            }
+            guard let loopback = redirects.loopback else {
+                throw DomainError.disabled(setting: "loopback", detail: "this stpd serves no loopback return")
+            }
+            // The Source keeps its loopback return: its session is opened by a later redirect.create.
+            let issued = try await loopback.issue(appName: name)
+            defer { loopback.forget(issued) }
+            constructed.redirect?["return_url"] = .string(issued.url)
+            let (view, secret) = try await sources.create(
+                for: context.caller, params: constructed.formParams(merchantName: name), loopback: issued)
             return SourceResult(source: view, clientSecret: secret)
         }
         router.register(SourceRetrieve.self) { params, context in

@@ -40,9 +40,12 @@ public enum Daemon {
         let stripe = StripeSetup(configuration: configuration, logger: logger, metrics: metrics)
         let activity = Activity()
         let background = BackgroundWork(began: activity.hold, ended: activity.release)
+        let loopback = LoopbackServer(
+            configuration: .init(configuration), instance: configuration.instanceName(socketPath: listener.socket.path),
+            activity: activity, logger: logger)
         let parts = Parts(
             configuration: configuration, log: log, store: opened, stripe: stripe, activity: activity,
-            background: background, logger: logger, metrics: metrics)
+            background: background, logger: logger, metrics: metrics, loopback: loopback)
         let readiness = Readiness(
             socketPath: listener.socket.path, activation: listener.activation, storeReady: opened.fleet == nil,
             logger: logger)
@@ -82,6 +85,7 @@ public enum Daemon {
         }
         services += [
             .init(service: GrowthPrune(log: log, logger: logger)), .init(service: BackgroundService(work: background)),
+            .init(service: loopback),
         ]
         if listener.activation == .socket, let timeout = configuration.idleTimeout {
             services.append(
@@ -150,6 +154,8 @@ public enum Daemon {
         var intents: IntentPollers
         var redirects: RedirectSessions
         var contexts: PaymentContexts
+        /// The loopback return's listener (nil in tests that run none).
+        var loopback: LoopbackServer?
         var cards = CardValidator()
         var metrics: StpdMetrics
         /// The background work that runs once in a fleet (all of it, with SQLite).
@@ -159,9 +165,11 @@ public enum Daemon {
 
         init(
             configuration: DaemonConfiguration, log: EventLog, store: OpenedStore, stripe: StripeSetup,
-            activity: Activity, background: BackgroundWork, logger: Logger, metrics: StpdMetrics = StpdMetrics()
+            activity: Activity, background: BackgroundWork, logger: Logger, metrics: StpdMetrics = StpdMetrics(),
+            loopback: LoopbackServer? = nil
         ) {
             self.activity = activity
+            self.loopback = loopback
             self.metrics = metrics
             self.log = log
             self.store = store
@@ -189,7 +197,10 @@ public enum Daemon {
             redirects = RedirectSessions(
                 api: payments, sources: sources, intents: intents,
                 opener: configuration.urlOpener.map(CommandURLOpener.init), log: log, background: background,
-                followUpTimeout: configuration.redirectPollTimeout, work: work, reportSetAside: setAside)
+                followUpTimeout: configuration.redirectPollTimeout, work: work,
+                loopback: loopback.map { LoopbackReturns(listener: $0, instance: $0.instance) },
+                reportSetAside: setAside)
+            loopback?.attach(redirects)
             sources.follow(with: redirects)
             intents.follow(with: redirects)
             contexts = PaymentContexts(
@@ -217,13 +228,15 @@ public enum Daemon {
         CustomerHandlers.register(into: &router, sessions: parts.customers)
         AppRequestHandlers.register(into: &router, broker: parts.broker)
         SourceHandlers.register(
-            into: &router, sources: parts.sources, cards: parts.cards, merchantName: configuration.merchantName)
+            into: &router, sources: parts.sources, redirects: parts.redirects, cards: parts.cards,
+            merchantName: configuration.merchantName)
         RedirectHandlers.register(into: &router, redirects: parts.redirects)
         AppHandlers.register(
             into: &router, sources: parts.sources, redirects: parts.redirects, customers: parts.customers)
         IntentHandlers.register(
             into: &router, handler: PaymentHandler(api: parts.payments, redirects: parts.redirects),
-            polls: parts.intents, cards: parts.cards)
+            polls: parts.intents, cards: parts.cards,
+            returnURLs: ReturnURLs(redirects: parts.redirects, merchantName: configuration.merchantName))
         PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
         CardHandlers.register(into: &router, cards: parts.cards)
         return router

@@ -415,6 +415,9 @@ class DaemonStatus(TypedDict):
     connections: int
     #: Only when the daemon shares a PostgreSQL database with others (STPD_DATABASE_URL)
     fleet: NotRequired[DaemonStatusFleet]
+    #: The loopback return (returnURL "loopback"): up only while a session waits, and for
+    #: STPD_LOOPBACK_GRACE after
+    loopback: NotRequired[DaemonStatusLoopback]
     #: Process id
     pid: int
     #: Path of the listening socket
@@ -455,6 +458,19 @@ class DaemonStatusFleet(TypedDict):
     leases: list[str]
     #: How many times the database was reached again after it was down
     reconnects: int
+
+
+class DaemonStatusLoopback(TypedDict):
+    """The loopback return (returnURL "loopback"): up only while a session waits, and for
+    STPD_LOOPBACK_GRACE after
+    """
+
+    #: Whether the loopback return's listener is up on 127.0.0.1
+    listening: bool
+    #: The port new loopback returns name, while it listens
+    port: NotRequired[int]
+    #: Loopback sessions waiting for their customer on this daemon
+    waiting: int
 
 
 class DaemonStatusStore(TypedDict):
@@ -1010,7 +1026,10 @@ class PaymentContextRequestPaymentParamsPaymentIntent(TypedDict):
 
     #: The PaymentIntent's client secret (never shown back)
     clientSecret: str
-    #: Return URL for a 3-D Secure or bank redirect
+    #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
+    #: scheme), or "loopback" for stpd's own return on 127.0.0.1
+    #: (http://127.0.0.1:PORT/return/TOKEN), which needs no URL scheme; Stripe answers 3-D Secure
+    #: with a redirect only when it is given
     returnURL: NotRequired[str]
 
 
@@ -1164,8 +1183,10 @@ class PaymentIntentConfirmParams(TypedDict):
     #: Exactly one of id or a new payment method, a member per type; each type's description names
     #: the billingDetails Stripe requires for it
     paymentMethod: PaymentIntentConfirmParamsPaymentMethod
-    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe
-    #: answers 3-D Secure with a redirect only when it is given
+    #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
+    #: scheme), or "loopback" for stpd's own return on 127.0.0.1
+    #: (http://127.0.0.1:PORT/return/TOKEN), which needs no URL scheme; Stripe answers 3-D Secure
+    #: with a redirect only when it is given
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[PaymentIntentConfirmParamsStart]
@@ -1643,8 +1664,10 @@ class PaymentIntentHandleNextActionParams(TypedDict):
 
     #: The PaymentIntent's client secret (never shown back)
     clientSecret: str
-    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe
-    #: answers 3-D Secure with a redirect only when it is given
+    #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
+    #: scheme), or "loopback" for stpd's own return on 127.0.0.1
+    #: (http://127.0.0.1:PORT/return/TOKEN), which needs no URL scheme; Stripe answers 3-D Secure
+    #: with a redirect only when it is given
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[PaymentIntentHandleNextActionParamsStart]
@@ -1875,8 +1898,10 @@ class SetupIntentConfirmParams(TypedDict):
     #: Exactly one of id or a new payment method, a member per type; each type's description names
     #: the billingDetails Stripe requires for it
     paymentMethod: SetupIntentConfirmParamsPaymentMethod
-    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe
-    #: answers 3-D Secure with a redirect only when it is given
+    #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
+    #: scheme), or "loopback" for stpd's own return on 127.0.0.1
+    #: (http://127.0.0.1:PORT/return/TOKEN), which needs no URL scheme; Stripe answers 3-D Secure
+    #: with a redirect only when it is given
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[SetupIntentConfirmParamsStart]
@@ -2354,8 +2379,10 @@ class SetupIntentHandleNextActionParams(TypedDict):
 
     #: The SetupIntent's client secret (never shown back)
     clientSecret: str
-    #: Where the bank or 3-D Secure page sends the customer back (your app's URL scheme); Stripe
-    #: answers 3-D Secure with a redirect only when it is given
+    #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
+    #: scheme), or "loopback" for stpd's own return on 127.0.0.1
+    #: (http://127.0.0.1:PORT/return/TOKEN), which needs no URL scheme; Stripe answers 3-D Secure
+    #: with a redirect only when it is given
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[SetupIntentHandleNextActionParamsStart]
@@ -2524,7 +2551,8 @@ class SourceCreateParamsParamsAlipay(TypedDict):
     appVersion: NotRequired[str]
     #: Three-letter ISO currency code, e.g. eur
     currency: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
 
 
@@ -2533,7 +2561,8 @@ class SourceCreateParamsParamsAlipayReusable(TypedDict):
 
     #: Three-letter ISO currency code, e.g. eur
     currency: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
 
 
@@ -2544,7 +2573,8 @@ class SourceCreateParamsParamsBancontact(TypedDict):
     amount: int
     #: The account holder's full name
     name: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
     #: Text on the customer's statement
     statementDescriptor: NotRequired[str]
@@ -2584,7 +2614,8 @@ class SourceCreateParamsParamsEps(TypedDict):
     amount: int
     #: The account holder's full name
     name: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
     #: Text on the customer's statement
     statementDescriptor: NotRequired[str]
@@ -2597,7 +2628,8 @@ class SourceCreateParamsParamsGiropay(TypedDict):
     amount: int
     #: The account holder's full name
     name: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
     #: Text on the customer's statement
     statementDescriptor: NotRequired[str]
@@ -2612,7 +2644,8 @@ class SourceCreateParamsParamsIdeal(TypedDict):
     bank: NotRequired[str]
     #: The account holder (sent only when non-empty)
     name: NotRequired[str]
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
     #: Text on the customer's statement
     statementDescriptor: NotRequired[str]
@@ -2638,7 +2671,8 @@ class SourceCreateParamsParamsKlarna(TypedDict):
     lastName: NotRequired[str]
     #: Where the customer buys (two-letter ISO code)
     purchaseCountry: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
 
 
@@ -2705,7 +2739,8 @@ class SourceCreateParamsParamsMultibanco(TypedDict):
     amount: int
     #: The customer's email
     email: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
 
 
@@ -2720,7 +2755,8 @@ class SourceCreateParamsParamsP24(TypedDict):
     email: str
     #: The account holder
     name: NotRequired[str]
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
 
 
@@ -2755,7 +2791,8 @@ class SourceCreateParamsParamsSofort(TypedDict):
     amount: int
     #: The country of the customer's bank (two-letter ISO code)
     country: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
     #: Text on the customer's statement
     statementDescriptor: NotRequired[str]
@@ -2770,7 +2807,8 @@ class SourceCreateParamsParamsThreeDSecure(TypedDict):
     card: str
     #: Three-letter ISO currency code, e.g. eur
     currency: str
-    #: Where the customer comes back to (the daemon adds redirect_merchant_name)
+    #: Where the customer comes back to: an absolute URL (your app's URL scheme), or "loopback" for
+    #: stpd's own return on 127.0.0.1 (the daemon adds redirect_merchant_name)
     returnURL: str
 
 
