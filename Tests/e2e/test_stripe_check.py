@@ -104,7 +104,8 @@ def test_only_stpds_requests_are_collected_and_each_finding_names_its_request(ty
     bad = {"method": "POST", "path": CONFIRM, "form": {"client_secret": "x"}, "auth": "secret",
            "idempotency_key": "stpd-1"}
     own = {**bad, "idempotency_key": f"{TEST_CALL_PREFIX}1"}
-    check.collect("test_x.py::test_y", [bad, own])
+    browser = {"method": "GET", "path": "/favicon.ico", "form": {}, "auth": "none"}
+    check.collect("test_x.py::test_y", [bad, own, browser])
     assert check.findings(types) == [f"POST {CONFIRM} (secret key, test_x.py::test_y): client_secret: unknown field"]
     assert RequestCheck().findings() == []
 
