@@ -3,13 +3,13 @@
 #   make test   build everything and run every test (Swift, then the Python end-to-end suite)
 # and the benchmarks (docs/performance.md):
 #   make bench        release build, then the whole suite: one table, JSON in bench/results/latest.json
-#   make bench-smoke  every case for a few seconds at tiny scales on make test's debug build (CI)
+#   make bench-smoke  every case for a few seconds at tiny scales on the release build make deb ships (CI)
 #   make bench-micro  the hot paths' micro-benchmarks (package-benchmark, bench/micro/)
 # the first minute and installing (README, Quick start; docs/installing.md):
 #   make demo         stpd against the bundled stripe-test-server: a 3-D Secure page and the loopback return, a payment context
 #   make deb          dist/stpd_<version>_amd64.deb (debhelper); scripts/check-deb checks it (CI)
 #   make install      PREFIX=/usr/local DESTDIR= : the same files without a package
-.PHONY: run test build swift-test py-test contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build install
+.PHONY: run test build e2e contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build release-build install
 
 run:
 	scripts/bootstrap
@@ -21,10 +21,16 @@ build:
 	swift build --build-tests
 
 # Both beside a throwaway PostgreSQL cluster (scripts/test-postgres), so the fleet's tests run too.
+# The end-to-end files run in parallel (pytest-xdist), then the few marked serial alone: scripts/e2e.
 test: build
 	scripts/bootstrap test
 	scripts/test-postgres swift test --skip-build
-	STPD_BIN_DIR=$$(swift build --show-bin-path) scripts/test-postgres .venv/bin/python -m pytest -q Tests/e2e
+	$(MAKE) --no-print-directory e2e
+
+# Only the Python end-to-end suite, on the debug build as it is; E2E_ARGS picks files or tests
+# (e.g. E2E_ARGS=Tests/e2e/test_sources.py), E2E_JOBS the number of workers.
+e2e:
+	STPD_BIN_DIR=$$(swift build --show-bin-path) scripts/test-postgres scripts/e2e $(E2E_ARGS)
 
 # Regenerates proto/stpd.openrpc.json from the method declarations (a test fails when it is stale),
 # then the clients' files generated from it.
@@ -83,9 +89,10 @@ bench-build:
 	$(RELEASE) --product stpd
 	$(RELEASE) --product stripe-test-server
 
-# On the debug binaries `make test` built; asserts only that every case runs and gives figures.
-bench-smoke:
-	$(BESIDE_POSTGRES) $(PYTHON) bench/run.py --smoke --bin-dir $$(swift build --show-bin-path) --out bench/results/smoke.json
+# On the release build that make deb packages (release-build: DEB_BUILD's stpd, and the Stripe
+# stand-in beside it); asserts only that every case runs and gives figures.
+bench-smoke: release-build
+	$(BESIDE_POSTGRES) $(PYTHON) bench/run.py --smoke --bin-dir $$($(DEB_BUILD) --show-bin-path) --out bench/results/smoke.json
 
 bench-micro:
 	scripts/bootstrap
@@ -111,6 +118,12 @@ deb-build:
 	$(DEB_BUILD) --product stpd
 	$(DEB_BUILD) --product stpctl
 	scripts/generate-manuals
+
+# The one release build CI makes: what make deb packages, and the stripe-test-server that
+# bench-smoke runs beside its stpd. .ci/run builds it while the tests run, so that make deb and
+# bench-smoke find it done.
+release-build: deb-build
+	$(DEB_BUILD) --product stripe-test-server
 
 deb:
 	scripts/bootstrap deb

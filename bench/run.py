@@ -9,8 +9,8 @@ figures as JSON.
 CASE is any of: ping, fanout, attack, scale, load, create, polls, fleet (default: all, in that order;
 fleet needs the PostgreSQL cluster of scripts/test-postgres, which `make bench` starts). DIR holds the
 stpd and stripe-test-server binaries (`make bench` builds release ones into .build-release;
-`make bench-smoke` uses the debug build of `make test`). The C programs (bench/*.c) are built
-with `cc` into .build-bench/. Progress goes to stderr; the table to stdout; the JSON to --out
+`make bench-smoke` uses the release build `make deb` packages, in .build-deb). The C programs
+(bench/*.c) are built with `cc` into .build-bench/. Progress goes to stderr; the table to stdout; the JSON to --out
 (default bench/results/latest.json). Standard library only. --table prints the table of an
 earlier run; with --doc it also replaces the table between the markers in that file (a run with
 --doc does the same with its own table).

@@ -342,6 +342,72 @@ def module_start_stpd(stpd_bin: Path, checker: ContractChecker) -> Callable[...,
     yield from _daemons(stpd_bin, checker)
 
 
+# -- running in parallel (pytest-xdist; docs/development.md, "The end-to-end suite in parallel") ---
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slowest", type=int, default=0, metavar="N",
+                     help="list the N test files and the N tests that took longest (setup, call and teardown "
+                          "added up), here and, with --slowest-to=PATH, at the end of PATH")
+    parser.addoption("--slowest-to", default=None, metavar="PATH", help="see --slowest")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "serial: the test stops or holds something every other test shares (the PostgreSQL "
+                   "cluster of scripts/test-postgres, a fixed path): a run with -n leaves it out and "
+                   "scripts/e2e runs it afterwards, alone (pytest -m serial)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A worker of a -n run: the serial tests are not for it (every worker collects the same set).
+    if not hasattr(config, "workerinput"):
+        return
+    serial = [item for item in items if item.get_closest_marker("serial")]
+    if serial:
+        config.hook.pytest_deselected(items=serial)
+        items[:] = [item for item in items if not item.get_closest_marker("serial")]
+
+
+_test_seconds: dict[str, float] = {}  # node id -> setup + call + teardown
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _test_seconds[report.nodeid] = _test_seconds.get(report.nodeid, 0.0) + report.duration
+
+
+def _report_slowest(terminalreporter, config: pytest.Config) -> None:
+    count = config.getoption("slowest")
+    if count <= 0 or not _test_seconds:
+        return
+    files: dict[str, list] = {}
+    for nodeid, seconds in _test_seconds.items():
+        entry = files.setdefault(nodeid.split("::", 1)[0], [0.0, 0])
+        entry[0] += seconds
+        entry[1] += 1
+    lines = [f"slowest {count} test files (their tests' seconds added up):"]
+    lines += [f"{seconds:8.1f}s {tests:4d} tests  {path}"
+              for path, (seconds, tests) in sorted(files.items(), key=lambda kv: -kv[1][0])[:count]]
+    lines += [f"slowest {count} tests (setup + call + teardown):"]
+    lines += [f"{seconds:8.1f}s  {nodeid}"
+              for nodeid, seconds in sorted(_test_seconds.items(), key=lambda kv: -kv[1])[:count]]
+    terminalreporter.section("slowest")
+    for line in lines:
+        terminalreporter.line(line)
+    if config.getoption("slowest_to"):
+        with open(config.getoption("slowest_to"), "a") as out:
+            out.write("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """The PostgreSQL cluster of scripts/test-postgres (fleet.Postgres), shared by every test of
+    the run: tests make databases of their own in it and never stop it. A module whose tests stop
+    their cluster overrides this fixture with one of its own (test_fleet_faults.py)."""
+    from fleet import Postgres
+
+    return Postgres()
+
+
 # -- Stripe stand-ins (see stripe_servers.py) ----------------------------------------------------
 
 # Every request stpd sent to a stripe-test-server this session, checked against the stripe
@@ -377,16 +443,27 @@ def module_stripe_test_server(bin_dir: Path, tmp_path_factory: pytest.TempPathFa
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    # Under pytest-xdist each worker checks the requests its own tests caused and hands the
+    # findings to the controller (pytest_testnodedown), whose exit status is the run's.
     _stripe_findings.extend(_stripe_requests.findings())
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["stripe_findings"] = list(_stripe_findings)
     if _stripe_findings:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def pytest_terminal_summary(terminalreporter) -> None:
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a worker finished (or died)
+def pytest_testnodedown(node, error) -> None:
+    _stripe_findings.extend(getattr(node, "workeroutput", {}).get("stripe_findings", []))
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     if _stripe_findings:
         terminalreporter.section("requests stpd sent that Stripe's API types refuse (stripe_check.py)", red=True)
         for finding in _stripe_findings:
             terminalreporter.line(finding)
+    _report_slowest(terminalreporter, config)
 
 
 @pytest.fixture

@@ -1,10 +1,12 @@
 """Helpers for the fleet's end-to-end tests (test_fleet.py, test_fleet_faults.py).
 
-- ``database_url``: a fresh database on the scripts/test-postgres cluster, dropped afterwards;
+- ``database_url``: a fresh database on the test's cluster (``postgres_cluster``: the one of
+  scripts/test-postgres, shared by the whole run), dropped afterwards;
 - ``instance``: an stpd of the fleet, with the fleet's state key (a systemd credential, as every
   instance of a fleet must get the same one) and short leases;
-- ``Postgres``: stops the cluster (``pg_ctl -m immediate``, a crash as the server sees it) and
-  starts it again, for the fault tests;
+- ``Postgres``: stops a cluster (``pg_ctl -m immediate``, a crash as the server sees it) and
+  starts it again, for the fault tests, which hold a cluster of their own (``private_cluster``):
+  stopping the shared one would fail every other test using it at that moment (xdist);
 - ``Load``: threads calling stpd in a loop, each call's start, end and outcome recorded.
 """
 
@@ -22,6 +24,7 @@ from typing import Any, Callable
 
 import pytest
 
+from conftest import REPO_ROOT
 from flows import stpd_for
 from rpc import RpcError
 
@@ -39,14 +42,14 @@ def psql(url: str, sql: str) -> str:
 
 
 @pytest.fixture
-def database_url():
-    """A fresh database on the test cluster, as a URL stpd takes; dropped at teardown."""
+def database_url(postgres_cluster):
+    """A fresh database on the test's cluster, as a URL stpd takes; dropped at teardown."""
     name = "fleet_" + uuid.uuid4().hex[:12]
-    psql(CLUSTER, f"CREATE DATABASE {name}")
-    parts = urllib.parse.urlsplit(CLUSTER)
+    psql(postgres_cluster.url, f"CREATE DATABASE {name}")
+    parts = urllib.parse.urlsplit(postgres_cluster.url)
     yield urllib.parse.urlunsplit(parts._replace(path="/" + name))
-    Postgres().ensure_running()
-    psql(CLUSTER, f"DROP DATABASE {name} WITH (FORCE)")
+    postgres_cluster.ensure_running()
+    psql(postgres_cluster.url, f"DROP DATABASE {name} WITH (FORCE)")
 
 
 def credentials(directory: Path, key: str = STATE_KEY) -> Path:
@@ -79,13 +82,13 @@ def _stripe(server) -> dict:
 
 
 class Postgres:
-    """The scripts/test-postgres cluster, stopped and started as its owner."""
+    """A cluster of scripts/test-postgres (as its three STPD_TEST_* variables describe it), stopped
+    and started as its owner."""
 
-    def __init__(self):
-        self.ctl = shlex.split(os.environ.get("STPD_TEST_PG_CTL", ""))
-        self.options = os.environ.get("STPD_TEST_PG_OPTIONS", "")
-        if not self.ctl:
-            pytest.skip("the cluster cannot be stopped here (STPD_TEST_PG_CTL is not set)")
+    def __init__(self, variables: dict[str, str] = os.environ):
+        self.url = variables.get("STPD_TEST_DATABASE_URL", "")
+        self.ctl = shlex.split(variables.get("STPD_TEST_PG_CTL", ""))
+        self.options = variables.get("STPD_TEST_PG_OPTIONS", "")
 
     def stop(self) -> None:
         """As a crash: the server's processes are killed, every connection is cut."""
@@ -95,8 +98,36 @@ class Postgres:
         subprocess.run(self.ctl + ["-w", "-o", self.options, "start"], check=True, capture_output=True, timeout=120)
 
     def ensure_running(self) -> None:
-        if subprocess.run(self.ctl + ["status"], capture_output=True, timeout=60).returncode != 0:
+        if self.ctl and subprocess.run(self.ctl + ["status"], capture_output=True, timeout=60).returncode != 0:
             self.start()
+
+
+def private_cluster(directory: Path):
+    """Yields a Postgres of a throwaway cluster of its own: scripts/test-postgres --hold, which
+    removes it once this closes its standard input (or this process dies)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    variables = directory / "cluster.env"
+    log = open(directory / "test-postgres.log", "wb")
+    holder = subprocess.Popen([str(REPO_ROOT / "scripts" / "test-postgres"), "--hold", str(variables)],
+                              stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while not variables.exists():
+            if holder.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"scripts/test-postgres --hold did not start a cluster (exit {holder.poll()}):\n"
+                                     f"{(directory / 'test-postgres.log').read_text(errors='replace')}")
+            time.sleep(0.05)
+        yield Postgres(dict(line.split("=", 1) for line in variables.read_text().splitlines()))
+    finally:
+        holder.stdin.close()
+        try:
+            holder.wait(60)
+        except subprocess.TimeoutExpired:
+            holder.kill()
+            holder.wait()
+            raise AssertionError("scripts/test-postgres --hold did not stop its cluster within 60 s")
+        finally:
+            log.close()
 
 
 class Call:

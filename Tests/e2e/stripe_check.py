@@ -192,9 +192,11 @@ class RequestCheck:
         self.requests: list[tuple[str, dict]] = []
 
     def collect(self, test: str, requests: list[dict]) -> None:
-        """Keeps stpd's requests, not the tests' own (``StripeLike.api`` marks those)."""
+        """Keeps stpd's requests to the API, not the tests' own (``StripeLike.api`` marks those)
+        nor a browser's on the stand-in's bank pages (its ``/favicon.ico``)."""
         for request in requests:
-            if not (request.get("idempotency_key") or "").startswith(TEST_CALL_PREFIX):
+            if not (request.get("idempotency_key") or "").startswith(TEST_CALL_PREFIX) \
+                    and request.get("path", "").startswith(("/v1/", "/v2/")):
                 self.requests.append((test, request))
 
     def findings(self, types: StripeTypes | None = None) -> list[str]:

@@ -8,12 +8,26 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from conftest import REPO_ROOT, clean_environment
 
 DEMO_TIMEOUT = 300
+
+
+@pytest.fixture
+def tmp_path():
+    """A short directory of the test's own: Chromium's singleton socket goes under $TMPDIR, and
+    pytest's tmp_path under an xdist worker (.../popen-gw3/test_demo_runs_to_the_end0/) makes
+    that socket's path longer than a Unix socket's 108 bytes."""
+    directory = Path(tempfile.mkdtemp(prefix="stpd-demo-test."))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def test_demo_runs_to_the_end(bin_dir: Path, tmp_path: Path):

@@ -1,6 +1,7 @@
-"""The fleet under faults (issue 20; docs/fleet.md, "Faults"), against the scripts/test-postgres
-cluster, which these tests stop and start (`pg_ctl -m immediate`: a crash as the server sees it)
-and whose backends they terminate.
+"""The fleet under faults (issue 20; docs/fleet.md, "Faults"), against a PostgreSQL cluster of
+this module's own (scripts/test-postgres --hold), which these tests stop and start (`pg_ctl -m
+immediate`: a crash as the server sees it) and whose backends they terminate: the run's shared
+cluster stays up for the tests running beside these (pytest-xdist).
 
 - a database restart under load from two instances: every call answered within the bound,
   nothing acknowledged lost, seq gap-free, both instances serving again without a restart;
@@ -21,8 +22,8 @@ import pytest
 import stpd
 
 from contexts import open_session, saved_card
-from fleet import (CLUSTER, LEASE_SECONDS, Load, Postgres, database_url,  # noqa: F401 (a fixture)
-                   instance, needs_cluster, pair, psql, seen_or_wait, wait_until)
+from fleet import (LEASE_SECONDS, Load, database_url,  # noqa: F401 (a fixture)
+                   instance, needs_cluster, pair, private_cluster, psql, seen_or_wait, wait_until)
 from flows import Events, bank_page, create_source, rpc_error, sofort
 from stripe_servers import http_request
 
@@ -36,6 +37,12 @@ RETURN_URL = "myapp://stripe-redirect/fleet?order=1"
 BOUND = 5.0
 HANG = BOUND + 10.0
 TAKEOVER = 8 * LEASE_SECONDS + 10
+
+
+@pytest.fixture(scope="module")
+def postgres_cluster(tmp_path_factory):
+    """This module's own cluster (it overrides conftest's shared one): its tests stop it."""
+    yield from private_cluster(tmp_path_factory.mktemp("postgres"))
 
 
 def log_of(client, since: int = 0) -> list[dict]:
@@ -54,10 +61,10 @@ def assert_gap_free(events: list[dict]) -> None:
     assert seqs == list(range(1, len(seqs) + 1)), f"seq has gaps or repeats: {seqs[:20]}..."
 
 
-def test_a_database_restart_under_load(start_stpd, tmp_path, stripe_test_server, database_url):
+def test_a_database_restart_under_load(start_stpd, tmp_path, stripe_test_server, database_url, postgres_cluster):
     server = stripe_test_server
     a, b = pair(start_stpd, tmp_path, server, database_url)
-    postgres = Postgres()
+    postgres = postgres_cluster
 
     def create(client, n):
         return client.call("source.create", {"params": sofort(RETURN_URL, amount=100 + n % 900)})["source"]["id"]
@@ -98,13 +105,13 @@ def test_a_database_restart_under_load(start_stpd, tmp_path, stripe_test_server,
 
 
 def test_a_database_down_at_start_answers_1010_until_it_can_serve(start_stpd, tmp_path, stripe_test_server,
-                                                                   database_url):
+                                                                   database_url, postgres_cluster):
     """While it waits for the database the instance serves: whatever needs the database answers
     1010 at once, daemon.status says the database is down, systemd hears why (STATUS=) and has its
     start timeout extended; READY=1 comes once the database answered and the work resumed."""
     paynow = stripe_test_server.api("POST", "/v1/payment_intents",
                                     {"amount": 1000, "currency": "sgd", "payment_method_types": ["paynow"]})
-    postgres = Postgres()
+    postgres = postgres_cluster
     postgres.stop()
     try:
         a = instance(start_stpd, tmp_path / "a", stripe_test_server, database_url, "a", wait_ready=False)
@@ -132,7 +139,8 @@ def test_a_database_down_at_start_answers_1010_until_it_can_serve(start_stpd, tm
     assert a.client().call("daemon.status")["fleet"]["databaseUp"] is True
 
 
-def test_backends_terminated_mid_transaction_lose_nothing(start_stpd, tmp_path, stripe_test_server, database_url):
+def test_backends_terminated_mid_transaction_lose_nothing(start_stpd, tmp_path, stripe_test_server, database_url,
+                                                         postgres_cluster):
     a = instance(start_stpd, tmp_path / "a", stripe_test_server, database_url, "a", "--debug-methods")
     database = database_url.rsplit("/", 1)[1].split("?")[0]
 
@@ -143,7 +151,7 @@ def test_backends_terminated_mid_transaction_lose_nothing(start_stpd, tmp_path, 
     load = Load([a], emit, workers=6, count=2000)
     for _ in range(15):
         wait_until(lambda: load.answered(0) > 0, 60, "calls")
-        psql(CLUSTER, f"SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        psql(postgres_cluster.url, f"SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
              f"WHERE datname = '{database}' AND pid <> pg_backend_pid()")
         time.sleep(0.2)
     terminated = time.monotonic()
@@ -160,9 +168,9 @@ def test_backends_terminated_mid_transaction_lose_nothing(start_stpd, tmp_path, 
 
 
 def test_sigterm_with_calls_waiting_on_a_dead_database_stops_at_once(start_stpd, tmp_path, stripe_test_server,
-                                                                      database_url):
+                                                                      database_url, postgres_cluster):
     a = instance(start_stpd, tmp_path / "a", stripe_test_server, database_url, "a")
-    postgres = Postgres()
+    postgres = postgres_cluster
     load = Load([a], lambda client, n: client.call("source.list", {}), workers=4, count=10_000)
     wait_until(lambda: load.answered(0) > 4, 60, "calls")
     postgres.stop()

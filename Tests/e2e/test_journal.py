@@ -15,6 +15,9 @@ import pytest
 
 JOURNAL_SOCKET = Path("/run/systemd/journal/socket")
 
+# The journal's socket is one fixed path, and a user manager of another test would log to it.
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture
 def fake_journald():

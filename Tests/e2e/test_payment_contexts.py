@@ -239,6 +239,8 @@ def test_the_apps_own_payment_summary_items(start_stpd, tmp_path, stripe_test_se
     assert error.code == INVALID_PARAMS, error
 
 
+# Serial: the calling app is this process, which is `python -m pytest` only outside an xdist worker.
+@pytest.mark.serial
 def test_company_name_defaults_to_the_calling_apps_name(start_stpd, tmp_path, stripe_test_server):
     """companyName follows the rule of Sources' redirect_merchant_name: the configuration's, else
     STPD_MERCHANT_NAME, else the calling app's name (this test runs in `python -m pytest`)."""

@@ -819,6 +819,8 @@ def test_urls_that_did_not_parse_before_ios_17_open_no_session(start_stpd, tmp_p
     assert server.requests(path="/v1/sources") == []
 
 
+# Serial: the calling app is this process, which is `python -m pytest` only outside an xdist worker.
+@pytest.mark.serial
 def test_merchant_name_defaults_to_the_calling_apps_name_never_its_interpreters(start_stpd, tmp_path,
                                                                                 stripe_test_server):
     """The SDK names the merchant by the app's display name; stpd's default is the calling app's name

@@ -3,6 +3,11 @@ refuse is caught and named, what the allow-list covers passes, and only stpd's r
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from stripe_check import RequestCheck, StripeTypes
@@ -99,7 +104,8 @@ def test_only_stpds_requests_are_collected_and_each_finding_names_its_request(ty
     bad = {"method": "POST", "path": CONFIRM, "form": {"client_secret": "x"}, "auth": "secret",
            "idempotency_key": "stpd-1"}
     own = {**bad, "idempotency_key": f"{TEST_CALL_PREFIX}1"}
-    check.collect("test_x.py::test_y", [bad, own])
+    browser = {"method": "GET", "path": "/favicon.ico", "form": {}, "auth": "none"}
+    check.collect("test_x.py::test_y", [bad, own, browser])
     assert check.findings(types) == [f"POST {CONFIRM} (secret key, test_x.py::test_y): client_secret: unknown field"]
     assert RequestCheck().findings() == []
 
@@ -111,3 +117,32 @@ def _pm_types(types: StripeTypes) -> list[str]:
     data = typing.get_args(types.hints(params)["payment_method_data"])[0]
     union = typing.get_args(types.hints(data)["type"])
     return list(typing.get_args(union[0]))
+
+
+NESTED = '''
+from conftest import _stripe_requests
+
+def test_a_request_stripe_refuses():
+    _stripe_requests.collect("nested::bad", [{"method": "POST", "path": "/v1/payment_intents/pi_1/confirm",
+                                             "form": {"colour": "red"}, "auth": "secret", "idempotency_key": "k1"}])
+
+def test_a_good_request():
+    _stripe_requests.collect("nested::good", [{"method": "GET", "path": "/v1/payment_intents/pi_1", "form": {},
+                                              "auth": "secret", "idempotency_key": "k2"}])
+'''
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_refused_request_fails_the_run_with_or_without_xdist(tmp_path, workers):
+    """The check runs at the session's end: in each xdist worker, whose findings the controller
+    collects, so a refused request fails the run however many workers ran the tests."""
+    (tmp_path / "test_nested.py").write_text(NESTED)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).parent),
+                                                                    os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
+                           *workers, "test_nested.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 passed" in done.stdout, done.stdout
+    assert "POST /v1/payment_intents/pi_1/confirm (secret key, nested::bad): colour: unknown field" in done.stdout
+    assert "nested::good" not in done.stdout, done.stdout

@@ -70,6 +70,14 @@ class UserManager:
         self.state = root / "state"
         self.unit_dir = self.config / "systemd" / "user"
         self.marker = f"STPD_HARNESS_USER_MANAGER={root}"
+        # Every service the test starts goes in a slice of this manager's own (harness_dropin).
+        # Where the user manager cannot have a delegated cgroup (a container), each manager puts
+        # stpd.service in the same /app.slice/stpd.service cgroup, and one manager stopping its
+        # service would SIGTERM every other manager's stpd with it (two test runs at once on one
+        # machine, or two xdist workers). Only those services: systemd-exit.service, which
+        # `systemctl --user exit` starts, must stay in -.slice, or its shutdown.target stops the
+        # slice it is in and the manager refuses to exit.
+        self.slice = f"harness{uuid.uuid4().hex}.slice"
         self.log_path = root / "manager.log"
         self.env = clean_environment(
             XDG_RUNTIME_DIR=str(self.runtime), XDG_CONFIG_HOME=str(self.config),
@@ -84,13 +92,6 @@ class UserManager:
         self.unit_dir.mkdir(parents=True)
         # An empty target as the default unit: nothing from /usr/lib/systemd/user starts.
         (self.unit_dir / "harness.target").write_text("[Unit]\nDescription=stpd test harness\n")
-        # Every service in a slice of this manager's own. Where the user manager cannot have a
-        # delegated cgroup (a container), each manager puts stpd.service in the same
-        # /app.slice/stpd.service cgroup, and one manager stopping its service would SIGTERM
-        # every other manager's stpd with it (two test runs at once on one machine).
-        (self.unit_dir / "service.d").mkdir()
-        (self.unit_dir / "service.d" / "harness-slice.conf").write_text(
-            f"[Service]\nSlice=harness{uuid.uuid4().hex}.slice\n")
         notify_path = self.root / "manager-notify.sock"
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
         notify.bind(str(notify_path))
@@ -125,6 +126,14 @@ class UserManager:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def harness_dropin(self, unit: str = "stpd.service") -> None:
+        """UNIT in this manager's slice, its output kept for failure reports (no journald here)."""
+        dropin = self.unit_dir / f"{unit}.d"
+        dropin.mkdir(exist_ok=True)
+        (dropin / "harness.conf").write_text(
+            f"[Service]\nSlice={self.slice}\nStandardOutput=append:{self.root / 'stpd-service.log'}\n"
+            f"StandardError=inherit\n")
+
     def systemctl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         done = subprocess.run(["systemctl", "--user", "--no-pager", *args], env=self.env,
                               capture_output=True, text=True, timeout=TIMEOUT)
@@ -157,15 +166,20 @@ class UserManager:
                 f"--- stpd output:\n{service_log.read_text(errors='replace') if service_log.exists() else ''}"
                 f"--- manager log:\n{self.log()}")
 
-    def stop(self) -> list[int]:
-        """Stops the manager and everything it started; returns pids that had to be killed."""
+    def stop(self) -> list[str]:
+        """Stops the manager and everything it started; returns what went wrong: the manager
+        refusing `systemctl --user exit`, processes that had to be killed."""
         if self.proc is None:
             return []
+        problems = []
         if self.proc.poll() is None:
-            subprocess.run(["systemctl", "--user", "exit"], env=self.env, capture_output=True, timeout=TIMEOUT)
+            done = subprocess.run(["systemctl", "--user", "exit"], env=self.env, capture_output=True, text=True,
+                                  timeout=TIMEOUT)
             try:
                 self.proc.wait(TIMEOUT)
             except subprocess.TimeoutExpired:
+                problems.append(f"the user manager did not exit on `systemctl --user exit` within {TIMEOUT} s "
+                                f"(exit {done.returncode}: {done.stderr.strip()}); killed it")
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
         leftovers = processes_with(self.marker)
@@ -174,7 +188,9 @@ class UserManager:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        return leftovers
+        if leftovers:
+            problems.append(f"processes left running after the user manager stopped: {leftovers}")
+        return problems
 
 
 def require_systemd() -> None:
@@ -186,7 +202,7 @@ def require_systemd() -> None:
     marker_dir = Path("/run/systemd/system")
     if not marker_dir.is_dir():
         try:
-            marker_dir.mkdir(parents=True)
+            marker_dir.mkdir(parents=True, exist_ok=True)  # exist_ok: another xdist worker may be first
         except PermissionError:
             pytest.skip(f"{marker_dir} is missing and cannot be created without root")
 
@@ -199,8 +215,8 @@ def user_manager(tmp_path):
         manager.start()
         yield manager
     finally:
-        leftovers = manager.stop()
-        assert not leftovers, f"processes left running after the user manager stopped: {leftovers}"
+        problems = manager.stop()
+        assert not problems, problems
 
 
 def install_user_units(manager: UserManager, stpd_bin: Path, *extra_args: str) -> None:
@@ -211,11 +227,7 @@ def install_user_units(manager: UserManager, stpd_bin: Path, *extra_args: str) -
             text, count = re.subn(r"(?m)^ExecStart=.*$", f"ExecStart={command}", text)
             assert count == 1, "systemd/user/stpd.service.in should have exactly one ExecStart="
         (manager.unit_dir / name).write_text(text)
-    # Keep stpd's output for failure reports (there is no journald here).
-    dropin = manager.unit_dir / "stpd.service.d"
-    dropin.mkdir()
-    (dropin / "harness.conf").write_text(
-        f"[Service]\nStandardOutput=append:{manager.root / 'stpd-service.log'}\nStandardError=inherit\n")
+    manager.harness_dropin()
     manager.systemctl("daemon-reload")
 
 
@@ -244,6 +256,7 @@ def test_socket_activation_with_the_user_units(user_manager, stpd_bin, checker):
     props = manager.wait_for("stpd.service", "ActiveState", "active")
     assert props["SubState"] == "running"
     assert manager.show("stpd.service", "Type")["Type"] == "notify"
+    assert manager.show("stpd.service", "Slice")["Slice"] == manager.slice  # see UserManager.slice
     assert first["activation"] == "socket"
     assert first["socketPath"] == str(socket_path)
     assert first["pid"] == int(props["MainPID"])
@@ -331,9 +344,9 @@ def sandbox_manager():
         manager.start()
         yield manager
     finally:
-        leftovers = manager.stop()
+        problems = manager.stop()
         shutil.rmtree(root, ignore_errors=True)
-        assert not leftovers, f"processes left running after the user manager stopped: {leftovers}"
+        assert not problems, problems
 
 
 def unusable_here(manager: UserManager, settings: list[str]) -> list[str]:
@@ -342,7 +355,8 @@ def unusable_here(manager: UserManager, settings: list[str]) -> list[str]:
     probes = {}
     for index, setting in enumerate(settings):
         name = f"probe{index}.service"
-        (manager.unit_dir / name).write_text(f"[Service]\nType=oneshot\nExecStart=/bin/true\n{setting}\n")
+        (manager.unit_dir / name).write_text(
+            f"[Service]\nType=oneshot\nExecStart=/bin/true\nSlice={manager.slice}\n{setting}\n")
         probes[name] = setting
     manager.systemctl("daemon-reload")
     failing = []
@@ -381,10 +395,7 @@ def test_system_unit_sandbox_runs_stpd(sandbox_manager, stpd_bin, checker):
     socket_unit = re.sub(r"(?m)^ListenStream=.*$", f"ListenStream={socket_path}", socket_unit)
     socket_unit = "\n".join(l for l in socket_unit.splitlines() if not l.startswith(NOT_IN_A_USER_MANAGER))
     (manager.unit_dir / "stpd.socket").write_text(socket_unit + "\n")
-    dropin = manager.unit_dir / "stpd.service.d"
-    dropin.mkdir()
-    (dropin / "harness.conf").write_text(
-        f"[Service]\nStandardOutput=append:{manager.root / 'stpd-service.log'}\nStandardError=inherit\n")
+    manager.harness_dropin()
     manager.systemctl("daemon-reload")
     manager.systemctl("start", "stpd.socket")
     assert stat.S_IMODE(os.stat(socket_path).st_mode) == 0o660
