@@ -1,7 +1,7 @@
 """Abuse of the wire (issue 11): batches, floods of connections, idle and slow senders, fuzzed
 frames, inexact JSON, work left behind by closed connections. Each test starts its own stpd and
-checks that it survives, that another client's `daemon.ping` is still answered (p99 within a
-generous bound: CI machines are noisy; the figures are printed), that its RSS stays under
+checks that it survives, that another client's `daemon.ping` is still answered (each within 10 s;
+its latency is printed, never asserted: the bench's abuse cases measure it), that its RSS stays under
 256 MiB, and that memory goes back near its baseline after the abuse stops.
 
 The fuzz test sends 100,000 frames over 8 connections in CI; STPD_FUZZ_FRAMES and
@@ -31,7 +31,6 @@ MIB = 1 << 20
 RSS_BOUND = 256 * MIB
 # After the abuse: the allocator may keep some, but not the abuse's worth.
 RSS_SETTLED_SLACK = 48 * MIB
-PING_P99_BOUND = 1.0  # seconds: 100x the 10 ms target, for noisy CI machines
 PING = b'{"jsonrpc":"2.0","id":1,"method":"daemon.ping"}\n'
 SERVER_BUSY = -32000
 
@@ -144,14 +143,16 @@ class Watch:
         return figures, report["failures"]
 
     def check(self, name: str, baseline: int) -> dict:
-        """Stops watching, prints the figures and asserts the bounds."""
+        """Stops watching, prints the figures and asserts the bounds: every ping answered (each
+        within the pinger's 10 s timeout, so a daemon that stops serving fails) and memory. Latency
+        is printed, never asserted: it measures the machine as much as stpd (the benchmarks'
+        abuse cases measure it; docs/performance.md)."""
         figures, failures = self.stop()
         figures["baseline_rss_mib"] = round(baseline / MIB, 1)
         print(f"\n[abuse] {name}: {json.dumps(figures)}")
         assert not failures, failures[:5]
         assert self.daemon.proc.poll() is None, f"stpd died\n{self.daemon.log()[-4000:]}"
         assert figures["pings"] > 0
-        assert figures["p99_ms"] <= PING_P99_BOUND * 1000, figures
         assert self.peak_rss <= RSS_BOUND, figures
         return figures
 
