@@ -59,6 +59,9 @@ extension StripeTestState {
         var account: String?
         var amountFailures = 0
         var codeFailures = 0
+        /// A PaymentIntent with `confirmation_method: manual` whose 3-D Secure succeeded: it waits in
+        /// requires_confirmation, and the server's next confirmation charges it without asking again.
+        var authenticated = false
     }
 
     static let redirectTypes: Set<String> = [
@@ -283,7 +286,16 @@ extension StripeTestState {
         var message: String
         switch outcome {
         case .succeed:
-            if isSetup { succeedSetup(&object) } else { succeed(&object) }
+            if isSetup {
+                succeedSetup(&object)
+            } else if object["confirmation_method"]?.stringValue == "manual" {
+                // As Stripe does: authenticated, it waits for the server to confirm it again.
+                object["status"] = "requires_confirmation"
+                object["next_action"] = .null
+                pendingActions[id, default: PendingAction()].authenticated = true
+            } else {
+                succeed(&object)
+            }
             return
         case .process:
             object["status"] = "processing"

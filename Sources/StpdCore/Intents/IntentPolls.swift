@@ -93,11 +93,11 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     /// read, when there is one (an awaitCustomer poll's deadline comes from its next action).
     public func start(
         for caller: Caller, id: String, clientSecret: String, intent: Intent?, purpose: IntentPollPurpose,
-        redirect: String? = nil
+        entry: IntentEntry, redirect: String? = nil
     ) async throws -> IntentView {
         let stamp = now()
         let poll = Record.Poll(
-            id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose,
+            id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose, entry: entry,
             nextActionType: intent?.nextAction?.rawType,
             redirect: redirect, startedAt: stamp,
             deadline: purpose == .awaitCustomer ? IntentRules.deadline(awaiting: intent?.nextAction, from: stamp) : nil)
@@ -179,6 +179,7 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     /// delays it: the record is read, and the end written, again at the next turn.
     private func run(_ id: String, _ pollID: String) async {
         var memory = IntentRules.Memory()
+        var first = true
         while !Task.isCancelled {
             let current: Record?
             do { current = try await table.find(id) } catch {
@@ -186,6 +187,14 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
                 continue
             }
             guard let current, let poll = current.poll, poll.id == pollID, poll.status == .polling else { return }
+            // PaymentSheet shows the code for a few seconds before its first read.
+            let delay = IntentRules.startDelay(poll.purpose) - now().timeIntervalSince(poll.startedAt)
+            if first, delay > 0 {
+                first = false
+                guard await pause(seconds: delay) else { return }
+                continue
+            }
+            first = false
             var intent: Intent?
             var failure: (any Error)?
             do {
@@ -195,7 +204,8 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
             }
             if Task.isCancelled { return }
             let step = IntentRules.step(
-                purpose: poll.purpose, start: poll.startedAt, deadline: poll.deadline, read: intent,
+                purpose: poll.purpose, entry: poll.entry ?? .handleNextAction, start: poll.startedAt,
+                deadline: poll.deadline, read: intent,
                 permanent: failure.map(Self.isPermanent) ?? false, at: now(), memory: &memory)
             let ended: Bool
             switch step {

@@ -11,6 +11,9 @@ struct IntentRecord<Intent: StripeIntent>: DurableRecord {
         var id: String
         var status: IntentPollStatus
         var purpose: IntentPollPurpose
+        /// The entry point of the action it ends (`IntentRules.outcomeTable`); nil in a poll stored
+        /// before stpd kept it: read as handleNextAction's.
+        var entry: IntentEntry?
         var nextActionType: String?
         var redirect: String?
         var startedAt: Date

@@ -38,6 +38,9 @@ struct RedirectRecord: DurableRecord {
     /// The key its return URL is filed under (`ReturnURL.lookupKeys`), chosen when it starts.
     var returnKey: String?
     var followUpTimeout: Double
+    /// For an intent, the entry point of the action its follow-up ends (`IntentRules.outcomeTable`);
+    /// nil for a session of `redirect.create`, whose intent was confirmed elsewhere: handleNextAction's.
+    var entry: IntentEntry?
     var completion: Completion?
     var outcome: RedirectOutcome?
     var createdAt: Date

@@ -12,6 +12,8 @@ final class FakePaymentsAPI: PaymentsAPI {
         var sources: [String: JSONValue] = [:]
         var intents: [String: JSONValue] = [:]
         var polls = 0
+        /// Reads of each intent (`retrievePaymentIntent`).
+        var intentReads: [String: Int] = [:]
         var created: [[String: JSONValue]] = []
     }
 
@@ -84,6 +86,8 @@ final class FakePaymentsAPI: PaymentsAPI {
         }
     }
 
+    func retrievals(of id: String) -> Int { state.withLock { $0.intentReads[id] ?? 0 } }
+
     func setIntentStatus(_ id: String, _ status: String) {
         state.withLock { s in
             if case .object(var intent)? = s.intents[id] {
@@ -118,6 +122,7 @@ final class FakePaymentsAPI: PaymentsAPI {
 
     func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent {
         let id = clientSecret.components(separatedBy: "_secret_")[0]
+        state.withLock { $0.intentReads[id, default: 0] += 1 }
         guard let json = state.withLock({ $0.intents[id] }) else {
             throw StripeError(kind: .invalidRequest, message: "No such payment_intent: \(id)", httpStatus: 404)
         }
