@@ -97,6 +97,22 @@ struct IntentPollsTests {
         #expect(world.api.retrievals(of: id) - before == 56)
     }
 
+    /// Cash App and Klarna are re-read through refresh (the SDK's supportsRefreshing), from the
+    /// first read on; any other type by a plain read.
+    @Test func aFollowUpRefreshesCashAppAndKlarna() async throws {
+        let world = try await World()
+        for (type, refreshed) in [("cashapp", true), ("klarna", true), ("ideal", false)] {
+            let secret = world.api.addIntent(status: "succeeded")
+            let id = secret.components(separatedBy: "_secret_")[0]
+            _ = try await world.intents.paymentIntents.start(
+                for: Caller(uid: 1000), id: id, clientSecret: secret, intent: nil, purpose: .followUp, entry: .confirm,
+                paymentMethodType: type)
+            _ = try await world.finished(id)
+            #expect(world.api.refreshes(of: id) == (refreshed ? 1 : 0), "\(type)")
+            #expect(world.api.retrievals(of: id) == (refreshed ? 0 : 1), "\(type)")
+        }
+    }
+
     @Test func aStoppedPollNeverReports() async throws {
         let world = try await World()
         let (id, _) = try await world.awaiting("pix_display_qr_code")

@@ -122,3 +122,25 @@ def test_a_scoped_client_secret_is_taken(world):
     assert world.server.requests(path="/v1/payment_intents/pi_3Abc")
     malformed = rpc_error(world.client, "paymentIntent.retrieve", {"clientSecret": "pi_3Abc_scoped_Xyz"})
     assert malformed.code == INVALID_PARAMS
+
+
+@pytest.mark.parametrize("member, currency, billing", [
+    ("cashapp", "usd", None),
+    ("klarna", "eur", {"email": "jo@example.test", "address": {"country": "DE"}}),
+])
+def test_cash_app_and_klarna_are_reread_through_refresh(world, events, member, currency, billing):
+    """Back from their own app, the intent is not updated at once (the stand-in holds the result
+    for a few seconds, or until a refresh): the follow-up re-reads it through POST .../refresh, as
+    the SDK does (supportsRefreshing), and reports the payment Stripe is about to mark paid."""
+    intent = world.server.api("POST", "/v1/payment_intents",
+                              {"amount": 1500, "currency": currency, "payment_method_types": [member]})
+    method = {member: {}, **({"billingDetails": billing} if billing else {})}
+    answer = world.client.call("paymentIntent.confirm", {"clientSecret": intent["client_secret"],
+                                                         "paymentMethod": method, "returnURL": RETURN_URL,
+                                                         "start": {"mode": "inApp"}})
+    session = answer["redirect"]
+    world.client.call("handle-url", {"url": bank_page(session["openURL"], "succeed")})
+    outcome = events.wait("redirect.outcome", session["id"])["object"]["outcome"]
+    assert (outcome["result"], outcome["intentResult"]) == ("succeeded", "succeeded"), outcome
+    refreshes = world.server.requests(path=f"/v1/payment_intents/{intent['id']}/refresh")
+    assert refreshes and refreshes[0]["method"] == "POST", refreshes

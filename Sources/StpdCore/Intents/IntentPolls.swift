@@ -93,11 +93,12 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     /// read, when there is one (an awaitCustomer poll's deadline comes from its next action).
     public func start(
         for caller: Caller, id: String, clientSecret: String, intent: Intent?, purpose: IntentPollPurpose,
-        entry: IntentEntry, redirect: String? = nil
+        entry: IntentEntry, redirect: String? = nil, paymentMethodType: String? = nil
     ) async throws -> IntentView {
         let stamp = now()
         let poll = Record.Poll(
             id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose, entry: entry,
+            paymentMethodType: intent?.paymentMethodType ?? paymentMethodType,
             nextActionType: intent?.nextAction?.rawType,
             redirect: redirect, startedAt: stamp,
             deadline: purpose == .awaitCustomer ? IntentRules.deadline(awaiting: intent?.nextAction, from: stamp) : nil)
@@ -180,6 +181,8 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     private func run(_ id: String, _ pollID: String) async {
         var memory = IntentRules.Memory()
         var first = true
+        // The payment method's type as last known: it decides whether a read refreshes.
+        var paymentMethodType: String?
         while !Task.isCancelled {
             let current: Record?
             do { current = try await table.find(id) } catch {
@@ -195,10 +198,13 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
                 continue
             }
             first = false
+            paymentMethodType = paymentMethodType ?? poll.paymentMethodType
             var intent: Intent?
             var failure: (any Error)?
             do {
-                intent = try await Intent.retrieve(clientSecret: current.clientSecret, with: api)
+                intent = try await Intent.reread(
+                    clientSecret: current.clientSecret, paymentMethodType: paymentMethodType, with: api)
+                paymentMethodType = intent?.paymentMethodType ?? paymentMethodType
             } catch {
                 failure = error
             }

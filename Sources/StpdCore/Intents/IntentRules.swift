@@ -75,6 +75,14 @@ public enum IntentRules {
         }
     }
 
+    /// `STPPaymentMethodType.supportsRefreshing` (stripe-ios `STPPaymentMethodEnums.swift`): Cash App
+    /// and Klarna return from their own app past Stripe's redirect, so "the intent often isn't
+    /// updated instantaneously": the SDK re-reads it through the refresh endpoint, which brings it
+    /// up to date (`retrieveOrRefreshPaymentIntent`, `+Challenges.swift`).
+    public static func refreshes(_ paymentMethodType: String?) -> Bool {
+        paymentMethodType == "cashapp" || paymentMethodType == "klarna"
+    }
+
     /// The SDK's `PollingBudget` for `processing` after an action.
     public static let processingBudget = 30.0
 

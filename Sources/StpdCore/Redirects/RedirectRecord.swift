@@ -41,6 +41,9 @@ struct RedirectRecord: DurableRecord {
     /// For an intent, the entry point of the action its follow-up ends (`IntentRules.outcomeTable`);
     /// nil for a session of `redirect.create`, whose intent was confirmed elsewhere: handleNextAction's.
     var entry: IntentEntry?
+    /// For an intent, its payment method's type when the session was made: the follow-up's first
+    /// read refreshes Cash App and Klarna (`IntentRules.refreshes`).
+    var paymentMethodType: String?
     var completion: Completion?
     var outcome: RedirectOutcome?
     var createdAt: Date

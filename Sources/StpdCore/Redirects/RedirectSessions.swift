@@ -124,6 +124,7 @@ public final class RedirectSessions: Sendable {
         record.returnURL = target.returnURL?.absoluteString
         record.loopback = loopback?.claim(record.returnURL)
         record.entry = entry
+        record.paymentMethodType = intent.paymentMethodType
         switch kind {
         case .paymentIntent: record.paymentIntentId = intent.id
         case .setupIntent: record.setupIntentId = intent.id

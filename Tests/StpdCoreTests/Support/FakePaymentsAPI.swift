@@ -14,6 +14,8 @@ final class FakePaymentsAPI: PaymentsAPI {
         var polls = 0
         /// Reads of each intent (`retrievePaymentIntent`).
         var intentReads: [String: Int] = [:]
+        /// Refreshes of each intent (`refreshPaymentIntent`).
+        var intentRefreshes: [String: Int] = [:]
         var created: [[String: JSONValue]] = []
     }
 
@@ -87,6 +89,15 @@ final class FakePaymentsAPI: PaymentsAPI {
     }
 
     func retrievals(of id: String) -> Int { state.withLock { $0.intentReads[id] ?? 0 } }
+    func refreshes(of id: String) -> Int { state.withLock { $0.intentRefreshes[id] ?? 0 } }
+
+    func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent {
+        let id = clientSecret.components(separatedBy: "_secret_")[0]
+        state.withLock { $0.intentRefreshes[id, default: 0] += 1 }
+        let intent = try await retrievePaymentIntent(clientSecret: clientSecret)
+        state.withLock { $0.intentReads[id, default: 0] -= 1 }
+        return intent
+    }
 
     func setIntentStatus(_ id: String, _ status: String) {
         state.withLock { s in
