@@ -1,26 +1,5 @@
 import JSONRPC
 
-/// How a redirect session is started: the SDK's three `STPRedirectContext` start variants.
-public enum RedirectMode: String, Codable, Sendable, CaseIterable {
-    /// `startRedirectFlow`: the native app URL if there is one (Alipay, WeChat Pay), else the
-    /// redirect URL; completes on the return URL or when the app comes to the foreground.
-    case automatic
-    /// `startSafariViewControllerRedirectFlow`: the app shows the page itself; completes only on
-    /// the return URL.
-    case inApp
-    /// `startSafariAppRedirectFlow`: an external browser; completes on the return URL or when the
-    /// app comes to the foreground.
-    case browser
-}
-
-/// Who opens the URL a started session returns.
-public enum RedirectOpener: String, Codable, Sendable, CaseIterable {
-    /// The app opens `openURL` (the default).
-    case app
-    /// stpd runs the configured STPD_URL_OPENER command with the URL (off unless configured).
-    case daemon
-}
-
 /// What the app's browser or web view did, which only the app can see (`redirect.report`): the
 /// events of the SDK's Safari view and of its attempt to open a native app.
 public enum RedirectReportOutcome: String, Codable, Sendable, CaseIterable {
