@@ -107,6 +107,8 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         waiting.removeAll()
         pending = ByteBuffer()
         connection.outbox.finish()
+        // What is still queued or reserved here no longer counts against the uid's other connections.
+        connection.outbox.detach()
         // The connection's tasks (calls in flight, subscription feeds) are cancelled with it.
         connection.endWork()
         context.fireChannelInactive()
