@@ -47,14 +47,20 @@ public enum IntentConfirm<K: IntentNaming>: RPCMethod {
         public var returnURL: String?
         /// Start the redirect session at once when one is needed (else it waits for redirect.start).
         public var start: RedirectStartOptions?
+        public var paymentMethodOptions: ConfirmPaymentMethodOptions?
+        /// A PaymentIntent's only.
+        public var shipping: ConfirmShipping?
         public init(
             clientSecret: String, paymentMethod: PaymentMethodInput, returnURL: String? = nil,
-            start: RedirectStartOptions? = nil
+            start: RedirectStartOptions? = nil, paymentMethodOptions: ConfirmPaymentMethodOptions? = nil,
+            shipping: ConfirmShipping? = nil
         ) {
             self.clientSecret = clientSecret
             self.paymentMethod = paymentMethod
             self.returnURL = returnURL
             self.start = start
+            self.paymentMethodOptions = paymentMethodOptions
+            self.shipping = shipping
         }
     }
     public typealias Result = IntentAnswer<K>
@@ -79,6 +85,8 @@ public enum IntentConfirm<K: IntentNaming>: RPCMethod {
                 "paymentMethod": PaymentMethodInput.schema,
                 "returnURL": returnURLSchema,
                 "start": startSchema,
+                "paymentMethodOptions": ConfirmPaymentMethodOptions.schema,
+                "shipping": ConfirmShipping.schema,
             ], required: ["clientSecret", "paymentMethod"])
     }
     public static var resultSchema: JSONSchema { Result.schema }

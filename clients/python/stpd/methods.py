@@ -42,6 +42,8 @@ from .schemas import (
     PaymentContextUpdateParamsPaymentSummaryItemsItem,
     PaymentIntentAnswer,
     PaymentIntentConfirmParamsPaymentMethod,
+    PaymentIntentConfirmParamsPaymentMethodOptions,
+    PaymentIntentConfirmParamsShipping,
     PaymentIntentConfirmParamsStart,
     PaymentIntentHandleNextActionParamsStart,
     PaymentIntentListResult,
@@ -53,6 +55,8 @@ from .schemas import (
     RpcDiscoverResult,
     SetupIntentAnswer,
     SetupIntentConfirmParamsPaymentMethod,
+    SetupIntentConfirmParamsPaymentMethodOptions,
+    SetupIntentConfirmParamsShipping,
     SetupIntentConfirmParamsStart,
     SetupIntentHandleNextActionParamsStart,
     SetupIntentListResult,
@@ -545,7 +549,9 @@ class PaymentIntentMethods:
         *,
         clientSecret: str,
         paymentMethod: PaymentIntentConfirmParamsPaymentMethod,
+        paymentMethodOptions: PaymentIntentConfirmParamsPaymentMethodOptions = OMITTED,
         returnURL: str = OMITTED,
+        shipping: PaymentIntentConfirmParamsShipping = OMITTED,
         start: PaymentIntentConfirmParamsStart = OMITTED,
     ) -> PaymentIntentAnswer:
         """`paymentIntent.confirm`: Confirms a PaymentIntent with a saved payment method or a new one
@@ -556,7 +562,9 @@ class PaymentIntentMethods:
             _params({
                 "clientSecret": clientSecret,
                 "paymentMethod": paymentMethod,
+                "paymentMethodOptions": paymentMethodOptions,
                 "returnURL": returnURL,
+                "shipping": shipping,
                 "start": start,
             }),
         )
@@ -752,7 +760,9 @@ class SetupIntentMethods:
         *,
         clientSecret: str,
         paymentMethod: SetupIntentConfirmParamsPaymentMethod,
+        paymentMethodOptions: SetupIntentConfirmParamsPaymentMethodOptions = OMITTED,
         returnURL: str = OMITTED,
+        shipping: SetupIntentConfirmParamsShipping = OMITTED,
         start: SetupIntentConfirmParamsStart = OMITTED,
     ) -> SetupIntentAnswer:
         """`setupIntent.confirm`: Confirms a SetupIntent with a saved payment method or a new one of
@@ -763,7 +773,9 @@ class SetupIntentMethods:
             _params({
                 "clientSecret": clientSecret,
                 "paymentMethod": paymentMethod,
+                "paymentMethodOptions": paymentMethodOptions,
                 "returnURL": returnURL,
+                "shipping": shipping,
                 "start": start,
             }),
         )
