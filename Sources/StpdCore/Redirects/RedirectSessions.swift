@@ -125,6 +125,7 @@ public final class RedirectSessions: Sendable {
         record.loopback = loopback?.claim(record.returnURL)
         record.entry = entry
         record.paymentMethodType = intent.paymentMethodType
+        if intent.paymentMethodType == "alipay" { record.pingURL = intent.nextAction?.alipayReturnPing?.absoluteString }
         switch kind {
         case .paymentIntent: record.paymentIntentId = intent.id
         case .setupIntent: record.setupIntentId = intent.id
