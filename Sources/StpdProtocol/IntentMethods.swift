@@ -50,11 +50,13 @@ public enum IntentConfirm<K: IntentNaming>: RPCMethod {
         public var paymentMethodOptions: ConfirmPaymentMethodOptions?
         /// A PaymentIntent's only.
         public var shipping: ConfirmShipping?
+        public var voucher: VoucherHandling?
         public init(
             clientSecret: String, paymentMethod: PaymentMethodInput, returnURL: String? = nil,
             start: RedirectStartOptions? = nil, paymentMethodOptions: ConfirmPaymentMethodOptions? = nil,
-            shipping: ConfirmShipping? = nil
+            shipping: ConfirmShipping? = nil, voucher: VoucherHandling? = nil
         ) {
+            self.voucher = voucher
             self.clientSecret = clientSecret
             self.paymentMethod = paymentMethod
             self.returnURL = returnURL
@@ -87,6 +89,7 @@ public enum IntentConfirm<K: IntentNaming>: RPCMethod {
                 "start": startSchema,
                 "paymentMethodOptions": ConfirmPaymentMethodOptions.schema,
                 "shipping": ConfirmShipping.schema,
+                "voucher": VoucherHandling.schema,
             ], required: ["clientSecret", "paymentMethod"])
     }
     public static var resultSchema: JSONSchema { Result.schema }
@@ -109,7 +112,12 @@ public enum IntentHandleNextAction<K: IntentNaming>: RPCMethod {
         /// The return URL the intent was confirmed with (Cash App and Swish need it).
         public var returnURL: String?
         public var start: RedirectStartOptions?
-        public init(clientSecret: String, returnURL: String? = nil, start: RedirectStartOptions? = nil) {
+        public var voucher: VoucherHandling?
+        public init(
+            clientSecret: String, returnURL: String? = nil, start: RedirectStartOptions? = nil,
+            voucher: VoucherHandling? = nil
+        ) {
+            self.voucher = voucher
             self.clientSecret = clientSecret
             self.returnURL = returnURL
             self.start = start
@@ -125,7 +133,10 @@ public enum IntentHandleNextAction<K: IntentNaming>: RPCMethod {
     }
     public static var paramsSchema: JSONSchema {
         .object(
-            ["clientSecret": K.secretSchema, "returnURL": returnURLSchema, "start": startSchema],
+            [
+                "clientSecret": K.secretSchema, "returnURL": returnURLSchema, "start": startSchema,
+                "voucher": VoucherHandling.schema,
+            ],
             required: ["clientSecret"])
     }
     public static var resultSchema: JSONSchema { Result.schema }

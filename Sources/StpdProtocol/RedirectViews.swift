@@ -13,6 +13,20 @@ public enum RedirectMode: String, Codable, Sendable, CaseIterable {
     case browser
 }
 
+/// What a confirmation does with a voucher (OXXO, Boleto, Konbini, Multibanco).
+public enum VoucherHandling: String, Codable, Sendable, CaseIterable {
+    /// As the SDK's VoucherDisplayHandler: a redirect session on `hosted_voucher_url` (started with
+    /// `start`, e.g. `opener: daemon`); the action ends when the customer closes it (the default).
+    case open
+    /// The app shows the voucher itself from `nextAction.details`: `succeeded` at once.
+    case display
+
+    public static let schema = JSONSchema.enumeration(
+        allCases.map(\.rawValue),
+        "A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded once closed) or display (the app shows nextAction.details: succeeded at once)"
+    )
+}
+
 /// Who opens the URL a started session returns.
 public enum RedirectOpener: String, Codable, Sendable, CaseIterable {
     /// The app opens `openURL` (the default).

@@ -190,3 +190,20 @@ def test_a_raw_type_gets_the_mandate_the_sdk_sends(world):
         "paymentMethod": {"raw": {"type": "bancontact", "billing_details": {"name": "Jo Doe"}}}})
     form = world.server.requests(path=f"/v1/setup_intents/{setup['id']}/confirm")[-1]["form"]
     assert form["mandate_data"]["customer_acceptance"]["type"] == "online", form
+
+
+def test_a_voucher_opens_its_page_and_ends_when_closed(world, events):
+    """As the SDK's VoucherDisplayHandler: the hosted voucher opens (here in the app's browser; with
+    start {opener: daemon} stpd opens it), and closing it re-reads the intent: a voucher still to pay
+    is the SDK's success state."""
+    intent = world.server.api("POST", "/v1/payment_intents",
+                              {"amount": 25000, "currency": "mxn", "payment_method_types": ["oxxo"]})
+    answer = world.client.call("paymentIntent.confirm", {
+        "clientSecret": intent["client_secret"], "start": {"mode": "inApp"},
+        "paymentMethod": {"oxxo": {}, "billingDetails": JO}})
+    assert answer["result"] == "pending" and answer["nextAction"]["kind"] == "display", answer
+    session = answer["redirect"]
+    assert session["openURL"] == answer["nextAction"]["details"]["hosted_voucher_url"], session
+    world.client.call("redirect.report", {"session": session["id"], "outcome": "closed"})
+    outcome = events.wait("redirect.outcome", session["id"])["object"]["outcome"]
+    assert (outcome["result"], outcome["intentResult"]) == ("requires_action", "succeeded"), outcome

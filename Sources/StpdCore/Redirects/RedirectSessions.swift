@@ -179,6 +179,15 @@ struct IntentRedirect: Sendable {
         returnOptional = action.isThreeDSecureRedirect
     }
 
+    /// A voucher's page (`NextAction.voucherPage`): the SDK opens it with no return URL, and the
+    /// action ends when the customer closes it.
+    init(voucherPage: URL) {
+        url = voucherPage
+        returnURL = nil
+        opensApp = false
+        returnOptional = true
+    }
+
     /// Whatever ends the session is known.
     var isComplete: Bool { returnURL != nil || opensApp || returnOptional }
 }

@@ -40,7 +40,10 @@ enum IntentHandlers {
             }
             return try await returnURLs.resolve(params.returnURL, for: context) {
                 confirm.returnURL = $0
-                return answer(try await handler.confirm(Intent.self, confirm, for: context.caller, start: params.start))
+                return answer(
+                    try await handler.confirm(
+                        Intent.self, confirm, for: context.caller, start: params.start, voucher: params.voucher ?? .open
+                    ))
             }
         }
         router.register(IntentHandleNextAction<K>.self) { params, context in
@@ -49,7 +52,7 @@ enum IntentHandlers {
                 answer(
                     try await handler.handleNextAction(
                         Intent.self, clientSecret: params.clientSecret, returnURL: $0, for: context.caller,
-                        start: params.start))
+                        start: params.start, voucher: params.voucher ?? .open))
             }
         }
         router.register(IntentVerifyMicrodeposits<K>.self) { params, context in

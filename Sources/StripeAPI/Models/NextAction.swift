@@ -178,6 +178,16 @@ public struct NextAction: StripeModel, Hashable {
         return url
     }
 
+    /// A voucher's page (OXXO, Boleto, Konbini, Multibanco: `hosted_voucher_url`), which the SDK's
+    /// VoucherDisplayHandler opens; nil for any other type.
+    public var voucherPage: URL? {
+        switch type {
+        case .oxxoDisplayDetails, .boletoDisplayDetails, .konbiniDisplayDetails, .multibancoDisplayDetails:
+            detailFields?.url("hosted_voucher_url")
+        default: nil
+        }
+    }
+
     /// The page Stripe hosts for the customer: the voucher (`hosted_voucher_url`), the QR code or
     /// transfer instructions (`hosted_instructions_url`), or the microdeposit form
     /// (`hosted_verification_url`).

@@ -553,6 +553,7 @@ class PaymentIntentMethods:
         returnURL: str = OMITTED,
         shipping: PaymentIntentConfirmParamsShipping = OMITTED,
         start: PaymentIntentConfirmParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> PaymentIntentAnswer:
         """`paymentIntent.confirm`: Confirms a PaymentIntent with a saved payment method or a new one
         of any type, then handles its next action as STPPaymentHandler does.
@@ -566,6 +567,7 @@ class PaymentIntentMethods:
                 "returnURL": returnURL,
                 "shipping": shipping,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -579,6 +581,7 @@ class PaymentIntentMethods:
         clientSecret: str,
         returnURL: str = OMITTED,
         start: PaymentIntentHandleNextActionParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> PaymentIntentAnswer:
         """`paymentIntent.handleNextAction`: Handles the next action of a PaymentIntent confirmed
         elsewhere (by your server), as STPPaymentHandler.handleNextAction does.
@@ -589,6 +592,7 @@ class PaymentIntentMethods:
                 "clientSecret": clientSecret,
                 "returnURL": returnURL,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -764,6 +768,7 @@ class SetupIntentMethods:
         returnURL: str = OMITTED,
         shipping: SetupIntentConfirmParamsShipping = OMITTED,
         start: SetupIntentConfirmParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> SetupIntentAnswer:
         """`setupIntent.confirm`: Confirms a SetupIntent with a saved payment method or a new one of
         any type, then handles its next action as STPPaymentHandler does.
@@ -777,6 +782,7 @@ class SetupIntentMethods:
                 "returnURL": returnURL,
                 "shipping": shipping,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -790,6 +796,7 @@ class SetupIntentMethods:
         clientSecret: str,
         returnURL: str = OMITTED,
         start: SetupIntentHandleNextActionParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> SetupIntentAnswer:
         """`setupIntent.handleNextAction`: Handles the next action of a SetupIntent confirmed elsewhere
         (by your server), as STPPaymentHandler.handleNextAction does.
@@ -800,6 +807,7 @@ class SetupIntentMethods:
                 "clientSecret": clientSecret,
                 "returnURL": returnURL,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 

@@ -1197,6 +1197,9 @@ class PaymentIntentConfirmParams(TypedDict):
     shipping: NotRequired[PaymentIntentConfirmParamsShipping]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[PaymentIntentConfirmParamsStart]
+    #: A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded
+    #: once closed) or display (the app shows nextAction.details: succeeded at once)
+    voucher: NotRequired[Literal["open", "display"]]
 
 
 class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
@@ -1745,6 +1748,9 @@ class PaymentIntentHandleNextActionParams(TypedDict):
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[PaymentIntentHandleNextActionParamsStart]
+    #: A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded
+    #: once closed) or display (the app shows nextAction.details: succeeded at once)
+    voucher: NotRequired[Literal["open", "display"]]
 
 
 class PaymentIntentHandleNextActionParamsStart(TypedDict):
@@ -1987,6 +1993,9 @@ class SetupIntentConfirmParams(TypedDict):
     shipping: NotRequired[SetupIntentConfirmParamsShipping]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[SetupIntentConfirmParamsStart]
+    #: A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded
+    #: once closed) or display (the app shows nextAction.details: succeeded at once)
+    voucher: NotRequired[Literal["open", "display"]]
 
 
 class SetupIntentConfirmParamsPaymentMethod(TypedDict):
@@ -2534,6 +2543,9 @@ class SetupIntentHandleNextActionParams(TypedDict):
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[SetupIntentHandleNextActionParamsStart]
+    #: A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded
+    #: once closed) or display (the app shows nextAction.details: succeeded at once)
+    voucher: NotRequired[Literal["open", "display"]]
 
 
 class SetupIntentHandleNextActionParamsStart(TypedDict):
