@@ -96,12 +96,12 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     /// read, when there is one (an awaitCustomer poll's deadline comes from its next action).
     public func start(
         for caller: Caller, id: String, clientSecret: String, intent: Intent?, purpose: IntentPollPurpose,
-        entry: IntentEntry, redirect: String? = nil, paymentMethodType: String? = nil
+        entry: IntentEntry, redirect: String? = nil, paymentMethodType: String? = nil, pingURL: String? = nil
     ) async throws -> IntentView {
         let stamp = now()
         let poll = Record.Poll(
             id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose, entry: entry,
-            paymentMethodType: intent?.paymentMethodType ?? paymentMethodType,
+            paymentMethodType: intent?.paymentMethodType ?? paymentMethodType, pingURL: pingURL,
             nextActionType: intent?.nextAction?.rawType,
             redirect: redirect, startedAt: stamp,
             deadline: purpose == .awaitCustomer ? IntentRules.deadline(awaiting: intent?.nextAction, from: stamp) : nil)
@@ -212,6 +212,8 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
             paymentMethodType = paymentMethodType ?? poll.paymentMethodType
             await budget.turn(uid: current.owner)
             if Task.isCancelled { return }
+            // Alipay: its return URL first, so that the intent is up to date (the SDK's Marlin ping).
+            if let ping = poll.pingURL.flatMap(URL.init(string:)) { await api.ping(ping) }
             var intent: Intent?
             var failure: (any Error)?
             do {
