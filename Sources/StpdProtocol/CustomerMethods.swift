@@ -59,14 +59,6 @@ public struct CustomerAdapter: Codable, Sendable, Hashable {
         self.timeout = timeout
     }
 
-    /// The adapter as clients see it: credentials replaced by a marker.
-    public var redacted: CustomerAdapter {
-        var copy = self
-        if copy.authorization != nil { copy.authorization = "[REDACTED]" }
-        if copy.keyProvider?.authorization != nil { copy.keyProvider?.authorization = "[REDACTED]" }
-        return copy
-    }
-
     static let schema = JSONSchema.object(
         [
             "kind": .enumeration(
