@@ -35,7 +35,8 @@ extension IntentNaming {
     }
     static var secretSchema: JSONSchema {
         .string(
-            "The \(noun)'s client secret (never shown back)", pattern: "^\(idPrefix)[A-Za-z0-9]+_secret_[A-Za-z0-9]+$")
+            "The \(noun)'s client secret (never shown back); a scoped one (`\(idPrefix)…_scoped_secret_…`) too",
+            pattern: "^\(idPrefix)[A-Za-z0-9]+_(scoped_)?secret_[A-Za-z0-9]+$")
     }
     static var objectSchema: JSONSchema {
         JSONSchema(["type": "object", "description": .string("The Stripe \(noun) (client_secret removed)")])

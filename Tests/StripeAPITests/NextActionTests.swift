@@ -181,6 +181,11 @@ private let qr: JSONValue = [
         #expect(
             threeDS.redirect?.url.absoluteString == "https://hooks.stripe.com/3ds" && threeDS.redirect?.returnURL == nil
         )
+        // A server-confirmed intent's 3-D Secure page is a redirect kind; the native forms stay stripeSDK.
+        #expect(
+            threeDS.kind == .redirect && threeDS.isThreeDSecureRedirect && threeDS.sdkType == "three_d_secure_redirect")
+        let challenge = try action("use_stripe_sdk", ["type": "intent_confirmation_challenge"])
+        #expect(challenge.kind == .stripeSDK && challenge.sdkType == "intent_confirmation_challenge")
         #expect(try action("redirect_to_url", ["url": "", "return_url": "app://done"]).redirect == nil)
         #expect(try action("redirect_to_url", ["return_url": "app://done"]).redirect == nil)
         #expect(try action("redirect_to_url", ["url": "https://x.test/a"]).redirect?.returnURL == nil)

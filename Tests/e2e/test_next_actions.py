@@ -10,8 +10,9 @@ What each kind of next action ends with (docs/next-actions.md):
 - display kinds (vouchers, microdeposits, bank transfers): result succeeded with the details;
 - kinds that await the customer elsewhere (QR codes, BLIK, UPI, card await-notification):
   result pending and a poll, which <kind>.finished ends;
-- use_stripe_sdk without a returnURL: failed, ReturnURLRequired; a type stpd cannot carry:
-  failed, NextActionUnsupported naming it.
+- use_stripe_sdk: its three_d_secure_redirect form is a redirect kind (a page at stripe_js); the
+  native forms fail, NextActionUnsupported; a type stpd cannot carry: failed,
+  NextActionUnsupported naming it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from codes import INTENT_POLL_TIMED_OUT, NEXT_ACTION_UNSUPPORTED, PAYMENT_FAILED, RETURN_URL_REQUIRED
+from codes import NEXT_ACTION_UNSUPPORTED, PAYMENT_FAILED, RETURN_URL_REQUIRED
 from flows import INVALID_PARAMS, STRIPE_INVALID_REQUEST, Events, bank_page, rpc_error, stpd_for
 
 RETURN_URL = "myshop://pay?order=7"
@@ -176,17 +177,22 @@ def test_every_type_confirms_and_its_next_action_is_carried_by_its_kind(
 
 # -- Redirect kinds -------------------------------------------------------------------------------
 
-def test_three_d_secure_needs_a_return_url_then_redirects(world, events):
-    """Without a returnURL Stripe answers a card needing authentication with use_stripe_sdk (its
-    native 3-D Secure 2): the SDK's missingReturnURL. With one, Stripe redirects, and the redirect
+def test_three_d_secure_opens_stripe_js_without_a_return_url_and_redirects_with_one(world, events):
+    """Without a returnURL Stripe answers a card needing authentication with use_stripe_sdk in its
+    three_d_secure_redirect form: a page at stripe_js, which the SDK opens, so a session with no
+    return URL that the customer closing completes. With one, Stripe redirects, and the redirect
     ends the confirmation (redirect.outcome, paymentIntent.finished)."""
     intent = payment_intent(world.server, "card")
-    answer = confirm(world, intent, card("4000002500003155"))
-    assert answer["result"] == "failed" and answer["nextAction"]["type"] == "use_stripe_sdk"
-    assert answer["nextAction"]["kind"] == "stripeSDK"
-    error = answer["error"]
-    assert error["code"] == RETURN_URL_REQUIRED and error["data"] == {"type": "use_stripe_sdk", "parameter": "returnURL"}
+    answer = confirm(world, intent, card("4000002500003155"), start={"mode": "inApp"})
+    action = answer["nextAction"]
+    assert answer["result"] == "pending" and (action["type"], action["kind"]) == ("use_stripe_sdk", "redirect")
+    session = answer["redirect"]
+    assert session["openURL"] == action["details"]["stripe_js"] and session.get("returnURL") is None
+    world.server.control(f"payment_intents/{intent['id']}/succeed")
+    world.client.call("redirect.report", {"session": session["id"], "outcome": "closed"})
+    assert events.wait("redirect.outcome", session["id"])["object"]["outcome"]["intentResult"] == "succeeded"
 
+    intent = payment_intent(world.server, "card")
     answer = confirm(world, intent, card("4000002500003155"), returnURL=RETURN_URL, start={"mode": "inApp"})
     assert answer["result"] == "pending" and answer["nextAction"]["type"] == "redirect_to_url"
     session = answer["redirect"]
@@ -360,15 +366,15 @@ def test_other_kinds_that_await_the_customer(world, events, action):
 
 
 def test_a_poll_ends_at_its_deadline(world, events):
-    """Until the code expires when the SDK sets no deadline: an expired Pix code times out at once."""
+    """Until the code expires when the SDK sets no deadline: an expired Pix code's poll makes its
+    one last read and ends canceled, as PaymentSheet's polling screen ends."""
     intent = payment_intent(world.server, "pix", currency="brl")
     world.server.control(f"payment_intents/{intent['id']}/next_action", {
         "type": "pix_display_qr_code", "pix_display_qr_code": {"data": "x", "expires_at": 1_600_000_000}})
     answer = world.client.call("paymentIntent.handleNextAction", {"clientSecret": intent["client_secret"]})
     assert answer["poll"]["deadline"].startswith("2020-09-13")
-    error = finished(events, intent["id"])["poll"]["error"]
-    assert error["code"] == INTENT_POLL_TIMED_OUT
-    assert error["data"]["type"] == "pix_display_qr_code" and error["data"]["status"] == "requires_action"
+    done = finished(events, intent["id"])
+    assert (done["status"], done["poll"]["result"], done["poll"].get("error")) == ("requires_action", "canceled", None)
 
 
 def test_a_stopped_poll_never_reports(world, events):

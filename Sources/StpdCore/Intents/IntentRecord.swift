@@ -11,6 +11,12 @@ struct IntentRecord<Intent: StripeIntent>: DurableRecord {
         var id: String
         var status: IntentPollStatus
         var purpose: IntentPollPurpose
+        /// The entry point of the action it ends (`IntentRules.outcomeTable`); nil in a poll stored
+        /// before stpd kept it: read as handleNextAction's.
+        var entry: IntentEntry?
+        /// The intent's payment method type when the poll began (its reads refresh Cash App and
+        /// Klarna: `IntentRules.refreshes`); nil when unknown.
+        var paymentMethodType: String?
         var nextActionType: String?
         var redirect: String?
         var startedAt: Date

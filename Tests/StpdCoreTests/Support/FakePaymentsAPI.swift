@@ -12,6 +12,10 @@ final class FakePaymentsAPI: PaymentsAPI {
         var sources: [String: JSONValue] = [:]
         var intents: [String: JSONValue] = [:]
         var polls = 0
+        /// Reads of each intent (`retrievePaymentIntent`).
+        var intentReads: [String: Int] = [:]
+        /// Refreshes of each intent (`refreshPaymentIntent`).
+        var intentRefreshes: [String: Int] = [:]
         var created: [[String: JSONValue]] = []
     }
 
@@ -84,6 +88,17 @@ final class FakePaymentsAPI: PaymentsAPI {
         }
     }
 
+    func retrievals(of id: String) -> Int { state.withLock { $0.intentReads[id] ?? 0 } }
+    func refreshes(of id: String) -> Int { state.withLock { $0.intentRefreshes[id] ?? 0 } }
+
+    func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent {
+        let id = clientSecret.components(separatedBy: "_secret_")[0]
+        state.withLock { $0.intentRefreshes[id, default: 0] += 1 }
+        let intent = try await retrievePaymentIntent(clientSecret: clientSecret)
+        state.withLock { $0.intentReads[id, default: 0] -= 1 }
+        return intent
+    }
+
     func setIntentStatus(_ id: String, _ status: String) {
         state.withLock { s in
             if case .object(var intent)? = s.intents[id] {
@@ -118,6 +133,7 @@ final class FakePaymentsAPI: PaymentsAPI {
 
     func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent {
         let id = clientSecret.components(separatedBy: "_secret_")[0]
+        state.withLock { $0.intentReads[id, default: 0] += 1 }
         guard let json = state.withLock({ $0.intents[id] }) else {
             throw StripeError(kind: .invalidRequest, message: "No such payment_intent: \(id)", httpStatus: 404)
         }

@@ -1051,7 +1051,8 @@ class PaymentContextRequestPaymentParams(TypedDict):
 class PaymentContextRequestPaymentParamsPaymentIntent(TypedDict):
     """Let stpd confirm this PaymentIntent"""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
     #: scheme), or "loopback" for stpd's own return on 127.0.0.1
@@ -1205,7 +1206,8 @@ class PaymentIntentAnswer(TypedDict):
 class PaymentIntentConfirmParams(TypedDict):
     """The params of `paymentIntent.confirm`."""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: Exactly one of id or a new payment method, a member per type; each type's description names
     #: the billingDetails Stripe requires for it
@@ -1689,7 +1691,8 @@ class PaymentIntentGetParams(TypedDict):
 class PaymentIntentHandleNextActionParams(TypedDict):
     """The params of `paymentIntent.handleNextAction`."""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
     #: scheme), or "loopback" for stpd's own return on 127.0.0.1
@@ -1731,7 +1734,8 @@ class PaymentIntentListResult(TypedDict):
 class PaymentIntentRetrieveParams(TypedDict):
     """The params of `paymentIntent.retrieve`."""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
 
 
@@ -1755,7 +1759,8 @@ class PaymentIntentVerifyMicrodepositsParams(TypedDict):
 
     #: The two microdeposits, in cents
     amounts: NotRequired[list[int]]
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: The statement descriptor code of the one 0.01 deposit
     descriptorCode: NotRequired[str]
@@ -1780,7 +1785,8 @@ class RedirectCreateParams(TypedDict):
 class RedirectCreateParamsPaymentIntent(TypedDict):
     """The `paymentIntent` member of `RedirectCreateParams`."""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
 
 
@@ -1920,7 +1926,8 @@ class SetupIntentAnswer(TypedDict):
 class SetupIntentConfirmParams(TypedDict):
     """The params of `setupIntent.confirm`."""
 
-    #: The SetupIntent's client secret (never shown back)
+    #: The SetupIntent's client secret (never shown back); a scoped one (`seti_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: Exactly one of id or a new payment method, a member per type; each type's description names
     #: the billingDetails Stripe requires for it
@@ -2404,7 +2411,8 @@ class SetupIntentGetParams(TypedDict):
 class SetupIntentHandleNextActionParams(TypedDict):
     """The params of `setupIntent.handleNextAction`."""
 
-    #: The SetupIntent's client secret (never shown back)
+    #: The SetupIntent's client secret (never shown back); a scoped one (`seti_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
     #: scheme), or "loopback" for stpd's own return on 127.0.0.1
@@ -2446,7 +2454,8 @@ class SetupIntentListResult(TypedDict):
 class SetupIntentRetrieveParams(TypedDict):
     """The params of `setupIntent.retrieve`."""
 
-    #: The SetupIntent's client secret (never shown back)
+    #: The SetupIntent's client secret (never shown back); a scoped one (`seti_…_scoped_secret_…`)
+    #: too
     clientSecret: str
 
 
@@ -2470,7 +2479,8 @@ class SetupIntentVerifyMicrodepositsParams(TypedDict):
 
     #: The two microdeposits, in cents
     amounts: NotRequired[list[int]]
-    #: The SetupIntent's client secret (never shown back)
+    #: The SetupIntent's client secret (never shown back); a scoped one (`seti_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: The statement descriptor code of the one 0.01 deposit
     descriptorCode: NotRequired[str]
