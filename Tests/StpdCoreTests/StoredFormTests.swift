@@ -21,6 +21,7 @@ struct StoredFormTests {
     /// domain and the contract share); issue 30 moves the others kind by kind.
     static let domainOwned: Set<ObjectKind> = [
         .customerSession, .customerPreference, .appRequest, .source, .redirect, .paymentIntent, .setupIntent,
+        .paymentContext,
     ]
 
     /// Every row of the fixture database, by kind, read from a copy (opening migrates it).

@@ -93,7 +93,7 @@ public final class PaymentContexts: Sendable {
     }
 
     public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
-        var configuration = terms.configuration ?? PaymentConfiguration()
+        var configuration = PaymentContextRecord.Configuration(terms.configuration ?? PaymentConfiguration())
         if configuration.companyName == nil { configuration.companyName = defaultCompanyName(caller) ?? "" }
         let stamp = now()
         var record = PaymentContextRecord(
@@ -151,7 +151,7 @@ public final class PaymentContexts: Sendable {
                 record.customSummaryItems = nil
             }
             if let summaryItems {
-                record.customSummaryItems = summaryItems
+                record.customSummaryItems = summaryItems.map { .init(label: $0.label, amount: $0.amount) }
                 record.amount = summaryItems.last?.amount ?? 0
             }
             if let currency { record.currency = currency.uppercased() }
