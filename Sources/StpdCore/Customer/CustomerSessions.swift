@@ -213,7 +213,7 @@ public final class CustomerSessions: Sendable {
 
     private static func forgetMethods(_ record: inout CustomerSessionRecord) { record.paymentMethodsFetchedAt = nil }
 
-    private func openRecord(_ id: String, _ caller: Caller) async throws -> CustomerSessionRecord {
+    func openRecord(_ id: String, _ caller: Caller) async throws -> CustomerSessionRecord {
         let record = try await table.get(id, for: caller)
         try Self.requireOpen(record)
         return record
