@@ -369,12 +369,16 @@ export class PendingActionTimedOut extends RpcError {
 /**
  * 5003: The payment did not succeed. STPPaymentHandler's failure of an intent, carried as the error
  * of a confirmation's result, a poll's end, a redirect outcome or a payment context's didFinish:
- * the intent requires a payment method again, or is processing with a payment method that is not a
- * delayed-notification one. `data.paymentIntentStatus` (`data.setupIntentStatus`) and
- * `data.lastPaymentError` (`data.lastSetupError`) are Stripe's; `data.reason` is
- * `authenticationFailed`, `paymentError` or `intentStatus` (the SDK's notAuthenticated,
- * paymentError and intentStatus codes). Also carried as didFinish's error when the app answered
- * didCreatePaymentResult with error (`data.message`, `data.code` are the app's).
+ * the intent's status is not a success for the call that began the action (docs/next-actions.md has
+ * the table: e.g. requires_payment_method, requires_confirmation after a confirmation, processing
+ * with a payment method that is not a delayed-notification one, any processing SetupIntent).
+ * `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError`
+ * (`data.lastSetupError`) are Stripe's; `data.reason` is the SDK's error code:
+ * `authenticationFailed` or `paymentError` (requires_payment_method after an action, by Stripe's
+ * last error), `requiresPaymentMethod` (requires_payment_method as confirmed or handed over),
+ * `intentStatus` (a status that is not a success), `unexpected` (a status the SDK does not know);
+ * the list is open. Also carried as didFinish's error when the app answered didCreatePaymentResult
+ * with error (`data.message`, `data.code` are the app's).
  */
 export class PaymentFailed extends RpcError {
   static code = 5003;
@@ -407,9 +411,12 @@ export class CardInvalid extends RpcError {
 
 /**
  * 6010: stpd cannot carry this next action. Stripe asked for a next action stpd has no way to carry
- * on Linux: `data.type` names it (use_stripe_sdk's native 3-D Secure 2, WeChat Pay's Android
- * action, a type nobody knows), `data.kind` is its kind. The SDK's unsupportedAuthentication error;
- * the intent stays in requires_action.
+ * on Linux: `data.type` names it (use_stripe_sdk's native 3-D Secure 2 `stripe_3ds2_fingerprint` or
+ * its hCaptcha `intent_confirmation_challenge`, WeChat Pay's Android action, a redirect whose page
+ * Stripe did not give, a type nobody knows), `data.kind` is its kind, and the message says what the
+ * app can do instead (for use_stripe_sdk: confirm with a returnURL, or on the merchant's server
+ * with return_url, so that Stripe answers with a redirect). The SDK's unsupportedAuthentication
+ * error; the intent stays in requires_action.
  */
 export class NextActionUnsupported extends RpcError {
   static code = 6010;
@@ -418,18 +425,19 @@ export class NextActionUnsupported extends RpcError {
 /**
  * 6011: This next action needs a return URL. The next action (`data.type`) sends the customer away
  * and back, and no `returnURL` was given (`data.parameter`): confirm again with one. A card that
- * needs 3-D Secure gets a redirect only when the confirmation has a return URL (without one Stripe
- * answers use_stripe_sdk). The SDK's missingReturnURL.
+ * needs 3-D Secure gets a redirect_to_url only when the confirmation has a return URL; without one
+ * Stripe answers use_stripe_sdk, whose three_d_secure_redirect page stpd opens like any redirect
+ * and whose native forms need the confirmation's return URL. The SDK's missingReturnURL.
  */
 export class ReturnURLRequired extends RpcError {
   static code = 6011;
 }
 
 /**
- * 6012: The customer did not complete the payment in time. A poll of an intent awaiting the
- * customer (`data.type`) reached its deadline (`data.deadline`, the SDK's for the type, or the
- * code's expiry) with the intent still requiring action. The customer may still pay until the code
- * expires: handleNextAction polls again.
+ * 6012: The customer did not complete the payment in time. Not sent since protocol 2.1: a poll
+ * awaiting the customer that reaches its deadline makes one last read 3 s later and, still
+ * requiring action, ends `canceled` as PaymentSheet's polling screen does (docs/next-actions.md).
+ * Declared for 2.0 clients: `data.type`, `data.deadline`, `data.status`.
  */
 export class IntentPollTimedOut extends RpcError {
   static code = 6012;

@@ -96,11 +96,12 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     /// read, when there is one (an awaitCustomer poll's deadline comes from its next action).
     public func start(
         for caller: Caller, id: String, clientSecret: String, intent: Intent?, purpose: IntentPollPurpose,
-        redirect: String? = nil
+        entry: IntentEntry, redirect: String? = nil, paymentMethodType: String? = nil, pingURL: String? = nil
     ) async throws -> IntentView {
         let stamp = now()
         let poll = Record.Poll(
-            id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose,
+            id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose, entry: entry,
+            paymentMethodType: intent?.paymentMethodType ?? paymentMethodType, pingURL: pingURL,
             nextActionType: intent?.nextAction?.rawType,
             redirect: redirect, startedAt: stamp,
             deadline: purpose == .awaitCustomer ? IntentRules.deadline(awaiting: intent?.nextAction, from: stamp) : nil)
@@ -188,6 +189,9 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     /// delays it: the record is read, and the end written, again at the next turn.
     private func run(_ id: String, _ pollID: String) async {
         var memory = IntentRules.Memory()
+        var first = true
+        // The payment method's type as last known: it decides whether a read refreshes.
+        var paymentMethodType: String?
         while !Task.isCancelled {
             let current: Record?
             do { current = try await table.find(id) } catch {
@@ -197,18 +201,32 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
             guard let current, let poll = current.poll, poll.id == pollID, poll.status == .polling else { return }
             // Counted for its user (again after a restart), and sent at the user's pace.
             budget.enter(uid: current.owner, object: id, pollID: pollID)
+            // PaymentSheet shows the code for a few seconds before its first read.
+            let delay = IntentRules.startDelay(poll.purpose) - now().timeIntervalSince(poll.startedAt)
+            if first, delay > 0 {
+                first = false
+                guard await pause(seconds: delay) else { return }
+                continue
+            }
+            first = false
+            paymentMethodType = paymentMethodType ?? poll.paymentMethodType
             await budget.turn(uid: current.owner)
             if Task.isCancelled { return }
+            // Alipay: its return URL first, so that the intent is up to date (the SDK's Marlin ping).
+            if let ping = poll.pingURL.flatMap(URL.init(string:)) { await api.ping(ping) }
             var intent: Intent?
             var failure: (any Error)?
             do {
-                intent = try await Intent.retrieve(clientSecret: current.clientSecret, with: api)
+                intent = try await Intent.reread(
+                    clientSecret: current.clientSecret, paymentMethodType: paymentMethodType, with: api)
+                paymentMethodType = intent?.paymentMethodType ?? paymentMethodType
             } catch {
                 failure = error
             }
             if Task.isCancelled { return }
             let step = IntentRules.step(
-                purpose: poll.purpose, start: poll.startedAt, deadline: poll.deadline, read: intent,
+                purpose: poll.purpose, entry: poll.entry ?? .handleNextAction, start: poll.startedAt,
+                deadline: poll.deadline, read: intent,
                 permanent: failure.map(Self.isPermanent) ?? false, at: now(), memory: &memory)
             let ended: Bool
             switch step {

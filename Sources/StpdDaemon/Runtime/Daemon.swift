@@ -272,7 +272,7 @@ public enum Daemon {
             into: &router, handler: PaymentHandler(api: parts.payments, redirects: parts.redirects),
             polls: parts.intents, cards: parts.cards,
             returnURLs: ReturnURLs(redirects: parts.redirects, merchantName: configuration.merchantName))
-        PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
+        PaymentContextHandlers.register(into: &router, contexts: parts.contexts)
         CardHandlers.register(into: &router, cards: parts.cards)
         return router
     }
