@@ -3,7 +3,8 @@ import StpdCore
 import StpdProtocol
 import StripeAPI
 
-/// `card.*`, and how a refused card reads on the wire wherever a method takes one.
+/// `card.*`, and the card checked wherever a method takes one (how a refused card reads:
+/// `Errors/WireErrors.swift`).
 enum CardHandlers {
     static func register(into router: inout MethodRouter<CallContext>, cards: CardValidator) {
         router.register(CardValidate.self) { params, _ in
@@ -18,27 +19,5 @@ extension CardValidator {
     func require(_ card: CardInput?, at path: String) throws(RPCError) {
         guard let card else { return }
         do throws(CardRefused) { try require(card) } catch { throw error.rpcError(at: path) }
-    }
-}
-
-/// Unless a handler names the card's place (`require(_:at:)`), it is `card`, as in paymentContext.addCard.
-extension CardRefused: RPCErrorConvertible {
-    public var rpcError: RPCError { rpcError(at: "card") }
-
-    func rpcError(at path: String) -> RPCError {
-        let what =
-            switch field {
-            case .number: "card number"
-            case .expMonth: "expiry month"
-            case .expYear: "expiry year"
-            case .cvc: "CVC"
-            }
-        let parameter = "\(path).\(field.rawValue)"
-        return StpdErrors.cardInvalid(
-            "the \(what) is \(state.rawValue) (\(parameter))",
-            data: [
-                "parameter": .string(parameter), "field": .string(field.rawValue), "state": .string(state.rawValue),
-                "brand": .string(brand.rawValue),
-            ])
     }
 }

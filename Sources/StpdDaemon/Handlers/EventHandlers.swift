@@ -12,9 +12,8 @@ enum EventHandlers {
         router.register(EventsSubscribe.self) { params, context in
             let id = ObjectID.make("sub_")
             let sink = ConnectionEventSink(connection: context.connection, registry: subscriptions, subscription: id)
-            let subscription = try await mapCursorErrors {
-                try await log.subscribe(id: id, since: params.since, filter: filter(params.filter, context), sink: sink)
-            }
+            let subscription = try await log.subscribe(
+                id: id, since: params.since, filter: filter(params.filter, context), sink: sink)
             subscriptions.add(id, connection: context.connection.id)
             holdIdleTimeout(context, subscriptions)
             context.connection.afterReply { await log.start(subscription) }
@@ -33,11 +32,9 @@ enum EventHandlers {
             let wanted = filter(params.filter, context)
             let output = context.output
             let result = try await waits.run(connection: context.connection, uid: context.caller.uid) {
-                try await mapCursorErrors {
-                    try await log.wait(
-                        since: params.since, filter: wanted, limit: params.limit ?? 100,
-                        timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)), room: output)
-                }
+                try await log.wait(
+                    since: params.since, filter: wanted, limit: params.limit ?? 100,
+                    timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)), room: output)
             }
             return .init(events: result.events.map(EventRecord.init), next: result.next, endedEarly: result.endedEarly)
         }
@@ -53,15 +50,5 @@ enum EventHandlers {
     static func filter(_ params: EventFilterParams?, _ context: CallContext) -> EventFilter {
         EventFilter(
             objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: context.caller.ownerFilter)
-    }
-
-    static func mapCursorErrors<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch EventLogError.cursorExpired(let oldest) {
-            throw StpdErrors.cursorExpired("the oldest seq kept is \(oldest)", data: ["oldestSeq": .int(oldest)])
-        } catch EventLogError.cursorAhead(let latest) {
-            throw StpdErrors.cursorAhead("the latest seq is \(latest)", data: ["latestSeq": .int(latest)])
-        }
     }
 }
