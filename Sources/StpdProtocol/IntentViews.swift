@@ -33,10 +33,16 @@ extension IntentNaming {
     static var idSchema: JSONSchema {
         .string("The \(noun) id", pattern: "^\(idPrefix)[A-Za-z0-9]+$")
     }
+    /// The SDK takes a scoped secret for a PaymentIntent only (`STPPaymentIntentParams`'s
+    /// `^pi_[^_]+_(scoped_)?secret_[^_]+$`; `STPSetupIntentConfirmParams`'s has no scoped form).
     static var secretSchema: JSONSchema {
-        .string(
-            "The \(noun)'s client secret (never shown back); a scoped one (`\(idPrefix)…_scoped_secret_…`) too",
-            pattern: "^\(idPrefix)[A-Za-z0-9]+_(scoped_)?secret_[A-Za-z0-9]+$")
+        idPrefix == "pi_"
+            ? .string(
+                "The \(noun)'s client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`) too",
+                pattern: "^pi_[A-Za-z0-9]+_(scoped_)?secret_[A-Za-z0-9]+$")
+            : .string(
+                "The \(noun)'s client secret (never shown back)",
+                pattern: "^\(idPrefix)[A-Za-z0-9]+_secret_[A-Za-z0-9]+$")
     }
     static var objectSchema: JSONSchema {
         JSONSchema(["type": "object", "description": .string("The Stripe \(noun) (client_secret removed)")])

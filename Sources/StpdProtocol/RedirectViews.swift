@@ -1,5 +1,19 @@
 import JSONRPC
 
+/// What a confirmation does with a voucher (OXXO, Boleto, Konbini, Multibanco).
+public enum VoucherHandling: String, Codable, Sendable, CaseIterable {
+    /// As the SDK's VoucherDisplayHandler: a redirect session on `hosted_voucher_url` (started with
+    /// `start`, e.g. `opener: daemon`); the action ends when the customer closes it (the default).
+    case open
+    /// The app shows the voucher itself from `nextAction.details`: `succeeded` at once.
+    case display
+
+    public static let schema = JSONSchema.enumeration(
+        allCases.map(\.rawValue),
+        "A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded once closed) or display (the app shows nextAction.details: succeeded at once)"
+    )
+}
+
 /// What the app's browser or web view did, which only the app can see (`redirect.report`): the
 /// events of the SDK's Safari view and of its attempt to open a native app.
 public enum RedirectReportOutcome: String, Codable, Sendable, CaseIterable {

@@ -113,6 +113,19 @@ struct IntentPollsTests {
         }
     }
 
+    /// Alipay: the return URL inside its native URL is requested before the intent is read.
+    @Test func anAlipayFollowUpPingsItsReturnURLFirst() async throws {
+        let world = try await World()
+        let secret = world.api.addIntent(status: "succeeded")
+        let id = secret.components(separatedBy: "_secret_")[0]
+        let ping = "https://hooks.stripe.com/adapter/alipay/redirect/complete/src_1/src_client_secret_1"
+        _ = try await world.intents.paymentIntents.start(
+            for: Caller(uid: 1000), id: id, clientSecret: secret, intent: nil, purpose: .followUp, entry: .confirm,
+            paymentMethodType: "alipay", pingURL: ping)
+        _ = try await world.finished(id)
+        #expect(world.api.calls.filter { $0.hasSuffix(id) || $0.hasPrefix("ping:") } == ["ping:\(ping)", "read:\(id)"])
+    }
+
     @Test func aStoppedPollNeverReports() async throws {
         let world = try await World()
         let (id, _) = try await world.awaiting("pix_display_qr_code")

@@ -191,6 +191,27 @@ private let qr: JSONValue = [
         #expect(try action("redirect_to_url", ["url": "https://x.test/a"]).redirect?.returnURL == nil)
     }
 
+    /// Alipay's native URL carries Stripe's return URL, percent-encoded twice (as the SDK's
+    /// STPIntentActionAlipayHandleRedirectTest has it); only a stripe.com https URL is taken.
+    @Test func alipaysReturnURLInsideItsNativeURL() throws {
+        func native(_ returnURL: String) -> String {
+            let inner =
+                "_input_charset=utf-8&return_url="
+                + returnURL.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&sign=x"
+            return "alipay://alipayclient/?" + "{\"dataString\":\"\(inner)\"}".addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics)!
+        }
+        let hook = "https://hooks.stripe.com/adapter/alipay/redirect/complete/src_1/src_client_secret_1"
+        let alipay = try action(
+            "alipay_handle_redirect", ["native_url": .string(native(hook)), "url": "https://x.test"])
+        #expect(alipay.alipayReturnPing?.absoluteString == hook)
+        for other in ["https://evil.test/x", "http://hooks.stripe.com/x", "https://stripe.com.evil.test/x"] {
+            let action = try action("alipay_handle_redirect", ["native_url": .string(native(other))])
+            #expect(action.alipayReturnPing == nil, "\(other)")
+        }
+        #expect(try action("alipay_handle_redirect", ["url": "https://x.test"]).alipayReturnPing == nil)
+    }
+
     @Test func hostedPagesAndExpiry() throws {
         let hosted = Dictionary(
             uniqueKeysWithValues: try Self.types.compactMap { type, details, _ in

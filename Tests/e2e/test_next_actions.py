@@ -7,7 +7,8 @@ module; each test makes its own intents. Nothing sleeps: every wait is on a repl
 What each kind of next action ends with (docs/next-actions.md):
 - redirect kinds: result pending, a redirect session; the return URL (or app.foreground)
   completes it, the follow-up re-reads the intent, redirect.outcome and <kind>.finished say how;
-- display kinds (vouchers, microdeposits, bank transfers): result succeeded with the details;
+- display kinds (vouchers, microdeposits, bank transfers): result succeeded with the details; a
+  voucher opens its page by default (a redirect session, pending until closed), as the SDK does;
 - kinds that await the customer elsewhere (QR codes, BLIK, UPI, card await-notification):
   result pending and a poll, which <kind>.finished ends;
 - use_stripe_sdk: its three_d_secure_redirect form is a redirect kind (a page at stripe_js); the
@@ -118,12 +119,13 @@ TYPES = [
     ("alipay", {}, None, "alipay", "alipay_handle_redirect", "redirect", "pending"),
     ("cashapp", {}, None, "cashapp", "cashapp_handle_redirect_or_display_qr_code", "redirect", "pending"),
     ("swish", {}, None, "swish", "swish_handle_redirect_or_display_qr_code", "redirect", "pending"),
-    ("oxxo", {}, JO, "oxxo", "oxxo_display_details", "display", "succeeded"),
+    # A voucher opens its page by default, as the SDK's VoucherDisplayHandler: pending until closed.
+    ("oxxo", {}, JO, "oxxo", "oxxo_display_details", "display", "pending"),
     ("boleto", {"taxId": "000.000.000-00"}, {**JO, "address": BR}, "boleto", "boleto_display_details", "display",
-     "succeeded"),
-    ("konbini", {}, JO, "konbini", "konbini_display_details", "display", "succeeded"),
+     "pending"),
+    ("konbini", {}, JO, "konbini", "konbini_display_details", "display", "pending"),
     ("multibanco", {}, {"email": "jo@example.test"}, "multibanco", "multibanco_display_details", "display",
-     "succeeded"),
+     "pending"),
     ("raw", {"type": "customer_balance"}, None, "customer_balance", "display_bank_transfer_instructions", "display",
      "succeeded"),
     ("pix", {}, None, "pix", "pix_display_qr_code", "awaitCustomer", "pending"),
@@ -166,6 +168,9 @@ def test_every_type_confirms_and_its_next_action_is_carried_by_its_kind(
         session = answer["redirect"]
         assert next_action["session"] == session["id"] and session["status"] == "notStarted"
         assert session["paymentIntentId"] == intent["id"] and session["returnURL"].startswith("myshop://pay")
+    elif kind == "display" and result == "pending":
+        session = answer["redirect"]
+        assert session["redirectURL"] == next_action["details"]["hosted_voucher_url"] and session.get("returnURL") is None
     elif kind == "awaitCustomer":
         poll = answer["poll"]
         assert (poll["status"], poll["purpose"], poll["nextActionType"]) == ("polling", "awaitCustomer", action)
@@ -273,9 +278,10 @@ def test_a_type_stpd_cannot_carry_is_an_error_naming_it(world, action):
 
 # -- Display kinds --------------------------------------------------------------------------------
 
-def test_a_voucher_is_the_sdks_success_and_is_paid_later(world):
+def test_a_voucher_the_app_shows_is_the_sdks_success_and_is_paid_later(world):
+    """voucher: display, for an app that shows the voucher itself: succeeded at once."""
     intent = payment_intent(world.server, "konbini", currency="jpy")
-    answer = confirm(world, intent, {"konbini": {}, "billingDetails": JO})
+    answer = confirm(world, intent, {"konbini": {}, "billingDetails": JO}, voucher="display")
     assert answer["result"] == "succeeded" and answer["paymentIntent"]["status"] == "requires_action"
     details = answer["nextAction"]["details"]
     assert details["hosted_voucher_url"] and details["stores"]["lawson"]["payment_code"]

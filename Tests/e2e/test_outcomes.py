@@ -144,3 +144,66 @@ def test_cash_app_and_klarna_are_reread_through_refresh(world, events, member, c
     assert (outcome["result"], outcome["intentResult"]) == ("succeeded", "succeeded"), outcome
     refreshes = world.server.requests(path=f"/v1/payment_intents/{intent['id']}/refresh")
     assert refreshes and refreshes[0]["method"] == "POST", refreshes
+
+
+SHIPPING = {"name": "Jo Doe", "phone": "+15555550100",
+            "address": {"line1": "1 Main St", "city": "San Francisco", "state": "CA", "postalCode": "94107",
+                        "country": "US"}}
+
+
+def test_a_confirmation_says_what_the_sdks_says(world):
+    """payment_method_options (typed for card and US bank accounts, any type's under raw) and a
+    PaymentIntent's shipping (Affirm needs it) reach Stripe as the SDK sends them; the stripe==16.1.0
+    types judge every field at the session's end. A SetupIntent takes no shipping."""
+    intent = world.server.api("POST", "/v1/payment_intents",
+                              {"amount": 5000, "currency": "usd", "payment_method_types": ["affirm"]})
+    answer = world.client.call("paymentIntent.confirm", {
+        "clientSecret": intent["client_secret"], "paymentMethod": {"affirm": {}}, "returnURL": RETURN_URL,
+        "shipping": SHIPPING, "paymentMethodOptions": {"raw": {"affirm": {"preferred_locale": "en-US"}}}})
+    assert answer["result"] == "pending", answer
+    form = world.server.requests(path=f"/v1/payment_intents/{intent['id']}/confirm")[-1]["form"]
+    assert form["shipping"]["name"] == "Jo Doe" and form["shipping"]["address"]["postal_code"] == "94107", form
+    assert form["payment_method_options"] == {"affirm": {"preferred_locale": "en-US"}}, form
+
+    card = world.server.api("POST", "/v1/payment_intents",
+                            {"amount": 5000, "currency": "eur", "payment_method_types": ["card"]})
+    answer = world.client.call("paymentIntent.confirm", {
+        "clientSecret": card["client_secret"], "paymentMethod": {"id": "pm_card_visa"},
+        "paymentMethodOptions": {"card": {"network": "visa", "requestThreeDSecure": "automatic"}}})
+    assert answer["result"] == "succeeded", answer
+    form = world.server.requests(path=f"/v1/payment_intents/{card['id']}/confirm")[-1]["form"]
+    assert form["payment_method_options"] == {"card": {"network": "visa", "request_three_d_secure": "automatic"}}
+
+    setup = world.server.api("POST", "/v1/setup_intents", {"payment_method_types": ["card"]})
+    error = rpc_error(world.client, "setupIntent.confirm", {"clientSecret": setup["client_secret"],
+                                                            "paymentMethod": {"id": "pm_card_visa"},
+                                                            "shipping": SHIPPING})
+    assert error.code == INVALID_PARAMS and error.data["parameter"] == "shipping", error
+
+
+def test_a_raw_type_gets_the_mandate_the_sdk_sends(world):
+    """Bancontact given as raw still carries the online mandate on a SetupIntent, as the SDK's
+    STPSetupIntentConfirmParams sends it for the type."""
+    setup = world.server.api("POST", "/v1/setup_intents", {"payment_method_types": ["bancontact"]})
+    world.client.call("setupIntent.confirm", {
+        "clientSecret": setup["client_secret"], "returnURL": RETURN_URL,
+        "paymentMethod": {"raw": {"type": "bancontact", "billing_details": {"name": "Jo Doe"}}}})
+    form = world.server.requests(path=f"/v1/setup_intents/{setup['id']}/confirm")[-1]["form"]
+    assert form["mandate_data"]["customer_acceptance"]["type"] == "online", form
+
+
+def test_a_voucher_opens_its_page_and_ends_when_closed(world, events):
+    """As the SDK's VoucherDisplayHandler: the hosted voucher opens (here in the app's browser; with
+    start {opener: daemon} stpd opens it), and closing it re-reads the intent: a voucher still to pay
+    is the SDK's success state."""
+    intent = world.server.api("POST", "/v1/payment_intents",
+                              {"amount": 25000, "currency": "mxn", "payment_method_types": ["oxxo"]})
+    answer = world.client.call("paymentIntent.confirm", {
+        "clientSecret": intent["client_secret"], "start": {"mode": "inApp"},
+        "paymentMethod": {"oxxo": {}, "billingDetails": JO}})
+    assert answer["result"] == "pending" and answer["nextAction"]["kind"] == "display", answer
+    session = answer["redirect"]
+    assert session["openURL"] == answer["nextAction"]["details"]["hosted_voucher_url"], session
+    world.client.call("redirect.report", {"session": session["id"], "outcome": "closed"})
+    outcome = events.wait("redirect.outcome", session["id"])["object"]["outcome"]
+    assert (outcome["result"], outcome["intentResult"]) == ("requires_action", "succeeded"), outcome

@@ -403,6 +403,7 @@ public final class AppRequestBroker: Sendable {
 private final class AnswersElsewhere: EventListener {
     private let wake: @Sendable (String) -> Void
     private static let answered = AppRequestEvent.entered(.answered).type.name
+    var routing: EventFilter? { EventFilter(types: [Self.answered]) }
 
     init(wake: @escaping @Sendable (String) -> Void) { self.wake = wake }
 

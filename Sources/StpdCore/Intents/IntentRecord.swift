@@ -17,6 +17,8 @@ struct IntentRecord<Intent: StripeIntent>: DurableRecord {
         /// The intent's payment method type when the poll began (its reads refresh Cash App and
         /// Klarna: `IntentRules.refreshes`); nil when unknown.
         var paymentMethodType: String?
+        /// Requested before each read (Alipay's return URL: `NextAction.alipayReturnPing`).
+        var pingURL: String?
         var nextActionType: String?
         var redirect: String?
         var startedAt: Date

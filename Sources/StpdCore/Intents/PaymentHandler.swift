@@ -44,22 +44,23 @@ public struct PaymentHandler: Sendable {
     /// is `managedPayment` for a payment context's.
     public func confirm<Intent: StripeIntent>(
         _ type: Intent.Type, _ params: PaymentIntentConfirmParams, for caller: Caller, start: RedirectStartOptions?,
-        entry: IntentEntry = .confirm
+        entry: IntentEntry = .confirm, voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         let intent = try await Intent.confirm(params, with: api)
         return try await handle(
             intent, clientSecret: params.clientSecret, returnURL: params.returnURL, for: caller, start: start,
-            entry: entry)
+            entry: entry, voucher: voucher)
     }
 
     /// STPPaymentHandler's `handleNextAction(for…)`: an intent confirmed elsewhere (the merchant's server).
     public func handleNextAction<Intent: StripeIntent>(
-        _ type: Intent.Type, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?
+        _ type: Intent.Type, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?,
+        voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         let intent = try await Intent.retrieve(clientSecret: clientSecret, with: api)
         return try await handle(
             intent, clientSecret: clientSecret, returnURL: returnURL, for: caller, start: start,
-            entry: .handleNextAction)
+            entry: .handleNextAction, voucher: voucher)
     }
 
     /// Verifies a bank account's microdeposits; the intent that comes back is handled as a confirmation's.
@@ -76,7 +77,7 @@ public struct PaymentHandler: Sendable {
     /// is the confirmation's, which Cash App and Swish return to.
     public func handle<Intent: StripeIntent>(
         _ intent: Intent, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?,
-        entry: IntentEntry
+        entry: IntentEntry, voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         var handled = Handled(
             intent: intent, result: .succeeded, nextAction: intent.nextAction.map { NextActionView($0) })
@@ -94,19 +95,23 @@ public struct PaymentHandler: Sendable {
                         detail: "the \(Intent.kind.noun) requires action but has no next action"))
                 return handled
             }
-            try await handleAction(action, of: intent, &handled, clientSecret, returnURL, caller, start, entry)
+            try await handleAction(action, of: intent, &handled, clientSecret, returnURL, caller, start, entry, voucher)
         }
         return handled
     }
 
     private func handleAction<Intent: StripeIntent>(
         _ action: NextAction, of intent: Intent, _ handled: inout Handled<Intent>, _ clientSecret: String,
-        _ returnURL: String?, _ caller: Caller, _ start: RedirectStartOptions?, _ entry: IntentEntry
+        _ returnURL: String?, _ caller: Caller, _ start: RedirectStartOptions?, _ entry: IntentEntry,
+        _ voucher: VoucherHandling
     ) async throws {
         switch action.kind {
         case .display:
-            // isNextActionSuccessState: the customer pays (or verifies) later; the app shows the details.
-            break
+            // isNextActionSuccessState: the customer pays (or verifies) later. A voucher the SDK opens
+            // (VoucherDisplayHandler) and ends when it is closed; else the app shows the details.
+            guard voucher == .open, let page = action.voucherPage else { break }
+            try await openSession(
+                IntentRedirect(voucherPage: page), for: intent, &handled, clientSecret, caller, start, entry)
         case .redirect:
             guard let target = IntentRedirect(action, confirmedWith: returnURL) else {
                 return handled.fail(
@@ -119,15 +124,7 @@ public struct PaymentHandler: Sendable {
                     .returnURLRequired(
                         type: action.rawType, detail: "\(action.rawType) returns to the confirmation's returnURL"))
             }
-            var session = try await redirects.create(
-                for: caller, intent: intent, clientSecret: clientSecret, target: target, followUpTimeout: nil,
-                entry: entry)
-            if let start {
-                session = try await redirects.start(id: session.id, for: caller, mode: start.mode, opener: start.opener)
-            }
-            handled.result = .pending
-            handled.redirect = session
-            handled.nextAction?.session = session.id
+            try await openSession(target, for: intent, &handled, clientSecret, caller, start, entry)
         case .awaitCustomer:
             let polled = try await Intent.polls(in: redirects.intents).start(
                 for: caller, id: intent.id, clientSecret: clientSecret, intent: intent, purpose: .awaitCustomer,
@@ -173,5 +170,20 @@ public struct PaymentHandler: Sendable {
         return .nextActionUnsupported(
             type: action.rawType, kind: action.kind.rawValue,
             detail: "stpd has no native UI for use_stripe_sdk \(sdkType): \(instead)")
+    }
+
+    /// A redirect session on `target`, started at once with `start`: the action is pending until it ends.
+    private func openSession<Intent: StripeIntent>(
+        _ target: IntentRedirect, for intent: Intent, _ handled: inout Handled<Intent>, _ clientSecret: String,
+        _ caller: Caller, _ start: RedirectStartOptions?, _ entry: IntentEntry
+    ) async throws {
+        var session = try await redirects.create(
+            for: caller, intent: intent, clientSecret: clientSecret, target: target, followUpTimeout: nil, entry: entry)
+        if let start {
+            session = try await redirects.start(id: session.id, for: caller, mode: start.mode, opener: start.opener)
+        }
+        handled.result = .pending
+        handled.redirect = session
+        handled.nextAction?.session = session.id
     }
 }

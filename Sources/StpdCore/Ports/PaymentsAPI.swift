@@ -20,6 +20,8 @@ public protocol PaymentsAPI: Sendable {
     /// late (`IntentRules.refreshes`); Stripe brings the intent up to date before answering.
     func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent
     func refreshSetupIntent(clientSecret: String) async throws -> SetupIntent
+    /// Requests `url` and ignores the answer (Alipay's return URL, `NextAction.alipayReturnPing`).
+    func ping(_ url: URL) async
     /// A card PaymentMethod (the options screen's "add card"); the card never reaches storage or logs.
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod
 }
@@ -32,4 +34,5 @@ extension PaymentsAPI {
     public func refreshSetupIntent(clientSecret: String) async throws -> SetupIntent {
         try await retrieveSetupIntent(clientSecret: clientSecret)
     }
+    public func ping(_ url: URL) async {}
 }

@@ -89,7 +89,7 @@ extension RedirectSessions: PollFollower, IntentPollFollower {
             _ = try await Intent.polls(in: intents).start(
                 for: Caller(uid: record.owner), id: id, clientSecret: record.clientSecret, intent: nil,
                 purpose: .followUp, entry: record.entry ?? .handleNextAction, redirect: record.id,
-                paymentMethodType: record.paymentMethodType)
+                paymentMethodType: record.paymentMethodType, pingURL: record.pingURL)
         } catch {
             await settleFailure(record.id, error)
         }

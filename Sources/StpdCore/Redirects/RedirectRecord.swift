@@ -44,6 +44,8 @@ struct RedirectRecord: DurableRecord {
     /// For an intent, its payment method's type when the session was made: the follow-up's first
     /// read refreshes Cash App and Klarna (`IntentRules.refreshes`).
     var paymentMethodType: String?
+    /// Requested before the follow-up's reads: Alipay's return URL (`NextAction.alipayReturnPing`).
+    var pingURL: String?
     var completion: Completion?
     var outcome: RedirectOutcome?
     var createdAt: Date

@@ -125,6 +125,7 @@ public final class RedirectSessions: Sendable {
         record.loopback = loopback?.claim(record.returnURL)
         record.entry = entry
         record.paymentMethodType = intent.paymentMethodType
+        if intent.paymentMethodType == "alipay" { record.pingURL = intent.nextAction?.alipayReturnPing?.absoluteString }
         switch kind {
         case .paymentIntent: record.paymentIntentId = intent.id
         case .setupIntent: record.setupIntentId = intent.id
@@ -176,6 +177,15 @@ struct IntentRedirect: Sendable {
         self.returnURL = target.returnURL ?? returnURL.flatMap(URL.strict)
         opensApp = action.type == .wechatPayRedirectToIOSApp
         returnOptional = action.isThreeDSecureRedirect
+    }
+
+    /// A voucher's page (`NextAction.voucherPage`): the SDK opens it with no return URL, and the
+    /// action ends when the customer closes it.
+    init(voucherPage: URL) {
+        url = voucherPage
+        returnURL = nil
+        opensApp = false
+        returnOptional = true
     }
 
     /// Whatever ends the session is known.

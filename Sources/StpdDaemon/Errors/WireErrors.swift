@@ -70,6 +70,10 @@ extension DomainError: RPCErrorConvertible {
                     "type": .string(type), "deadline": .string(deadline.formatted(.iso8601)),
                     "status": .string(status),
                 ])
+        case .budgetExceeded(let what, let limit, let setting):
+            StpdErrors.tooManyPolls(
+                "at most \(limit) \(what)",
+                data: ["scope": "user", "limit": .int(Int64(limit)), "setting": .string(setting)])
         case .shippingAddressIncomplete(let fields, let members):
             StpdErrors.shippingAddressIncomplete(
                 "missing or not valid: \(members.map { "address.\($0)" }.joined(separator: ", ")) "
@@ -187,7 +191,7 @@ extension EventLogError: RPCErrorConvertible {
 extension CardRefused: RPCErrorConvertible {
     public var rpcError: RPCError { rpcError(at: "card") }
 
-    func rpcError(at path: String) -> RPCError {
+    func rpcError(at path: String, stripeNames: Bool = false) -> RPCError {
         let what =
             switch field {
             case .number: "card number"
@@ -195,7 +199,13 @@ extension CardRefused: RPCErrorConvertible {
             case .expYear: "expiry year"
             case .cvc: "CVC"
             }
-        let parameter = "\(path).\(field.rawValue)"
+        let name =
+            switch (stripeNames, field) {
+            case (true, .expMonth): "exp_month"
+            case (true, .expYear): "exp_year"
+            default: field.rawValue
+            }
+        let parameter = "\(path).\(name)"
         return StpdErrors.cardInvalid(
             "the \(what) is \(state.rawValue) (\(parameter))",
             data: [

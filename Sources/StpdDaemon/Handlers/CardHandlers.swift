@@ -15,9 +15,12 @@ enum CardHandlers {
 
 extension CardValidator {
     /// Refuses `card`, if given, before any request to Stripe: CardInvalid naming the field under
-    /// `path`, where the card sits in the method's params.
-    func require(_ card: CardInput?, at path: String) throws(RPCError) {
+    /// `path`, where the card sits in the method's params (in Stripe's field names, `exp_month`,
+    /// with `stripeNames`: a `raw` card).
+    func require(_ card: CardInput?, at path: String, stripeNames: Bool = false) throws(RPCError) {
         guard let card else { return }
-        do throws(CardRefused) { try require(card) } catch { throw error.rpcError(at: path) }
+        do throws(CardRefused) { try require(card) } catch {
+            throw error.rpcError(at: path, stripeNames: stripeNames)
+        }
     }
 }

@@ -162,6 +162,11 @@ struct StripePaymentsAPI: PaymentsAPI {
             StripeRequest(.post, "/v1/\(Intent.collection)/\(id)/refresh", params: form), as: Intent.self)
     }
 
+    func ping(_ url: URL) async {
+        guard let client = try? client() else { return }
+        await client.ping(url)
+    }
+
     func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent {
         try await refresh(clientSecret)
     }

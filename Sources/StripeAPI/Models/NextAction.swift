@@ -165,6 +165,29 @@ public struct NextAction: StripeModel, Hashable {
         return url.map { ($0, f.url("return_url")) }
     }
 
+    /// The return URL inside Alipay's `native_url` (`return_url=`, percent-encoded twice), which the
+    /// SDK requests before re-reading the intent so that its status is up to date (`marlinReturnURL`,
+    /// `_pingMarlinIfNecessary`). Only an https URL on a stripe.com host: a daemon fetches nothing else.
+    public var alipayReturnPing: URL? {
+        guard type == .alipayHandleRedirect, let native = detailFields?.string("native_url")?.removingPercentEncoding,
+            let range = native.range(of: "return_url=[^&]*", options: .regularExpression),
+            let decoded = String(native[range].dropFirst("return_url=".count)).removingPercentEncoding,
+            let url = URL(string: decoded), url.scheme == "https", let host = url.host,
+            host == "stripe.com" || host.hasSuffix(".stripe.com")
+        else { return nil }
+        return url
+    }
+
+    /// A voucher's page (OXXO, Boleto, Konbini, Multibanco: `hosted_voucher_url`), which the SDK's
+    /// VoucherDisplayHandler opens; nil for any other type.
+    public var voucherPage: URL? {
+        switch type {
+        case .oxxoDisplayDetails, .boletoDisplayDetails, .konbiniDisplayDetails, .multibancoDisplayDetails:
+            detailFields?.url("hosted_voucher_url")
+        default: nil
+        }
+    }
+
     /// The page Stripe hosts for the customer: the voucher (`hosted_voucher_url`), the QR code or
     /// transfer instructions (`hosted_instructions_url`), or the microdeposit form
     /// (`hosted_verification_url`).

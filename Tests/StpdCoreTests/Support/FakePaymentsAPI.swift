@@ -16,6 +16,8 @@ final class FakePaymentsAPI: PaymentsAPI {
         var intentReads: [String: Int] = [:]
         /// Refreshes of each intent (`refreshPaymentIntent`).
         var intentRefreshes: [String: Int] = [:]
+        /// Every ping, and every intent read, in order (`ping:<url>`, `read:<id>`).
+        var calls: [String] = []
         var created: [[String: JSONValue]] = []
     }
 
@@ -90,6 +92,9 @@ final class FakePaymentsAPI: PaymentsAPI {
 
     func retrievals(of id: String) -> Int { state.withLock { $0.intentReads[id] ?? 0 } }
     func refreshes(of id: String) -> Int { state.withLock { $0.intentRefreshes[id] ?? 0 } }
+    var calls: [String] { state.withLock { $0.calls } }
+
+    func ping(_ url: URL) async { state.withLock { $0.calls.append("ping:\(url.absoluteString)") } }
 
     func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent {
         let id = clientSecret.components(separatedBy: "_secret_")[0]
@@ -133,7 +138,10 @@ final class FakePaymentsAPI: PaymentsAPI {
 
     func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent {
         let id = clientSecret.components(separatedBy: "_secret_")[0]
-        state.withLock { $0.intentReads[id, default: 0] += 1 }
+        state.withLock {
+            $0.intentReads[id, default: 0] += 1
+            $0.calls.append("read:\(id)")
+        }
         guard let json = state.withLock({ $0.intents[id] }) else {
             throw StripeError(kind: .invalidRequest, message: "No such payment_intent: \(id)", httpStatus: 404)
         }

@@ -43,6 +43,8 @@ from .schemas import (
     PaymentContextUpdateParamsPaymentSummaryItemsItem,
     PaymentIntentAnswer,
     PaymentIntentConfirmParamsPaymentMethod,
+    PaymentIntentConfirmParamsPaymentMethodOptions,
+    PaymentIntentConfirmParamsShipping,
     PaymentIntentConfirmParamsStart,
     PaymentIntentHandleNextActionParamsStart,
     PaymentIntentListResult,
@@ -54,6 +56,8 @@ from .schemas import (
     RpcDiscoverResult,
     SetupIntentAnswer,
     SetupIntentConfirmParamsPaymentMethod,
+    SetupIntentConfirmParamsPaymentMethodOptions,
+    SetupIntentConfirmParamsShipping,
     SetupIntentConfirmParamsStart,
     SetupIntentHandleNextActionParamsStart,
     SetupIntentListResult,
@@ -552,8 +556,11 @@ class PaymentIntentMethods:
         *,
         clientSecret: str,
         paymentMethod: PaymentIntentConfirmParamsPaymentMethod,
+        paymentMethodOptions: PaymentIntentConfirmParamsPaymentMethodOptions = OMITTED,
         returnURL: str = OMITTED,
+        shipping: PaymentIntentConfirmParamsShipping = OMITTED,
         start: PaymentIntentConfirmParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> PaymentIntentAnswer:
         """`paymentIntent.confirm`: Confirms a PaymentIntent with a saved payment method or a new one
         of any type, then handles its next action as STPPaymentHandler does.
@@ -563,8 +570,11 @@ class PaymentIntentMethods:
             _params({
                 "clientSecret": clientSecret,
                 "paymentMethod": paymentMethod,
+                "paymentMethodOptions": paymentMethodOptions,
                 "returnURL": returnURL,
+                "shipping": shipping,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -578,6 +588,7 @@ class PaymentIntentMethods:
         clientSecret: str,
         returnURL: str = OMITTED,
         start: PaymentIntentHandleNextActionParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> PaymentIntentAnswer:
         """`paymentIntent.handleNextAction`: Handles the next action of a PaymentIntent confirmed
         elsewhere (by your server), as STPPaymentHandler.handleNextAction does.
@@ -588,6 +599,7 @@ class PaymentIntentMethods:
                 "clientSecret": clientSecret,
                 "returnURL": returnURL,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -759,8 +771,11 @@ class SetupIntentMethods:
         *,
         clientSecret: str,
         paymentMethod: SetupIntentConfirmParamsPaymentMethod,
+        paymentMethodOptions: SetupIntentConfirmParamsPaymentMethodOptions = OMITTED,
         returnURL: str = OMITTED,
+        shipping: SetupIntentConfirmParamsShipping = OMITTED,
         start: SetupIntentConfirmParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> SetupIntentAnswer:
         """`setupIntent.confirm`: Confirms a SetupIntent with a saved payment method or a new one of
         any type, then handles its next action as STPPaymentHandler does.
@@ -770,8 +785,11 @@ class SetupIntentMethods:
             _params({
                 "clientSecret": clientSecret,
                 "paymentMethod": paymentMethod,
+                "paymentMethodOptions": paymentMethodOptions,
                 "returnURL": returnURL,
+                "shipping": shipping,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -785,6 +803,7 @@ class SetupIntentMethods:
         clientSecret: str,
         returnURL: str = OMITTED,
         start: SetupIntentHandleNextActionParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> SetupIntentAnswer:
         """`setupIntent.handleNextAction`: Handles the next action of a SetupIntent confirmed elsewhere
         (by your server), as STPPaymentHandler.handleNextAction does.
@@ -795,6 +814,7 @@ class SetupIntentMethods:
                 "clientSecret": clientSecret,
                 "returnURL": returnURL,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
