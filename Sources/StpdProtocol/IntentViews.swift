@@ -49,12 +49,6 @@ extension IntentNaming {
     }
 }
 
-/// How STPPaymentHandler ended an action (`STPPaymentHandlerActionStatus`), or `pending` while stpd
-/// carries it on: a redirect session to open, or a poll until the customer pays elsewhere.
-public enum IntentResult: String, Codable, Sendable, Hashable, CaseIterable {
-    case succeeded, canceled, failed, pending
-}
-
 /// An intent's `next_action` as stpd carries it.
 public struct NextActionView: Codable, Sendable, Hashable {
     /// Stripe's `next_action.type`.
@@ -84,19 +78,6 @@ public struct NextActionView: Codable, Sendable, Hashable {
             "details": .nullable(JSONSchema(["type": "object", "description": "Stripe's hash for the type, as sent"])),
             "session": .nullable(redirectSessionID),
         ], required: ["type", "kind"])
-}
-
-public enum IntentPollStatus: String, Codable, Sendable, Hashable, CaseIterable {
-    case polling, finished, stopped
-}
-
-/// Why stpd polls an intent.
-public enum IntentPollPurpose: String, Codable, Sendable, Hashable, CaseIterable {
-    /// The customer pays elsewhere (a QR code, a banking app): until the intent leaves
-    /// requires_action or the deadline passes.
-    case awaitCustomer
-    /// A redirect session completed: the SDK's re-reading of the intent, with its short budgets.
-    case followUp
 }
 
 /// A poll of an intent: started by a confirmation whose next action awaits the customer

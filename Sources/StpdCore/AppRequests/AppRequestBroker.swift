@@ -412,6 +412,8 @@ extension AppRequestBroker: Sweepable {
 /// A result is stored only to hand it to an asker on another daemon (`handoff`), never in its view.
 struct AppRequestRecord: DurableRecord {
     static let kind = ObjectKind.appRequest
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: AppRequestEvent? = .removed
 
     var id: String

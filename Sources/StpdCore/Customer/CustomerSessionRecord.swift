@@ -5,6 +5,8 @@ import StpdProtocol
 /// What is stored of a customer session: the view's fields plus the adapter with its credentials.
 struct CustomerSessionRecord: DurableRecord {
     static let kind = ObjectKind.customerSession
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: CustomerEvent? = .removed
 
     var id: String
@@ -45,6 +47,8 @@ struct CustomerSessionRecord: DurableRecord {
 /// (the SDK keeps it per customer). Its new state never depends on the old: written with `put`.
 struct CustomerPreference: DurableRecord {
     static let kind = ObjectKind.customerPreference
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: CustomerPreferenceEvent? = nil
 
     var id: String

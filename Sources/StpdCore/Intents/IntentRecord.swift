@@ -55,6 +55,8 @@ struct IntentRecord<Intent: StripeIntent>: DurableRecord {
     }
 
     static var kind: ObjectKind { Intent.kind == .paymentIntent ? .paymentIntent : .setupIntent }
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static var schemaVersion: Int { 1 }
     static var removed: Event? { .removed }
 
     var queryStatus: String? { poll?.status.rawValue }

@@ -142,6 +142,8 @@ struct PaymentContextRecord: DurableRecord {
     }
 
     static let kind = ObjectKind.paymentContext
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: PaymentContextEvent? = .removed
 
     static func actionKey(_ action: String) -> String { LookupKey.make("paymentContext", "action", action) }

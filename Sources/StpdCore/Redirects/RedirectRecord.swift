@@ -98,6 +98,8 @@ struct RedirectRecord: DurableRecord {
     }
 
     static let kind = ObjectKind.redirect
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: RedirectEvent? = .removed
     static let foregroundKey = LookupKey.make("redirect", "completesOnForeground")
 
