@@ -42,6 +42,14 @@ public struct PostgresEventFollower: Sendable {
         }
     }
 
+    /// Whether a notification (`<last seq> <origin>`) announces a commit of this daemon's own
+    /// store, which the committing call publishes itself: read, it would cost a statement per
+    /// commit for nothing. A commit of its own whose answer was lost is read at the next commit
+    /// that finds its seq missing (`EventLog.append`), or by the sweep.
+    private func isOwn(_ payload: String) -> Bool {
+        payload.split(separator: " ").last.map { $0 == store.origin } ?? false
+    }
+
     private func follow(_ notifications: PostgresNotificationSequence) async throws {
         try await log.catchUp()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -49,7 +57,7 @@ public struct PostgresEventFollower: Sendable {
             // catch-ups run one at a time and a burst of notifications collapses into a few reads.
             let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             group.addTask {
-                for try await _ in notifications { wake.yield() }
+                for try await notification in notifications where !isOwn(notification.payload) { wake.yield() }
                 wake.finish()
                 throw NotificationsEnded()
             }

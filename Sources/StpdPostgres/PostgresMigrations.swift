@@ -77,6 +77,13 @@ enum PostgresMigrations {
                 // The holder's instance name, for the lease counts per instance in daemon.status.
                 "ALTER TABLE lease ADD COLUMN instance TEXT NOT NULL DEFAULT ''",
             ]),
+        Migration(
+            version: 4, name: "one round trip per commit",
+            sql: [
+                // Each event's commit, a random number, so a commit whose answer was lost is found.
+                "ALTER TABLE event ADD COLUMN commit_token BIGINT",
+                PostgresApplyProcedure.create,
+            ]),
     ]
 
     /// Brings the database to the latest version; returns the versions it applied.

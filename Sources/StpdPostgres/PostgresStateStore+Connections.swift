@@ -13,11 +13,8 @@ import Synchronization
 ///   server rolls back an open transaction) and the operation fails as `StoreUnavailable`,
 ///   whether or not its query ever answers. So no call waits on a database that went away, and
 ///   nothing waits for TCP to notice.
-/// - **A commit in flight is resolved, not guessed.** `apply` reads its transaction id before it
-///   sends COMMIT; if the connection goes while COMMIT is on its way, `txid_status` on another
-///   connection says whether it committed (then the call succeeds) or not (StoreUnavailable),
-///   within `commitCheckBound`. Only when the database cannot be asked in time does the error say
-///   the outcome is unknown (`StoreUnavailable.outcomeUnknown`).
+/// - **A commit in flight is resolved, not guessed** (`PostgresStateStore+Apply.swift`): a CALL
+///   sent whose answer was lost is looked into on another connection within `commitCheckBound`.
 /// - **Gated until open.** Until the daemon has migrated the schema and started its log (`open`),
 ///   every operation fails at once as `StoreUnavailable`: a daemon that started with its database
 ///   down answers 1010 meanwhile.
@@ -34,13 +31,13 @@ extension PostgresStateStore {
     /// A daemon starting retries its migrations until the database answers: each try this long.
     static let migrationBound: Duration = .seconds(10)
 
-    /// Runs `body` in a transaction; `commit` follows its COMMIT (see `apply`).
+    /// Runs `body` in a transaction.
     func write<T: Sendable>(
-        _ operation: String = #function, bound: Duration = callBound, commit: CommitAttempt? = nil,
+        _ operation: String = #function, bound: Duration = callBound,
         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws -> T {
         try await withConnection(operation, bound: bound) { [logger] connection in
-            try await Self.transaction(connection, logger, commit: commit) { try await body($0, logger) }
+            try await Self.transaction(connection, logger) { try await body($0, logger) }
         }
     }
 
@@ -119,9 +116,17 @@ extension PostgresStateStore {
             health.succeeded()
             return error
         }
-        if let error = error as? PSQLError, ["40001", "40P01"].contains(error.serverInfo?[.sqlState]) {
-            health.succeeded()
-            return StoreConflict(objectId: "")
+        if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] {
+            // A precondition `stpd_apply` found not to hold names its object; a deadlock or a
+            // serialisation failure is retried the same way.
+            if state == PostgresApplyProcedure.conflictState {
+                health.succeeded()
+                return StoreConflict(objectId: error.serverInfo?[.message] ?? "")
+            }
+            if ["40001", "40P01"].contains(state) {
+                health.succeeded()
+                return StoreConflict(objectId: "")
+            }
         }
         if error is CancellationError, bound == nil { return error }
         let failure =
@@ -133,13 +138,11 @@ extension PostgresStateStore {
     }
 
     static func transaction<T: Sendable>(
-        _ connection: PostgresConnection, _ logger: Logger, commit: CommitAttempt? = nil,
-        _ body: @Sendable (PostgresConnection) async throws -> T
+        _ connection: PostgresConnection, _ logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
         try await connection.run("BEGIN", logger: logger)
         do {
             let value = try await body(connection)
-            commit?.sending()
             try await connection.run("COMMIT", logger: logger)
             return value
         } catch {
@@ -148,25 +151,6 @@ extension PostgresStateStore {
             _ = try? await connection.run("ROLLBACK", logger: logger)
             throw error
         }
-    }
-
-    /// What became of transaction `xid`, whose COMMIT was sent on a connection that went: true
-    /// committed, false rolled back, nil when the database could not say within `commitCheckBound`.
-    func committed(_ xid: Int64) async -> Bool? {
-        let deadline = ContinuousClock.now + Self.commitCheckBound
-        while ContinuousClock.now < deadline {
-            let status = try? await withConnection("commit check", bound: deadline - .now) { [logger] connection in
-                try await connection.run("SELECT txid_status(\(xid))", logger: logger).single(String?.self)
-            }
-            switch status {
-            case "committed": return true
-            case "aborted": return false
-            default:
-                // In progress (its backend is finishing it), or no answer yet: ask again shortly.
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        return nil
     }
 }
 
@@ -239,18 +223,5 @@ final class HeldConnection: Sendable {
             return s.connection
         }
         let _: EventLoopFuture<Void>? = connection?.close()
-    }
-}
-
-/// An `apply`'s commit: its transaction id, read before COMMIT is sent, and its events.
-final class CommitAttempt: Sendable {
-    private let state = Mutex<(xid: Int64?, events: [Event], sent: Bool)>((nil, [], false))
-
-    func prepared(xid: Int64, events: [Event]) { state.withLock { ($0.xid, $0.events) = (xid, events) } }
-    func sending() { state.withLock { $0.sent = true } }
-
-    /// The transaction whose COMMIT went out without an answer, and its events.
-    var inFlight: (xid: Int64, events: [Event])? {
-        state.withLock { s in s.sent ? s.xid.map { ($0, s.events) } : nil }
     }
 }

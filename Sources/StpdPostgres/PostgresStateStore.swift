@@ -10,12 +10,14 @@ import Synchronization
 /// The `StateStore` of a fleet: several daemons on one PostgreSQL database, with the semantics
 /// of `SQLiteStateStore`.
 ///
-/// - A change's object row, its lookup keys and its event are one transaction. Versions are
-///   checked in the UPDATE's WHERE clause: under READ COMMITTED a concurrent writer of the same
+/// - A change's object row, its lookup keys and its event are one transaction, one round trip:
+///   `CALL stpd_apply(...)` (`PostgresApplyProcedure`), which commits before it answers. Versions
+///   are checked in the UPDATE's WHERE clause: under READ COMMITTED a concurrent writer of the same
 ///   row makes it wait, then re-check the version against the committed row, so the loser
 ///   matches nothing and throws `StoreConflict` (the whole transaction rolls back).
 /// - `seq` comes from the single row of `event_counter`, incremented in the committing
-///   transaction after its object writes. Its row lock is held until commit, so commits that
+///   transaction after its object writes. Its row lock is held until commit (inside the
+///   procedure: no round trip while it is held), so commits that
 ///   append events are serialised from that point on: seqs are handed out in commit order and a
 ///   rolled-back transaction gives its seqs back (gap-free). docs/fleet.md has why and what it costs.
 /// - Every commit notifies `stpd_events` (delivered only on commit) so the other daemons read
@@ -34,8 +36,13 @@ public final class PostgresStateStore: StateStore, Service {
     /// Named in StoreUnavailable errors, so a client of a fleet can tell which daemon answered.
     public let instance: String?
     public let health: DatabaseHealth
+    /// Commits made and the counter lock's hold time, as the server measured it.
+    public let commits = CommitStats()
     let sealer: StateSealer
     let logger: Logger
+    let backends = Backends()
+    /// This store in its commits' notifications, so that its follower skips what it published itself.
+    let origin = UUID().uuidString
     private let opened = Atomic(false)
 
     public init(
@@ -77,146 +84,6 @@ public final class PostgresStateStore: StateStore, Service {
     public func open() { opened.store(true, ordering: .releasing) }
 
     // MARK: Writing
-
-    public func apply(_ changes: [StateChange], at time: Date) async throws -> [Event] {
-        guard !changes.isEmpty else { return [] }
-        let attempt = CommitAttempt()
-        // A call's change or few get the call's bound; a sweep's batch of hundreds (or a test's) more.
-        let bound = max(Self.callBound, .milliseconds(20) * changes.count)
-        do {
-            return try await write(bound: bound, commit: attempt) { [sealer] connection, logger in
-                try await Self.apply(changes, at: time, sealer, attempt, connection, logger)
-            }
-        } catch let error as StoreUnavailable {
-            guard let (xid, events) = attempt.inFlight else { throw error }
-            switch await committed(xid) {
-            case true?: return events
-            case false?: throw error
-            case nil:
-                throw StoreUnavailable(
-                    reason: "\(error.reason); whether the commit was made is unknown", instance: instance,
-                    outcomeUnknown: true)
-            }
-        }
-    }
-
-    private static func apply(
-        _ changes: [StateChange], at time: Date, _ sealer: StateSealer, _ attempt: CommitAttempt,
-        _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> [Event] {
-        for change in changes where try await !write(change, sealer, connection, logger) {
-            throw StoreConflict(objectId: change.object.id)
-        }
-        // Last, so the counter's row lock (which serialises committers) is held as briefly as
-        // possible. The transaction id tells what became of a commit whose answer was lost.
-        let (latest, xid) = try await connection.run(
-            """
-            UPDATE event_counter SET latest_seq = latest_seq + \(changes.count) WHERE id = 1
-            RETURNING latest_seq, txid_current()
-            """, logger: logger
-        ).single((Int64, Int64).self)
-        let first = latest - Int64(changes.count) + 1
-        let events = changes.enumerated().map { offset, change in
-            let object = change.object
-            return Event(
-                seq: first + Int64(offset), time: time, type: change.eventType.name, objectId: object.id,
-                objectKind: object.kind, ownerUID: object.ownerUID, object: change.eventObject)
-        }
-        // All the events in one statement: a sweep's batch is hundreds of changes.
-        let stamp = time.timeIntervalSinceReferenceDate
-        let sealed = try events.map { try sealer.seal(text($0.object), for: $0.objectId) }
-        try await connection.run(
-            """
-            INSERT INTO event (seq, time, type, object_id, object_kind, owner_uid, object, key_id)
-            SELECT seq, \(stamp), type, object_id, object_kind, owner_uid, object, \(sealer.keyID) FROM unnest(
-            \(events.map(\.seq))::bigint[], \(events.map(\.type))::text[], \(events.map(\.objectId))::text[],
-            \(events.map(\.objectKind))::text[], \(events.map { Int64($0.ownerUID) })::bigint[], \(sealed)::text[]
-            ) AS e(seq, type, object_id, object_kind, owner_uid, object)
-            """, logger: logger)
-        for (change, event) in zip(changes, events) {
-            if change.removesObject {
-                try await connection.run("DELETE FROM object_key WHERE object_id = \(event.objectId)", logger: logger)
-            } else if let keys = change.keys {
-                try await file(
-                    event.objectId, owner: event.ownerUID, under: keys, ordinal: event.seq, connection, logger)
-            }
-        }
-        // A hint for the other daemons: sent only if this commits; they read the rows themselves.
-        try await connection.run(
-            "SELECT pg_notify(\(PostgresEventFollower.channel), \(String(latest)))", logger: logger)
-        attempt.prepared(xid: xid, events: events)
-        return events
-    }
-
-    /// Writes the object row if the precondition holds; false when it does not.
-    private static func write(
-        _ change: StateChange, _ sealer: StateSealer, _ connection: PostgresConnection, _ logger: Logger
-    ) async throws -> Bool {
-        let object = change.object
-        if change.removesObject {
-            switch change.precondition {
-            case .absent:
-                return try await connection.run("SELECT 1 FROM object WHERE id = \(object.id)", logger: logger)
-                    .count() == 0
-            case .version(let version):
-                return try await connection.run(
-                    "DELETE FROM object WHERE id = \(object.id) AND version = \(version) RETURNING 1", logger: logger
-                ).count() == 1
-            case .none:
-                try await connection.run("DELETE FROM object WHERE id = \(object.id)", logger: logger)
-                return true
-            }
-        }
-        let state = try sealer.seal(text(object.state), for: object.id)
-        let keyID = sealer.keyID
-        let updated = object.updatedAt.timeIntervalSinceReferenceDate
-        let created = object.createdAt.timeIntervalSinceReferenceDate
-        let owner = Int64(object.ownerUID)
-        switch change.precondition {
-        case .absent:
-            return try await connection.run(
-                """
-                INSERT INTO object (id, kind, owner_uid, state, key_id, created_at, updated_at, version, status, live,
-                finished) VALUES (\(object.id), \(object.kind), \(owner), \(state), \(keyID), \(created), \(updated), 1,
-                \(object.status), \(object.live), \(object.finished)) ON CONFLICT (id) DO NOTHING RETURNING 1
-                """, logger: logger
-            ).count() == 1
-        case .version(let version):
-            return try await connection.run(
-                """
-                UPDATE object SET state = \(state), key_id = \(keyID), updated_at = \(updated), version = version + 1,
-                status = \(object.status), live = \(object.live), finished = \(object.finished)
-                WHERE id = \(object.id) AND version = \(version) AND NOT set_aside RETURNING 1
-                """, logger: logger
-            ).count() == 1
-        case .none:
-            // Kind, owner and creation time are fixed when the object is created.
-            try await connection.run(
-                """
-                INSERT INTO object (id, kind, owner_uid, state, key_id, created_at, updated_at, version, status, live,
-                finished) VALUES (\(object.id), \(object.kind), \(owner), \(state), \(keyID), \(created), \(updated), 1,
-                \(object.status), \(object.live), \(object.finished)) ON CONFLICT (id) DO UPDATE SET state = excluded.state,
-                key_id = excluded.key_id, updated_at = excluded.updated_at, version = object.version + 1, status = excluded.status,
-                live = excluded.live, finished = excluded.finished
-                """, logger: logger)
-            return true
-        }
-    }
-
-    /// Files the object under exactly `keys`: kept keys keep their ordinal, new ones get `ordinal`.
-    private static func file(
-        _ id: String, owner: UInt32, under keys: [String], ordinal: Int64, _ connection: PostgresConnection,
-        _ logger: Logger
-    ) async throws {
-        try await connection.run(
-            "DELETE FROM object_key WHERE object_id = \(id) AND NOT (key = ANY(\(keys)))", logger: logger)
-        try await connection.run(
-            """
-            INSERT INTO object_key (key, object_id, owner_uid, ordinal)
-            SELECT k, \(id), \(Int64(owner)), \(ordinal) FROM unnest(\(keys)::text[]) AS k
-            ON CONFLICT (key, object_id) DO NOTHING
-            """, logger: logger)
-    }
 
     public func setAside(id: String, reason: String) async throws {
         try await query("UPDATE object SET set_aside = TRUE, live = FALSE WHERE id = \(id)")

@@ -30,6 +30,7 @@ public enum StpdAPI {
         CustomerClearCache.self,
         CustomerClose.self,
         AppRequestAnswer.self,
+        AppRequestGet.self,
         SourceCreate.self,
         SourceRetrieve.self,
         SourceGet.self,

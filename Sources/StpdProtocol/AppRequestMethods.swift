@@ -36,3 +36,21 @@ public enum AppRequestAnswer: RPCMethod {
         ["answered": JSONSchema(["const": true])], required: ["answered"])
     public static let errors = [StpdErrors.notFound, StpdErrors.permissionDenied, StpdErrors.invalidState]
 }
+
+/// An app request of the caller's as its events show it.
+public enum AppRequestGet: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var request: String
+        public init(request: String) { self.request = request }
+    }
+    /// The request as its last event carried it (`AppRequestEvent.object`).
+    public typealias Result = JSONValue
+    public static let name = "appRequest.get"
+    public static let summary =
+        "An app request of the caller's as its last event showed it: pending, or how it ended (until the retention sweep removes it)."
+    public static let paramsSchema = JSONSchema.object(
+        ["request": .string("The request id (the event's objectId)", pattern: "^areq_[A-Za-z0-9]+$")],
+        required: ["request"])
+    public static let resultSchema = AppRequestEvent.object
+    public static let errors = [StpdErrors.notFound]
+}

@@ -59,14 +59,6 @@ public struct CustomerAdapter: Codable, Sendable, Hashable {
         self.timeout = timeout
     }
 
-    /// The adapter as clients see it: credentials replaced by a marker.
-    public var redacted: CustomerAdapter {
-        var copy = self
-        if copy.authorization != nil { copy.authorization = "[REDACTED]" }
-        if copy.keyProvider?.authorization != nil { copy.keyProvider?.authorization = "[REDACTED]" }
-        return copy
-    }
-
     static let schema = JSONSchema.object(
         [
             "kind": .enumeration(
@@ -159,38 +151,7 @@ public struct PaymentMethodParams: Codable, Sendable {
     }
 }
 
-public struct ShippingAddressParams: Codable, Sendable, Hashable {
-    public struct Address: Codable, Sendable, Hashable {
-        public var line1: String?
-        public var line2: String?
-        public var city: String?
-        public var state: String?
-        public var postalCode: String?
-        public var country: String?
-        public init(
-            line1: String? = nil, line2: String? = nil, city: String? = nil, state: String? = nil,
-            postalCode: String? = nil,
-            country: String? = nil
-        ) {
-            self.line1 = line1
-            self.line2 = line2
-            self.city = city
-            self.state = state
-            self.postalCode = postalCode
-            self.country = country
-        }
-    }
-    public var name: String?
-    public var phone: String?
-    public var email: String?
-    public var address: Address
-    public init(name: String? = nil, phone: String? = nil, email: String? = nil, address: Address) {
-        self.name = name
-        self.phone = phone
-        self.email = email
-        self.address = address
-    }
-
+extension ShippingAddressParams {
     static let schema = schema(required: ["address"])
 
     /// A customer's saved shipping address needs a recipient as well (Stripe requires `shipping[name]`).

@@ -52,6 +52,11 @@ public enum StpdErrors {
         description:
             "The object's state (or an event's) was sealed with a state key this instance does not have, or was damaged; the row is kept as it is. In a fleet every instance needs the same state keys (docs/fleet.md). `data.object` names the object, `data.instance` the daemon that answered."
     )
+    public static let tooManyPolls = ErrorDeclaration(
+        name: "TooManyPolls", code: 1012, message: "Too many polls are running for this user",
+        description:
+            "This user already has as many intent and Source polls running as allowed (`data.limit`, raised by `data.setting`). Stop one (`*.stopPolling`) or wait for one to end."
+    )
     public static let objectTooLarge = ErrorDeclaration(
         name: "ObjectTooLarge", code: 1011, message: "The object would be too large to store",
         description:
@@ -74,6 +79,11 @@ public enum StpdErrors {
         name: "TooManyWaits", code: 2004, message: "Too many events.wait calls are waiting",
         description:
             "This connection or this user already has as many `events.wait` calls waiting as allowed; `data.scope` (`connection` or `user`), `data.limit` and `data.setting` say which bound. Wait for one to return, or subscribe instead."
+    )
+    public static let tooManySubscriptions = ErrorDeclaration(
+        name: "TooManySubscriptions", code: 2005, message: "Too many subscriptions",
+        description:
+            "This connection or this user already holds as many subscriptions, or as many bytes of their filters, as allowed; `data.scope` (`connection` or `user`), `data.limit` (a count) or `data.maxBytes` (the filters' bytes), and `data.setting` say which bound. End one (`events.unsubscribe`), or filter by type rather than by many object ids."
     )
 
     public static let redirectUnavailable = ErrorDeclaration(
@@ -145,8 +155,8 @@ public enum StpdErrors {
     public static let all: [ErrorDeclaration] =
         [
             notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
-            appRequestTimedOut, appAnswerInvalid, storeUnavailable, objectTooLarge, stateUnreadable,
-            cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits,
+            appRequestTimedOut, appAnswerInvalid, storeUnavailable, objectTooLarge, tooManyPolls, stateUnreadable,
+            cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits, tooManySubscriptions,
         ] + stripe
         + [
             redirectUnavailable, redirectOpenFailed, redirectCancelled, redirectLoadFailed, pendingActionGone,

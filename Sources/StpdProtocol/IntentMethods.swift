@@ -21,7 +21,9 @@ public typealias SetupIntentList = IntentList<SetupIntentNaming>
 public typealias SetupIntentStopPolling = IntentStopPolling<SetupIntentNaming>
 
 /// What the methods that may end an action can answer besides Stripe's errors.
-private let handlingErrors = [StpdErrors.disabled, StpdErrors.redirectOpenFailed, StpdErrors.invalidState]
+private let handlingErrors = [
+    StpdErrors.disabled, StpdErrors.redirectOpenFailed, StpdErrors.invalidState, StpdErrors.tooManyPolls,
+]
 
 public enum IntentRetrieve<K: IntentNaming>: RPCMethod {
     public struct Params: Codable, Sendable {

@@ -1,7 +1,8 @@
 import JSONRPC
 
 let redirectErrors: [ErrorDeclaration] =
-    [StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.redirectUnavailable] + stripeCallErrors
+    [StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.redirectUnavailable, StpdErrors.tooManyPolls]
+    + stripeCallErrors
 
 /// `redirect.*`: redirect sessions (the SDK's STPRedirectContext).
 public enum RedirectCreate: RPCMethod {

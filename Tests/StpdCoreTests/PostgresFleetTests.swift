@@ -3,11 +3,12 @@ import Foundation
 import JSONRPC
 import StpdCore
 import StpdDaemon
-import StpdPostgres
 @_spi(Testing) import StpdProtocol
 import StpdStore
 import Synchronization
 import Testing
+
+@testable import StpdPostgres
 
 /// What the PostgreSQL store adds to the `StateStore` contract: its URL, its failure when the
 /// database is gone, and several daemons (stores) on one database. The database tests run only
@@ -88,6 +89,80 @@ struct PostgresFleetTests {
                 #expect(try await a.events(after: 0, limit: 200).map(\.seq) == Array(1...82))
                 #expect(try await b.eventBounds().latestSeq == 82)
             }
+        }
+    }
+
+    /// An `apply` is one round trip whatever it holds (new objects, versioned updates, keys,
+    /// removals), counted by the server (`pg_stat_statements`, which scripts/test-postgres
+    /// preloads), and reports how long it held the counter's lock.
+    @Test(.enabled(if: StoreKind.testDatabase != nil))
+    func anApplyIsOneRoundTrip() async throws {
+        try await PostgresStateStore.withScratchDatabase(at: StoreKind.testDatabase!) { store in
+            try await store.client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            let created = EventType(testing: "test.created")
+            // The connection's first commit also asks for its backend's pid: once per connection.
+            _ = try await store.apply(
+                [StateChange(object: object("w"), eventType: created, precondition: .absent)], at: t0)
+            try await store.client.query(
+                "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)"
+            )
+            var x = object("x")
+            _ = try await store.apply(
+                [StateChange(object: x, eventType: created, precondition: .absent, keys: ["k1", "k2"])], at: t0)
+            x.state = ["n": 1]
+            _ = try await store.apply(
+                [
+                    StateChange(object: x, eventType: created, precondition: .version(1), keys: ["k2"]),
+                    StateChange(object: object("y"), eventType: created, precondition: .absent, keys: ["k3"]),
+                    StateChange(
+                        object: object("w"), eventType: created, removesObject: true, precondition: .version(1)),
+                ], at: t0)
+            let statements = try await store.client.query(
+                """
+                SELECT query, calls FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database
+                WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'
+                """
+            ).collect().map { try $0.decode((String, Int).self) }
+            #expect(statements.map(\.1).reduce(0, +) == 2, "two applies sent \(statements)")
+            #expect(statements.allSatisfy { $0.0.hasPrefix("CALL stpd_apply(") }, "\(statements)")
+            #expect(try await store.lookup(key: "k2", owner: nil, after: nil, limit: 5).map(\.objectId) == ["x"])
+            #expect(try await store.lookup(key: "k1", owner: nil, after: nil, limit: 5).isEmpty)
+            #expect(try await store.object(id: "w") == nil)
+            #expect(try await store.eventBounds().latestSeq == 5)
+            #expect(store.commits.snapshot.commits == 3)
+            #expect(store.commits.snapshot.holdSeconds > 0)
+        }
+    }
+
+    /// A commit whose answer was lost is resolved from the events' commit token once the backend
+    /// that ran it has ended: committed with its seqs, or rolled back.
+    @Test(.enabled(if: StoreKind.testDatabase != nil))
+    func aCommitWhoseAnswerWasLostIsResolved() async throws {
+        try await PostgresStateStore.withScratchDatabase(at: StoreKind.testDatabase!) { store in
+            let created = EventType(testing: "test.created")
+            let change = StateChange(object: object("x"), eventType: created, precondition: .absent)
+            // The CALL went out on a connection that then closed: committed, with its seq.
+            let sent = try ApplyCall([change], at: t0, .plain)
+            let committed = try await store.client.withConnection { connection in
+                let backend = try await store.backends.identity(of: connection, store.logger)
+                _ = try await connection.query(sent.query, logger: store.logger).collect()
+                try await connection.close()
+                return backend
+            }
+            #expect(await store.outcome(of: sent, on: committed) == .committed(latest: 1))
+            // Never sent: rolled back.
+            let lost = try ApplyCall([change], at: t0, .plain)
+            #expect(await store.outcome(of: lost, on: committed) == .rolledBack)
+            // Its backend still lives (here idle; in the daemon, one still running the CALL): it
+            // is terminated first, so nothing it runs can commit after the answer.
+            let idle = try await store.client.withConnection { connection in
+                let backend = try await store.backends.identity(of: connection, store.logger)
+                #expect(await store.outcome(of: lost, on: backend) == .rolledBack)
+                return backend
+            }
+            let left = try await store.client.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(idle.pid)")
+                .collect()
+            #expect(try left[0].decode(Int.self) == 0)
         }
     }
 

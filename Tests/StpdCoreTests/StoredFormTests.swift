@@ -1,5 +1,6 @@
 import Foundation
 import JSONRPC
+import StpdProtocol
 import StpdStore
 import StripeAPI
 import Testing
@@ -19,7 +20,8 @@ struct StoredFormTests {
     /// The kinds whose records hold domain types only (and the states of StpdValues, which the
     /// domain and the contract share); issue 30 moves the others kind by kind.
     static let domainOwned: Set<ObjectKind> = [
-        .customerPreference, .appRequest, .source, .redirect, .paymentIntent, .setupIntent,
+        .customerSession, .customerPreference, .appRequest, .source, .redirect, .paymentIntent, .setupIntent,
+        .paymentContext,
     ]
 
     /// Every row of the fixture database, by kind, read from a copy (opening migrates it).
@@ -111,6 +113,20 @@ struct StoredFormTests {
                 #expect(found.isEmpty, "\(kind) \(row.id) stores contract types: \(found)")
             }
         }
+    }
+
+    @Test("the check finds a contract type, even in a nil optional or an array")
+    func theCheckSeesContractTypes() {
+        struct Probe {
+            var fine = "x"
+            var adapter: CustomerAdapter? = nil
+            var items: [PaymentSummaryItemInput] = []
+        }
+        #expect(
+            Self.contractTypes(in: Probe()) == [
+                ".adapter: Swift.Optional<StpdProtocol.CustomerAdapter>",
+                ".items: Swift.Array<StpdProtocol.PaymentSummaryItemInput>",
+            ])
     }
 
     @Test("a row of a newer form is left alone, an older one upgraded")

@@ -156,6 +156,21 @@ def test_saved_cards_load_sorted_and_preselected(start_stpd, tmp_path, stripe_te
 
 # -- 2. addCard ----------------------------------------------------------------------------------
 
+def test_a_context_needs_an_open_session_of_the_callers(start_stpd, tmp_path, stripe_test_server):
+    """The domain's rule (PaymentContexts.create): a closed session is InvalidState, an unknown one
+    NotFound, and nothing is created."""
+    server = stripe_test_server
+    customer = server.api("POST", "/v1/customers", {})["id"]
+    daemon, events, client, session = connected(start_stpd, tmp_path / "stpd", server, customer)
+    client.call("customer.close", {"session": session})
+    error = rpc_error(client, "paymentContext.create", {"session": session, "amount": 100})
+    assert error.code == INVALID_STATE and error.data["state"] == "closed", error
+    assert f"customer session {session} is closed" in error.message
+    error = rpc_error(client, "paymentContext.create", {"session": "cses_00000000000000000000000000000000"})
+    assert error.code == NOT_FOUND, error
+    assert client.call("paymentContext.list", {})["contexts"] == []
+
+
 def test_add_card_attaches_and_selects(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
     cus = server.create_customer(email="new@example.com")["id"]

@@ -52,6 +52,9 @@ const (
 	// CodeObjectTooLarge is 1011: The object would be too large to store.
 	CodeObjectTooLarge = 1011
 
+	// CodeTooManyPolls is 1012: Too many polls are running for this user.
+	CodeTooManyPolls = 1012
+
 	// CodeStateUnreadable is 1020: An object's sealed state cannot be read on this instance.
 	CodeStateUnreadable = 1020
 
@@ -66,6 +69,9 @@ const (
 
 	// CodeTooManyWaits is 2004: Too many events.wait calls are waiting.
 	CodeTooManyWaits = 2004
+
+	// CodeTooManySubscriptions is 2005: Too many subscriptions.
+	CodeTooManySubscriptions = 2005
 
 	// CodeStripeCardError is 3001: Stripe declined the card.
 	CodeStripeCardError = 3001
@@ -208,6 +214,11 @@ var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "The daemo
 // when the object exists). Nothing of the call was written.
 var ErrObjectTooLarge = &Error{Code: CodeObjectTooLarge, Message: "The object would be too large to store"}
 
+// ErrTooManyPolls matches every error with code 1012 (errors.Is): Too many polls are running for
+// this user. This user already has as many intent and Source polls running as allowed
+// (`data.limit`, raised by `data.setting`). Stop one (`*.stopPolling`) or wait for one to end.
+var ErrTooManyPolls = &Error{Code: CodeTooManyPolls, Message: "Too many polls are running for this user"}
+
 // ErrStateUnreadable matches every error with code 1020 (errors.Is): An object's sealed state
 // cannot be read on this instance. The object's state (or an event's) was sealed with a state key
 // this instance does not have, or was damaged; the row is kept as it is. In a fleet every instance
@@ -234,6 +245,13 @@ var ErrCursorAhead = &Error{Code: CodeCursorAhead, Message: "`since` is past the
 // `data.scope` (`connection` or `user`), `data.limit` and `data.setting` say which bound. Wait for
 // one to return, or subscribe instead.
 var ErrTooManyWaits = &Error{Code: CodeTooManyWaits, Message: "Too many events.wait calls are waiting"}
+
+// ErrTooManySubscriptions matches every error with code 2005 (errors.Is): Too many subscriptions.
+// This connection or this user already holds as many subscriptions, or as many bytes of their
+// filters, as allowed; `data.scope` (`connection` or `user`), `data.limit` (a count) or
+// `data.maxBytes` (the filters' bytes), and `data.setting` say which bound. End one
+// (`events.unsubscribe`), or filter by type rather than by many object ids.
+var ErrTooManySubscriptions = &Error{Code: CodeTooManySubscriptions, Message: "Too many subscriptions"}
 
 // ErrStripeCardError matches every error with code 3001 (errors.Is): Stripe declined the card.
 // Stripe's card_error: the card was declined or a card field is wrong; show the customer
@@ -446,6 +464,8 @@ func codeName(code int) string {
 		return "StoreUnavailable"
 	case CodeObjectTooLarge:
 		return "ObjectTooLarge"
+	case CodeTooManyPolls:
+		return "TooManyPolls"
 	case CodeStateUnreadable:
 		return "StateUnreadable"
 	case CodeCursorExpired:
@@ -456,6 +476,8 @@ func codeName(code int) string {
 		return "CursorAhead"
 	case CodeTooManyWaits:
 		return "TooManyWaits"
+	case CodeTooManySubscriptions:
+		return "TooManySubscriptions"
 	case CodeStripeCardError:
 		return "StripeCardError"
 	case CodeStripeInvalidRequest:

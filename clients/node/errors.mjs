@@ -135,6 +135,15 @@ export class ObjectTooLarge extends RpcError {
 }
 
 /**
+ * 1012: Too many polls are running for this user. This user already has as many intent and Source
+ * polls running as allowed (`data.limit`, raised by `data.setting`). Stop one (`*.stopPolling`) or
+ * wait for one to end.
+ */
+export class TooManyPolls extends RpcError {
+  static code = 1012;
+}
+
+/**
  * 1020: An object's sealed state cannot be read on this instance. The object's state (or an
  * event's) was sealed with a state key this instance does not have, or was damaged; the row is kept
  * as it is. In a fleet every instance needs the same state keys (docs/fleet.md). `data.object`
@@ -176,6 +185,16 @@ export class CursorAhead extends RpcError {
  */
 export class TooManyWaits extends RpcError {
   static code = 2004;
+}
+
+/**
+ * 2005: Too many subscriptions. This connection or this user already holds as many subscriptions,
+ * or as many bytes of their filters, as allowed; `data.scope` (`connection` or `user`),
+ * `data.limit` (a count) or `data.maxBytes` (the filters' bytes), and `data.setting` say which
+ * bound. End one (`events.unsubscribe`), or filter by type rather than by many object ids.
+ */
+export class TooManySubscriptions extends RpcError {
+  static code = 2005;
 }
 
 /**
@@ -442,11 +461,13 @@ export const ErrorCode = Object.freeze({
   AppAnswerInvalid: 1009,
   StoreUnavailable: 1010,
   ObjectTooLarge: 1011,
+  TooManyPolls: 1012,
   StateUnreadable: 1020,
   CursorExpired: 2001,
   SubscriptionNotFound: 2002,
   CursorAhead: 2003,
   TooManyWaits: 2004,
+  TooManySubscriptions: 2005,
   StripeCardError: 3001,
   StripeInvalidRequest: 3002,
   StripeAPIError: 3003,
@@ -488,11 +509,13 @@ export const errorClasses = new Map([
   [1009, AppAnswerInvalid],
   [1010, StoreUnavailable],
   [1011, ObjectTooLarge],
+  [1012, TooManyPolls],
   [1020, StateUnreadable],
   [2001, CursorExpired],
   [2002, SubscriptionNotFound],
   [2003, CursorAhead],
   [2004, TooManyWaits],
+  [2005, TooManySubscriptions],
   [3001, StripeCardError],
   [3002, StripeInvalidRequest],
   [3003, StripeAPIError],

@@ -12,7 +12,7 @@ struct CustomerSessionRecord: DurableRecord {
     var id: String
     var owner: UInt32
     var status = CustomerSessionStatus.open
-    var adapter: CustomerAdapter
+    var adapter: SessionAdapter
     var customerId: String?
     var lastSelectedPaymentMethod: String?
     var customerFetchedAt: Date?
@@ -21,7 +21,7 @@ struct CustomerSessionRecord: DurableRecord {
     var createdAt: Date
     var updatedAt: Date
 
-    init(id: String, owner: UInt32, adapter: CustomerAdapter, createdAt: Date) {
+    init(id: String, owner: UInt32, adapter: SessionAdapter, createdAt: Date) {
         self.id = id
         self.owner = owner
         self.adapter = adapter
@@ -35,7 +35,7 @@ struct CustomerSessionRecord: DurableRecord {
 
     func view(_: any FailureRenderer) -> CustomerSessionView {
         CustomerSessionView(
-            id: id, status: status, adapter: adapter.redacted, customerId: customerId,
+            id: id, status: status, adapter: CustomerAdapter(adapter.redacted), customerId: customerId,
             lastSelectedPaymentMethod: lastSelectedPaymentMethod,
             customerFetchedAt: customerFetchedAt?.formatted(.iso8601),
             paymentMethodsFetchedAt: paymentMethodsFetchedAt?.formatted(.iso8601), lastError: lastError,
@@ -72,5 +72,34 @@ struct CustomerPreference: DurableRecord {
             try container.encode(customerId, forKey: .customerId)
             try container.encode(paymentMethod, forKey: .paymentMethod)
         }
+    }
+}
+
+extension CustomerAdapter {
+    /// The session's adapter as the contract shows it (what is left in StpdCore of the view
+    /// building that moves to StpdDaemon: docs/architecture.md).
+    init(_ adapter: SessionAdapter) {
+        let kind: Kind =
+            switch adapter.kind {
+            case .stripe: .stripe
+            case .backend: .backend
+            case .app: .app
+            }
+        self.init(
+            kind: kind, keyProvider: adapter.keyProvider.map(KeyProvider.init), url: adapter.url,
+            authorization: adapter.authorization, includeApplePayPaymentMethods: adapter.includeApplePayPaymentMethods,
+            timeout: adapter.timeout)
+    }
+}
+
+extension CustomerAdapter.KeyProvider {
+    init(_ provider: SessionAdapter.KeyProvider) {
+        let kind: Kind =
+            switch provider.kind {
+            case .backend: .backend
+            case .app: .app
+            case .server: .server
+            }
+        self.init(kind: kind, url: provider.url, authorization: provider.authorization, customer: provider.customer)
     }
 }

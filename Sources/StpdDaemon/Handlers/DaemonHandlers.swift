@@ -30,7 +30,7 @@ enum DaemonHandlers {
                 storeSizeBytes: parts.store.sizeOnDisk(),
                 redirectSessions: redirects.map { counts in
                     Dictionary(uniqueKeysWithValues: RedirectStatus.allCases.map { ($0, counts[$0.rawValue] ?? 0) })
-                }, fleet: fleet)
+                }, fleet: fleet, commits: parts.store.fleet?.commits)
             return DaemonMetrics.Result(text: parts.metrics.text(snapshot), contentType: StpdMetrics.contentType)
         }
         router.register(DaemonStatusMethod.self) { _, _ in

@@ -28,6 +28,7 @@ enum IntentHandlers {
         }
         router.register(IntentConfirm<K>.self) { params, context in
             try cards.require(params.paymentMethod.card, at: "paymentMethod.card")
+            try cards.require(params.paymentMethod.rawCard, at: "paymentMethod.raw.card", stripeNames: true)
             var confirm = try params.paymentMethod.confirmParams(
                 clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod",
                 setupIntent: Intent.kind == .setupIntent)

@@ -147,6 +147,12 @@ final class Fleet: Sendable {
         }
     }
 
+    /// The commits this daemon made and the seconds they held the event counter's lock.
+    var commits: (count: Int, heldSeconds: Double) {
+        let commits = store.commits.snapshot
+        return (commits.commits, commits.holdSeconds)
+    }
+
     func status(log: EventLog) async -> DaemonStatus.FleetStatus {
         let health = store.health.snapshot
         let latest = health.up == true ? try? await store.eventBounds().latestSeq : nil

@@ -118,6 +118,9 @@ public final class StpdMetrics: Sendable {
         var redirectSessions: [RedirectStatus: Int]?
         /// In a fleet: the database's health, this daemon's leases, its follower's lag.
         var fleet: DaemonStatus.FleetStatus?
+        /// In a fleet: the commits this daemon made, and how long they held the event counter's
+        /// row lock in all (docs/fleet.md, "seq").
+        var commits: (count: Int, heldSeconds: Double)?
     }
 
     /// The Prometheus text, with the gauges set from `snapshot` first.
@@ -134,6 +137,10 @@ public final class StpdMetrics: Sendable {
             }
         }
         if let fleet = snapshot.fleet { record(fleet) }
+        if let commits = snapshot.commits {
+            CoreMetrics.Gauge(label: "stpd_database_commits", factory: factory).record(commits.count)
+            CoreMetrics.Gauge(label: "stpd_event_counter_held_seconds", factory: factory).record(commits.heldSeconds)
+        }
         // The registry emits its families in hash order; sorted by name, a person finds them and
         // two exports compare. Every family begins with its `# TYPE` line (no `# HELP`: swift-metrics
         // has no help text; docs/metrics-and-logs.md describes each).

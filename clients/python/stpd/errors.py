@@ -171,6 +171,16 @@ class ObjectTooLarge(RpcError):
     code = 1011
 
 
+class TooManyPolls(RpcError):
+    """1012: Too many polls are running for this user.
+
+    This user already has as many intent and Source polls running as allowed (`data.limit`, raised
+    by `data.setting`). Stop one (`*.stopPolling`) or wait for one to end.
+    """
+
+    code = 1012
+
+
 class StateUnreadable(RpcError):
     """1020: An object's sealed state cannot be read on this instance.
 
@@ -220,6 +230,18 @@ class TooManyWaits(RpcError):
     """
 
     code = 2004
+
+
+class TooManySubscriptions(RpcError):
+    """2005: Too many subscriptions.
+
+    This connection or this user already holds as many subscriptions, or as many bytes of their
+    filters, as allowed; `data.scope` (`connection` or `user`), `data.limit` (a count) or
+    `data.maxBytes` (the filters' bytes), and `data.setting` say which bound. End one
+    (`events.unsubscribe`), or filter by type rather than by many object ids.
+    """
+
+    code = 2005
 
 
 class StripeCardError(RpcError):
@@ -517,11 +539,13 @@ ERRORS: dict[int, type[RpcError]] = {
     1009: AppAnswerInvalid,
     1010: StoreUnavailable,
     1011: ObjectTooLarge,
+    1012: TooManyPolls,
     1020: StateUnreadable,
     2001: CursorExpired,
     2002: SubscriptionNotFound,
     2003: CursorAhead,
     2004: TooManyWaits,
+    2005: TooManySubscriptions,
     3001: StripeCardError,
     3002: StripeInvalidRequest,
     3003: StripeAPIError,

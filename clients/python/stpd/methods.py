@@ -12,6 +12,7 @@ from .schemas import (
     AppLifecycleResult,
     AppRequestAnswerParamsError,
     AppRequestAnswerResult,
+    AppRequestGetResult,
     CardValidateResult,
     CustomerListPaymentMethodsResult,
     CustomerListResult,
@@ -124,6 +125,12 @@ class AppRequestMethods:
                 "result": result,
             }),
         )
+
+    def get(self, *, request: str) -> AppRequestGetResult:
+        """`appRequest.get`: An app request of the caller's as its last event showed it: pending, or
+        how it ended (until the retention sweep removes it).
+        """
+        return self._client.call("appRequest.get", _params({"request": request}))
 
 
 class CardMethods:

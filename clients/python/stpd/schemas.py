@@ -120,6 +120,33 @@ class AppRequestEventObject(TypedDict):
     state: Literal["pending", "answered", "timedOut", "cancelled", "abandoned"]
 
 
+class AppRequestGetParams(TypedDict):
+    """The params of `appRequest.get`."""
+
+    #: The request id (the event's objectId)
+    request: str
+
+
+class AppRequestGetResult(TypedDict):
+    """Component `AppRequestGetResult`."""
+
+    #: RFC 3339
+    deadline: str
+    #: The app's error answer
+    error: NotRequired[dict[str, Any]]
+    #: The request id (areq_...)
+    id: str
+    object: Literal["app_request"]
+    #: What the app is asked to do
+    operation: str
+    #: The operation's arguments
+    params: NotRequired[Any]
+    #: The customer session asking
+    session: str
+    #: Where the request stands
+    state: Literal["pending", "answered", "timedOut", "cancelled", "abandoned"]
+
+
 class CardValidateParams(TypedDict):
     """The params of `card.validate`."""
 
