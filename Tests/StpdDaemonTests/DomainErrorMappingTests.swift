@@ -84,4 +84,24 @@ import Testing
         let closed = DomainError.invalidState(.redirect, id: "rdr_1", state: "closed", detail: "closed").rpcError
         #expect(closed.data?["state"] == "closed")
     }
+
+    /// The `data` clients read: the id under the params member that names it, the setting to change,
+    /// and what a payment's or a redirect's failure keeps, as it is (none when it keeps nothing).
+    @Test func domainErrorsCarryTheirData() {
+        #expect(DomainError.notFound(.paymentContext, id: "pctx_1").rpcError.data == ["context": "pctx_1"])
+        #expect(DomainError.notFound(.redirect, id: "rdr_1").rpcError.data == ["session": "rdr_1"])
+        let member = DomainError.notInObject(
+            .paymentContext, id: "pctx_1", member: "paymentMethod", value: "pm_x", detail: "none")
+        #expect(member.rpcError.data == ["paymentMethod": "pm_x"])
+        #expect(DomainError.disabled(setting: "STPD_OPENER", detail: "off").rpcError.data == ["setting": "STPD_OPENER"])
+        let declined: [String: JSONValue] = ["message": "Your card was declined", "code": "card_declined"]
+        #expect(DomainError.paymentFailed(detail: "declined", data: declined).rpcError.data == .object(declined))
+        #expect(DomainError.paymentFailed(detail: nil, data: [:]).rpcError.data == nil)
+        let sdk: [String: JSONValue] = ["sdkDomain": "com.stripe.lib", "sdkCode": 80, "message": "Done tapped"]
+        #expect(DomainError.redirectCancelled(detail: "Done tapped", data: sdk).rpcError.data == .object(sdk))
+        #expect(
+            DomainError.redirectUnavailable(detail: "flow", data: ["reason": "flow"]).rpcError.data == [
+                "reason": "flow"
+            ])
+    }
 }
