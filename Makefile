@@ -6,7 +6,7 @@
 #   make bench-smoke  every case for a few seconds at tiny scales on the release build make deb ships (CI)
 #   make bench-micro  the hot paths' micro-benchmarks (package-benchmark, bench/micro/)
 # the first minute and installing (README, Quick start; docs/installing.md):
-#   make demo         stpd against the bundled stripe-test-server: a 3-D Secure page and the loopback return, a payment context
+#   make demo         stpd against the bundled stripe-test-server: a 3-D Secure page and the loopback return, a server-confirmed 3-D Secure page, a payment context
 #   make deb          dist/stpd_<version>_amd64.deb (debhelper); scripts/check-deb checks it (CI)
 #   make install      PREFIX=/usr/local DESTDIR= : the same files without a package
 .PHONY: run test build e2e contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build release-build install

@@ -45,7 +45,9 @@ let package = Package(
             providers: [.apt(["libsystemd-dev"])]
         ),
         .target(name: "JSONRPC"),
-        .target(name: "StpdProtocol", dependencies: ["JSONRPC", "StripeAPI"]),
+        // The states both the domain stores and the contract shows (docs/architecture.md).
+        .target(name: "StpdValues"),
+        .target(name: "StpdProtocol", dependencies: ["JSONRPC", "StripeAPI", "StpdValues"]),
         .target(
             name: "RPCTransport",
             dependencies: [
@@ -62,7 +64,8 @@ let package = Package(
         .target(
             name: "StpdCore",
             dependencies: [
-                "StpdProtocol", "StripeAPI", "JSONRPC", .product(name: "HeapModule", package: "swift-collections"),
+                "StpdProtocol", "StpdValues", "StripeAPI", "JSONRPC",
+                .product(name: "HeapModule", package: "swift-collections"),
                 // A loopback return's token is filed under its SHA-256 (LoopbackReturn).
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
@@ -168,6 +171,8 @@ let package = Package(
             dependencies: [
                 "RPCTransport", "JSONRPC", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

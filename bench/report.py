@@ -147,7 +147,11 @@ def _fanout_rows(fanout: dict, found: list[dict]) -> list[Row]:
 
 def _attack_targets(attack: dict) -> list[dict]:
     rss, ping = attack.get("peak_rss_mib"), attack.get("ping_p99_us")
+    uid_rss = attack.get("uid_peak_rss_mib")
     return [
+        _target("attack_uid_rss", f"issue 32.4's byte attack over {attack.get('uid_connections', 1000):,} connections "
+                "of one uid: stpd RSS <= 256 MiB", uid_rss, lambda v: v <= 256,
+                f"{uid_rss:.0f} MiB" if uid_rss is not None else ""),
         _target("attack_rss", "issue 24's byte attack: stpd RSS <= 256 MiB", rss, lambda v: v <= 256,
                 f"{rss:.0f} MiB" if rss is not None else ""),
         _target("attack_ping", "issue 24's byte attack: another client's ping p99 <= 10 ms", ping,
@@ -156,9 +160,30 @@ def _attack_targets(attack: dict) -> list[dict]:
 
 
 def _attack_rows(attack: dict, found: list[dict]) -> list[Row]:
-    return [(f"byte attack over {attack['events_mib']:.0f} MiB of events: peak RSS; another client's ping p50, p99",
+    rows = [(f"byte attack over {attack['events_mib']:.0f} MiB of events: peak RSS; another client's ping p50, p99",
              f"{attack['peak_rss_mib']:.0f} MiB; {micros(attack['ping_p50_us'])}, {micros(attack['ping_p99_us'])}",
              "", "", _judged(found, "attack_rss", "attack_ping"))]
+    if "uid_peak_rss_mib" in attack:
+        rows.append((f"the same over {attack['uid_connections']:,} connections of one uid: peak RSS",
+                     f"{attack['uid_peak_rss_mib']:.0f} MiB", "", "", _judged(found, "attack_uid_rss")))
+    return rows
+
+
+def _idle_subscriptions_targets(idle: dict) -> list[dict]:
+    counts = sorted(int(k) for k in idle)
+    if len(counts) < 2:
+        return []
+    few, many = idle[str(counts[0])]["emit_100_p50_ms"], idle[str(counts[-1])]["emit_100_p50_ms"]
+    ratio = many / few if few else None
+    return [_target("idle_subscriptions", f"issue 32.2: 100 events beside {counts[-1]:,} idle subscriptions cost "
+                    f"<= 2x what they cost beside {counts[0]}", ratio, lambda v: v <= 2,
+                    f"{ratio:.2f}x" if ratio is not None else "")]
+
+
+def _idle_subscriptions_rows(idle: dict, found: list[dict]) -> list[Row]:
+    parts = [f"{int(k):,}: {millis(v['emit_100_p50_ms'])}" for k, v in sorted(idle.items(), key=lambda i: int(i[0]))]
+    return [("debug.emit of 100 events beside idle subscriptions (p50)", "; ".join(parts), "", "",
+             _judged(found, "idle_subscriptions"))]
 
 
 def _scale_targets(scale: dict) -> list[dict]:
@@ -386,6 +411,7 @@ SECTIONS = [
     Section("ping", _ping_targets, _ping_rows),
     Section("fanout", _fanout_targets, _fanout_rows),
     Section("attack", _attack_targets, _attack_rows),
+    Section("idle_subscriptions", _idle_subscriptions_targets, _idle_subscriptions_rows),
     Section("scale", _scale_targets, _scale_rows),
     Section("load", _load_targets, _load_rows),
     Section("create", _create_targets, _create_rows),

@@ -47,6 +47,7 @@ from settings import make_settings  # noqa: E402
 CASES = {
     "ping": case_transport.ping,
     "fanout": case_transport.fanout,
+    "idle_subscriptions": case_transport.idle_subscriptions,
     "attack": case_transport.attack,
     "scale": case_scale.scale,
     "load": case_load.load,

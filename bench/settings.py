@@ -25,9 +25,13 @@ class Settings:
     fanout_subscribers: tuple[int, ...] = (100, 1000)
     fanout_events: int = 10
     fanout_rounds: int = 10
+    # subscriptions to a type that never occurs, beside 100-event emits (rounds per count)
+    idle_subscriptions: tuple[int, ...] = (5, 50_000)
+    idle_rounds: int = 20
     # issue 24's attack: MiB of large events, seconds of pinging beside it
     attack_megabytes: int = 96
     attack_seconds: float = 10.0
+    attack_uid_connections: int = 1000
     # restart and scale (0 = an empty daemon, always measured)
     scales: tuple[int, ...] = FULL_SCALES
     restarts: int = 3
@@ -70,7 +74,7 @@ def make_settings(stpd: Path, stripe_server: Path, programs: dict[str, Path], sm
     return Settings(
         stpd, stripe_server, programs, smoke=True,
         ping_seconds=0.5, ping_warmup=0.2,
-        fanout_subscribers=(10, 50), fanout_rounds=2, attack_megabytes=4, attack_seconds=1.0,
+        fanout_subscribers=(10, 50), fanout_rounds=2, idle_subscriptions=(5, 500), idle_rounds=3, attack_megabytes=4, attack_seconds=1.0, attack_uid_connections=50,
         scales=scales_from_environment(SMOKE_SCALES), restarts=1, handle_url_samples=10, cache_dir=None,
         load_reference=10, load_sessions=60, kill_after=1.0,
         create_connections=4, create_seconds=2.0, create_warmup=0.5,

@@ -41,9 +41,13 @@ public struct JSONSchema: Sendable, Hashable {
         ])
     }
 
-    public static func array(of items: JSONSchema, _ description: String? = nil) -> JSONSchema {
+    public static func array(
+        of items: JSONSchema, _ description: String? = nil, minItems: Int? = nil, maxItems: Int? = nil
+    ) -> JSONSchema {
         var o: [String: JSONValue] = ["type": "array", "items": items.json]
         if let description { o["description"] = .string(description) }
+        if let minItems { o["minItems"] = .int(Int64(minItems)) }
+        if let maxItems { o["maxItems"] = .int(Int64(maxItems)) }
         return JSONSchema(.object(o))
     }
 

@@ -134,6 +134,7 @@ public struct MethodRouter<Context: Sendable>: Sendable {
         switch error {
         case let error as RPCError: return error
         case let error as any RPCErrorConvertible: return error.rpcError
+        case is CancellationError: return .cancelled
         default: return .internalError(String(describing: error))
         }
     }

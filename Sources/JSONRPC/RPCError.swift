@@ -4,11 +4,26 @@ public struct RPCError: Error, Sendable, Hashable, Codable {
     public var code: Int
     public var message: String
     public var data: JSONValue?
+    /// What the daemon's log says about an internal error and its client is never told (a
+    /// store's error may quote SQL, a path, another user's data): not on the wire, not compared.
+    public var logDetail: String?
+
+    enum CodingKeys: String, CodingKey { case code, message, data }
 
     public init(code: Int, message: String, data: JSONValue? = nil) {
         self.code = code
         self.message = message
         self.data = data
+    }
+
+    public static func == (a: RPCError, b: RPCError) -> Bool {
+        a.code == b.code && a.message == b.message && a.data == b.data
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(data)
     }
 
     public static let parseErrorCode = -32700
@@ -37,7 +52,18 @@ public struct RPCError: Error, Sendable, Hashable, Codable {
             data: ["parameter": .string(parameter)])
     }
 
+    /// A -32603 that says "Internal error" and nothing more; `detail` is for the log only.
     public static func internalError(_ detail: String) -> RPCError {
-        RPCError(code: internalErrorCode, message: "Internal error: \(detail)")
+        var error = RPCError(code: internalErrorCode, message: "Internal error")
+        error.logDetail = detail
+        return error
     }
+
+    private static let cancelledDetail = "the call was cancelled"
+
+    /// A call whose task was cancelled (its connection closed, its subscriber dropped): nobody is
+    /// waiting for the answer, and it is no failure of the daemon's.
+    public static let cancelled = internalError(cancelledDetail)
+
+    public var isCancellation: Bool { code == Self.internalErrorCode && logDetail == Self.cancelledDetail }
 }

@@ -1,9 +1,13 @@
 import Foundation
 
 /// Checks a value against a `JSONSchema` (the draft-07 keywords the contract uses: type,
-/// properties, required, additionalProperties, items, enum, const, minimum, maximum,
-/// minLength, pattern, oneOf, anyOf and local `$ref`s). The daemon uses it to report bad params
-/// by name; tests use it to hold every reply to its declared schema.
+/// properties, required, additionalProperties, items, minItems, maxItems, enum, const, minimum,
+/// maximum, minLength, pattern, oneOf, anyOf and local `$ref`s). The daemon uses it to report bad
+/// params by name; tests use it to hold every reply to its declared schema.
+///
+/// A `pattern` must match the whole string, whatever its anchors say: NSRegularExpression's `$`
+/// also matches before a last line terminator (`pm_card_visa\n` passed `^pm_[a-z_]+$`), so a match
+/// that stops short of the true end of the string is no match.
 ///
 /// With `maxStringBytes`, every string in the value (and every member name), wherever it is and
 /// whatever its schema says, is at most that many bytes of UTF-8: params cannot make the daemon
@@ -72,6 +76,17 @@ public struct SchemaValidator: Sendable {
         switch value {
         case .object(let members): try checkObject(members, s, path: path)
         case .array(let items):
+            // Counted before any item is looked at: a long array is refused for its length.
+            if let min = s["minItems"]?.intValue, items.count < min {
+                throw Failure(
+                    path: path, reason: "has \(items.count) items; at least \(min) are needed",
+                    data: ["minItems": .int(Int64(min))])
+            }
+            if let max = s["maxItems"]?.intValue, items.count > max {
+                throw Failure(
+                    path: path, reason: "has \(items.count) items; at most \(max) are accepted",
+                    data: ["maxItems": .int(Int64(max))])
+            }
             for (i, item) in items.enumerated() {
                 if let itemSchema = s["items"] {
                     try check(item, itemSchema, path: "\(path)[\(i)]")
@@ -84,7 +99,7 @@ public struct SchemaValidator: Sendable {
             if let min = s["minLength"]?.intValue, text.count < min {
                 throw Failure(path: path, reason: "must be at least \(min) characters")
             }
-            if let pattern = s["pattern"]?.stringValue, text.range(of: pattern, options: .regularExpression) == nil {
+            if let pattern = s["pattern"]?.stringValue, !Self.wholly(text, matches: pattern) {
                 throw Failure(path: path, reason: "must match \(pattern)")
             }
         case .int, .double:
@@ -147,6 +162,15 @@ public struct SchemaValidator: Sendable {
             path: path,
             reason: "has a member name \(name.utf8.count) bytes long; at most \(maxStringBytes) bytes are accepted",
             data: ["maxBytes": .int(Int64(maxStringBytes))])
+    }
+
+    /// Whether `pattern` matches all of `text`, up to its true end (see the type's comment).
+    public static func wholly(_ text: String, matches pattern: String) -> Bool {
+        guard let found = text.range(of: pattern, options: .regularExpression) else { return false }
+        if found.upperBound == text.endIndex { return true }
+        // The first match stopped short (a `$` before a last newline, or an unanchored pattern):
+        // one anchored at both ends decides.
+        return text.range(of: "^(?:\(pattern))\\z", options: .regularExpression) != nil
     }
 
     static func join(_ path: String, _ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }

@@ -43,7 +43,8 @@ extension ConnectionHandler {
             apply(Self.prepare(inbound, service, connection), context)
             return
         }
-        state.startPreparing()
+        let action = state.startPreparing()
+        guard action == .none else { return perform(action) }
         let loop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: loop)
         connection.spawn {

@@ -10,7 +10,8 @@ import NIOCore
 /// Serves one connection on its event loop: cuts frames, answers what can be answered at once,
 /// starts the rest as tasks of the connection, writes replies and notifications, and enforces
 /// the connection's limits. Every property is confined to the event loop. Where the connection is
-/// in its life is one `ConnectionState`, changed only by its transitions. Calls are in
+/// in its life is one `ConnectionState`, changed only by its transitions, whose actions `perform`
+/// takes (a broken invariant closes this connection with a log line, never the daemon). Calls are in
 /// `ConnectionHandler+Calls.swift`, the frame and idle timers in `ConnectionHandler+Timers.swift`.
 ///
 /// Invariants:
@@ -92,7 +93,10 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        state.channelClosed()
+        if case .forceClose(let reason) = state.channelClosed() {
+            logger.error("connection state broken: \(reason); nothing left to close")
+            return
+        }
         // Said once here; each call cancelled is the application's to log (at debug).
         if inFlight + waiting.count > 0 {
             logger.info("connection closed with \(inFlight + waiting.count) calls unanswered; they are cancelled")
@@ -103,6 +107,8 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         waiting.removeAll()
         pending = ByteBuffer()
         connection.outbox.finish()
+        // What is still queued or reserved here no longer counts against the uid's other connections.
+        connection.outbox.detach()
         // The connection's tasks (calls in flight, subscription feeds) are cancelled with it.
         connection.endWork()
         context.fireChannelInactive()
@@ -194,19 +200,35 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func resumeReading(_ context: ChannelHandlerContext) {
         guard state.readHeld, mayRead(context) else { return }
-        state.resumeRead()
-        // Time spent not reading is not the sender's.
-        if partialSince != nil { partialSince = .now() }
-        context.read()
+        perform(state.resumeRead())
     }
 
-    func endReading(_ end: ConnectionState.ReadEnd) {
-        if state.endReading(end) {
+    func endReading(_ end: ConnectionState.ReadEnd) { perform(state.endReading(end)) }
+
+    /// Does what a transition of `state` asks.
+    func perform(_ action: ConnectionState.Action) {
+        switch action {
+        case .none: break
+        case .read:
+            // Time spent not reading is not the sender's.
+            if partialSince != nil { partialSince = .now() }
+            context?.read()
+        case .dropInput:
             pending = ByteBuffer()
             scanned = 0
             partialSince = nil
             frameTimer?.cancel()
             frameTimer = nil
+        case .scheduleBacklog:
+            guard let context else { return }
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.execute { handler.value.runBacklog() }
+        case .flush: context?.flush()
+        case .closeWhenFlushed: if let context { closeWhenFlushed(context) }
+        case .forceClose(let reason):
+            // A bug of this handler: this connection cannot go on, every other one can.
+            logger.error("connection state broken: \(reason); closing this connection")
+            context?.close(promise: nil)
         }
     }
 
@@ -262,11 +284,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return nil
     }
 
-    func scheduleBacklog(_ context: ChannelHandlerContext) {
-        guard state.scheduleBacklog() else { return }
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.execute { handler.value.runBacklog() }
-    }
+    func scheduleBacklog(_ context: ChannelHandlerContext) { perform(state.scheduleBacklog()) }
 
     func runBacklog() {
         state.backlogRan()
@@ -316,7 +334,7 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func write(_ buffer: ByteBuffer, _ context: ChannelHandlerContext) {
         if context.channel.isWritable, !state.outboxDirty || connection.outbox.isEmpty {
             context.write(wrapOutboundOut(buffer), promise: nil)
-            state.wrote()
+            perform(state.wrote())
         } else {
             _ = connection.outbox.offer(buffer, force: true)
             state.outboxWoke()
@@ -329,23 +347,23 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard state.takesReplies else { return }
         var drained = false
         if state.outboxDirty {
-            while context.channel.isWritable {
+            while state.takesReplies, context.channel.isWritable {
                 guard let frame = connection.outbox.poll() else {
                     state.outboxDrained()
                     drained = true
                     break
                 }
                 context.write(wrapOutboundOut(frame), promise: nil)
-                state.wrote()
+                perform(state.wrote())
             }
         }
-        if state.flush() { context.flush() }
+        perform(state.flush())
         // `isDone` (finished *and* empty, in one look): a final notice put ahead of the queue by
         // `finish(first:)` after the poll above found it empty must still be written (its wake
         // pumps again); closing on `isFinished` alone flushed and closed without it.
         // The flush may have closed the channel on the spot (a peer that reset the connection):
         // channelInactive has run then, and there is nothing left to close.
-        if drained, state.takesReplies, connection.outbox.isDone { closeWhenFlushed(context) }
+        if drained, state.takesReplies, connection.outbox.isDone { perform(state.startClosing()) }
     }
 
     /// Once reading has ended and every call read is answered: no more output, then close.
@@ -356,8 +374,8 @@ final class ConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
         pump(context)
     }
 
+    /// Flushes the last bytes, then closes (the state is closing: nothing more is read or written).
     func closeWhenFlushed(_ context: ChannelHandlerContext) {
-        state.startClosing()
         idleTimer?.cancel()
         frameTimer?.cancel()
         let channel = context.channel

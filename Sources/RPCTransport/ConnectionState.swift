@@ -1,7 +1,9 @@
 /// Where a connection is in its life, with marks for the work its handler waits on: one private
 /// enum, changed only by the mutating transitions below (the shape of SwiftNIO's
-/// HTTPServerPipelineHandler). A transition that cannot happen in the current state is a bug of
-/// the handler and stops the process, rather than acting on a connection that has moved on.
+/// HTTPServerPipelineHandler). Each transition returns the `Action` the handler takes; one that
+/// cannot happen in the current state (a bug of the handler) returns `forceClose` and leaves the
+/// connection closing: the handler logs it and closes that one connection, rather than acting on a
+/// connection that has moved on or stopping the daemon with every other connection in it.
 /// Confined to the connection's event loop, like its `ConnectionHandler`.
 ///
 ///     open ──EOF, shutdown, bad frame──▶ readEnded ──outbox finished and drained──▶ closing ──▶ closed
@@ -9,6 +11,24 @@
 /// A connection the application closes (its outbox finished) goes from open to closing directly;
 /// the channel may close in any state.
 struct ConnectionState {
+    /// What the handler does after a transition.
+    enum Action: Equatable {
+        /// Nothing more.
+        case none
+        /// Give NIO the read it is owed (`resumeRead`).
+        case read
+        /// Drop the input not yet handled (the first `dropRest` of `endReading`).
+        case dropInput
+        /// Schedule a turn of the event loop for the leftover frames (`scheduleBacklog`).
+        case scheduleBacklog
+        /// Flush what was written (`flush`).
+        case flush
+        /// Flush the last bytes, then close the channel (`startClosing`).
+        case closeWhenFlushed
+        /// An invariant of the handler broke: log the reason and close this connection now.
+        case forceClose(String)
+    }
+
     enum ReadEnd {
         /// The peer sent EOF: frames already read are still answered.
         case peerClosed
@@ -112,6 +132,13 @@ struct ConnectionState {
         return true
     }
 
+    /// A transition that cannot happen here: nothing more is read or written on this connection
+    /// (a closed one stays closed), and the handler closes it.
+    private mutating func broken(_ reason: String) -> Action {
+        if !isClosed { phase = .closing }
+        return .forceClose(reason)
+    }
+
     /// NIO asked for a read that a limit holds back; after reading ended none is owed.
     mutating func holdRead() {
         guard case .open(var marks) = phase else { return }
@@ -119,72 +146,78 @@ struct ConnectionState {
         phase = .open(marks)
     }
 
-    /// Gives NIO the read it is owed.
-    mutating func resumeRead() {
+    /// Gives NIO the read it is owed: `read`.
+    mutating func resumeRead() -> Action {
         guard case .open(var marks) = phase, marks.remove(.readHeld) != nil else {
-            preconditionFailure("a read resumed that was not held")
+            return broken("a read resumed that was not held")
         }
         phase = .open(marks)
+        return .read
     }
 
-    /// Ends reading; true when the input not yet handled must be dropped now (the first
+    /// Ends reading: `dropInput` when the input not yet handled must be dropped now (the first
     /// `dropRest`). A `dropRest` overrides the peer's EOF, never the reverse.
-    mutating func endReading(_ end: ReadEnd) -> Bool {
+    mutating func endReading(_ end: ReadEnd) -> Action {
         switch phase {
         case .open(var marks):
             marks.remove(.readHeld)
             phase = .readEnded(end, marks)
-            return end == .dropRest
+            return end == .dropRest ? .dropInput : .none
         case .readEnded(.peerClosed, let marks):
-            precondition(end == .dropRest, "the peer's EOF came twice")
+            guard end == .dropRest else { return broken("the peer's EOF came twice") }
             phase = .readEnded(.dropRest, marks)
-            return true
+            return .dropInput
         case .readEnded(.dropRest, _), .closing:
-            return false
+            return .none
         case .closed:
-            preconditionFailure("reading ended on a closed connection")
+            return broken("reading ended on a closed connection")
         }
     }
 
-    /// Marks a turn for leftover frames; false when one is scheduled already.
-    mutating func scheduleBacklog() -> Bool {
-        precondition(!dropsInput, "leftover frames scheduled where no frame is handled")
-        guard !backlogScheduled else { return false }
+    /// Marks a turn for leftover frames: `scheduleBacklog`, or `none` when one is scheduled already.
+    mutating func scheduleBacklog() -> Action {
+        guard !dropsInput else { return broken("leftover frames scheduled where no frame is handled") }
+        guard !backlogScheduled else { return .none }
         update { $0.insert(.backlogScheduled) }
-        return true
+        return .scheduleBacklog
     }
 
     mutating func backlogRan() { update { $0.remove(.backlogScheduled) } }
 
-    mutating func startPreparing() {
-        precondition(mayDispatch, "a frame prepared where no frame is handled")
+    mutating func startPreparing() -> Action {
+        guard mayDispatch else { return broken("a frame prepared where no frame is handled") }
         update { $0.insert(.preparing) }
+        return .none
     }
 
     mutating func finishPreparing() { update { $0.remove(.preparing) } }
 
-    mutating func wrote() {
-        let written = update { $0.insert(.unflushed) }
-        precondition(written, "a write after the connection began to close")
+    /// Bytes went to the channel unflushed; writing once closing began is a bug.
+    mutating func wrote() -> Action {
+        update { $0.insert(.unflushed) } ? .none : broken("a write after the connection began to close")
     }
 
-    /// Whether a flush is owed; clears it.
-    mutating func flush() -> Bool {
-        guard marks?.contains(.unflushed) ?? false else { return false }
+    /// `flush` when a flush is owed (and clears it), else `none`.
+    mutating func flush() -> Action {
+        guard marks?.contains(.unflushed) ?? false else { return .none }
         update { $0.remove(.unflushed) }
-        return true
+        return .flush
     }
 
     mutating func outboxWoke() { update { $0.insert(.outboxDirty) } }
     mutating func outboxDrained() { update { $0.remove(.outboxDirty) } }
 
-    mutating func startClosing() {
-        precondition(takesReplies, "closing began twice, or after the channel closed")
+    /// Everything is answered and the outbox drained: `closeWhenFlushed`.
+    mutating func startClosing() -> Action {
+        guard takesReplies else { return broken("closing began twice, or after the channel closed") }
         phase = .closing
+        return .closeWhenFlushed
     }
 
-    mutating func channelClosed() {
-        precondition(!isClosed, "the channel closed twice")
+    /// The channel closed; twice is a bug, with nothing left to close.
+    mutating func channelClosed() -> Action {
+        guard !isClosed else { return .forceClose("the channel closed twice") }
         phase = .closed
+        return .none
     }
 }

@@ -21,9 +21,14 @@ import NIOCore
 /// notice to a subscriber that fell behind goes out ahead of the frames it could not take
 /// (`finish(first:)`) instead of behind them; each withdrawn frame's tag tells its sender which
 /// one it was.
+///
+/// With an `OutboundAccount`, what every outbox of one uid holds is bounded together too: bytes
+/// are admitted only when they fit both budgets, and the account is told of every change (one
+/// place, `withState`). A detached outbox (its connection closed) gives all it held back at once.
 public final class Outbox: Sendable {
     public let limit: Int
     private let wake: @Sendable () -> Void
+    private let account: OutboundAccount?
 
     private struct Queued {
         var frame: ByteBuffer
@@ -46,6 +51,10 @@ public final class Outbox: Sendable {
         var spaceWaiters: [CheckedContinuation<Bool, Never>] = []
         /// A wake is on its way and no `poll` has found the queue empty since.
         var wakePending = false
+        /// What the account was told this outbox holds.
+        var charged = 0
+        /// The connection closed: nothing more is charged to the account.
+        var detached = false
 
         /// Whether `bytes` more fit: within the budget, or into an outbox with nothing queued or
         /// reserved (a frame larger than the whole budget still goes, alone).
@@ -56,9 +65,57 @@ public final class Outbox: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    public init(limit: Int, wake: @escaping @Sendable () -> Void = {}) {
+    init(limit: Int, account: OutboundAccount?, wake: @escaping @Sendable () -> Void = {}) {
         self.limit = limit
+        self.account = account
         self.wake = wake
+    }
+
+    public convenience init(limit: Int, wake: @escaping @Sendable () -> Void = {}) {
+        self.init(limit: limit, account: nil, wake: wake)
+    }
+
+    /// Runs `body` under the lock and tells the account what changed; the wakes of other outboxes
+    /// that waited for the account's room run after the lock is let go.
+    private func withState<T>(_ body: (inout State) -> T) -> T {
+        let (result, wakes): (T, [@Sendable () -> Void]) = state.withLockedValue { s in
+            let result = body(&s)
+            guard let account else { return (result, []) }
+            let now = s.detached ? 0 : s.queuedBytes + s.reservedBytes
+            let delta = now - s.charged
+            s.charged = now
+            return (result, account.adjust(by: delta))
+        }
+        for wake in wakes { wake() }
+        return result
+    }
+
+    /// Whether `bytes` more fit this outbox's budget and its uid's; when only the uid's is short,
+    /// this outbox asks to be told of room (`roomElsewhere`).
+    private func admits(_ bytes: Int, _ s: State, share: Bool = false) -> Bool {
+        guard s.fits(bytes, limit: limit) else { return false }
+        guard let account, !s.detached, !account.fits(bytes, share: share) else { return true }
+        account.starve(ObjectIdentifier(self)) { [weak self] in self?.roomElsewhere() }
+        return false
+    }
+
+    /// Another outbox of the uid gave bytes back: whoever waits for room here looks again.
+    private func roomElsewhere() {
+        let waiters = state.withLockedValue { s in
+            let waiters = s.spaceWaiters
+            s.spaceWaiters = []
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+        // The handler starts the calls that wait for room, and reads again.
+        wake()
+    }
+
+    /// The connection closed: what this outbox holds is given back to the uid's account now (a
+    /// call still running gives its reservation back to nobody).
+    func detach() {
+        account?.forget(ObjectIdentifier(self))
+        withState { $0.detached = true }
     }
 
     public var queuedBytes: Int { state.withLockedValue { $0.queuedBytes } }
@@ -93,10 +150,11 @@ public final class Outbox: Sendable {
         await waitForRoom(bytes, reserving: true)
     }
 
-    /// Holds `bytes` if they fit now; false (nothing held) if not.
+    /// Holds `bytes` if they fit now, a call's share (in the lower half of the uid's account); false
+    /// (nothing held) if not.
     func tryReserve(_ bytes: Int) -> Bool {
-        state.withLockedValue { s in
-            guard !s.closed, s.fits(bytes, limit: limit) else { return false }
+        withState { s in
+            guard !s.closed, admits(bytes, s, share: true) else { return false }
             s.reservedBytes += bytes
             return true
         }
@@ -105,7 +163,7 @@ public final class Outbox: Sendable {
     /// Gives back what `reserve` or `tryReserve` held (the reply is queued, or was never built).
     public func release(_ bytes: Int) {
         guard bytes > 0 else { return }
-        let waiters = state.withLockedValue { s in
+        let waiters = withState { s in
             s.reservedBytes -= bytes
             let waiters = s.spaceWaiters
             s.spaceWaiters = []
@@ -115,20 +173,19 @@ public final class Outbox: Sendable {
     }
 
     private func waitForRoom(_ bytes: Int, reserving: Bool) async -> Bool {
-        let limit = limit
         func admit(_ s: inout State) -> Bool? {
             if s.closed { return false }
-            guard s.fits(bytes, limit: limit) else { return nil }
+            guard admits(bytes, s) else { return nil }
             if reserving { s.reservedBytes += bytes }
             return true
         }
         while true {
-            if let admitted = state.withLockedValue({ admit(&$0) }) { return admitted }
+            if let admitted = withState({ admit(&$0) }) { return admitted }
             // Resumed with true to look again (room was made), false once closed.
             let again = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
                 let resumeNow: Bool? = state.withLockedValue { s in
                     if s.closed { return false }
-                    if s.fits(bytes, limit: limit) { return true }
+                    if admits(bytes, s) { return true }
                     s.spaceWaiters.append(c)
                     return nil
                 }
@@ -146,9 +203,9 @@ public final class Outbox: Sendable {
 
     private func enqueue(_ queued: Queued, force: Bool) -> Bool {
         let (accepted, writer, wakeNow): (Bool, CheckedContinuation<ByteBuffer?, Never>?, Bool) =
-            state.withLockedValue { s in
+            withState { s in
                 if s.closed { return (false, nil, false) }
-                if !force, !s.fits(queued.frame.readableBytes, limit: limit) { return (false, nil, false) }
+                if !force, !admits(queued.frame.readableBytes, s) { return (false, nil, false) }
                 if let writer = s.writer {
                     s.writer = nil
                     return (true, writer, false)
@@ -168,7 +225,7 @@ public final class Outbox: Sendable {
     /// not taken), returning the tags they were offered with (nil if none), oldest first.
     /// Replies stay queued. The writer goes on with them, then waits for `finish(first:)`.
     public func withdrawNotifications() -> [(any Sendable)?] {
-        let (withdrawn, waiters) = state.withLockedValue { s in
+        let (withdrawn, waiters) = withState { s in
             s.sealed = true
             var withdrawn: [(any Sendable)?] = []
             s.queue.removeAll { queued in
@@ -188,7 +245,7 @@ public final class Outbox: Sendable {
     /// Puts `frames` ahead of everything still queued, past the budget, and finishes.
     public func finish(first frames: [ByteBuffer]) {
         let (handOff, wakeNow): ((CheckedContinuation<ByteBuffer?, Never>, ByteBuffer?)?, Bool) =
-            state.withLockedValue { s in
+            withState { s in
                 if s.finished { return (nil, false) }
                 s.finished = true
                 s.queue.insert(contentsOf: frames.map { Queued(frame: $0, notification: nil) }, at: 0)
@@ -207,8 +264,7 @@ public final class Outbox: Sendable {
     /// The next frame to write, or nil once finished and drained. Only one writer may call it.
     public func next() async -> ByteBuffer? {
         await withCheckedContinuation { (c: CheckedContinuation<ByteBuffer?, Never>) in
-            let (frame, done, waiters): (ByteBuffer?, Bool, [CheckedContinuation<Bool, Never>]) = state.withLockedValue
-            { s in
+            let (frame, done, waiters): (ByteBuffer?, Bool, [CheckedContinuation<Bool, Never>]) = withState { s in
                 if let queued = s.queue.popFirst() {
                     s.queuedBytes -= queued.frame.readableBytes
                     let waiters = s.spaceWaiters
@@ -226,7 +282,7 @@ public final class Outbox: Sendable {
 
     /// The next frame to write, without waiting (the connection's handler, on its event loop).
     func poll() -> ByteBuffer? {
-        let (frame, waiters): (ByteBuffer?, [CheckedContinuation<Bool, Never>]) = state.withLockedValue { s in
+        let (frame, waiters): (ByteBuffer?, [CheckedContinuation<Bool, Never>]) = withState { s in
             guard let queued = s.queue.popFirst() else {
                 s.wakePending = false
                 return (nil, [])

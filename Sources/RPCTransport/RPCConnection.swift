@@ -18,14 +18,16 @@ public final class RPCConnection: Sendable {
     private let workSink: AsyncStream<@Sendable () async -> Void>.Continuation
     private let keepAliveFlag = Atomic<Bool>(false)
 
-    init(id: UInt64, peer: PeerCredentials, outboxLimit: Int, channel: Channel) {
+    init(id: UInt64, peer: PeerCredentials, outboxLimit: Int, account: OutboundAccount? = nil, channel: Channel) {
         self.id = id
         self.peer = peer
         self.channel = channel
         let pipeline = channel.pipeline
         let loop = channel.eventLoop
         // Always a task of its own, never a call back into the handler that queued the frame.
-        outbox = Outbox(limit: outboxLimit) { loop.execute { pipeline.fireUserInboundEventTriggered(OutboxWake()) } }
+        outbox = Outbox(limit: outboxLimit, account: account) {
+            loop.execute { pipeline.fireUserInboundEventTriggered(OutboxWake()) }
+        }
         (work, workSink) = AsyncStream.makeStream()
     }
 

@@ -31,6 +31,10 @@ public struct RPCServerConfiguration: Sendable {
     public var maxFrameBytes = 1 << 20
     /// Bytes queued for one connection before its notifications are refused and its reading stops.
     public var maxOutboundBytes = 4 << 20
+    /// Bytes queued or reserved over all the connections of one uid: past it, each of them waits as
+    /// one connection waits past `maxOutboundBytes`, so the number of connections of a uid does not
+    /// multiply what it can make the daemon hold.
+    public var maxOutboundBytesPerUID = 64 << 20
     /// Calls of one connection that run at once (each batch entry counts); past it the
     /// connection stops reading, so a client that floods requests only slows itself.
     public var maxInFlightPerConnection = 64
@@ -66,6 +70,8 @@ public final class RPCServer: Service, Sendable {
     private let service: any RPCService
     private let logger: Logger
     private let group: any EventLoopGroup
+    /// What each uid's connections hold to be written, together (`maxOutboundBytesPerUID`).
+    let accounts: OutboundAccounts
     private let onListening: @Sendable () -> Void
     private let credentials: @Sendable (Channel) -> EventLoopFuture<PeerCredentials>
     private let census: ConnectionCensus
@@ -85,6 +91,7 @@ public final class RPCServer: Service, Sendable {
         self.onListening = onListening
         self.credentials = credentials
         census = ConnectionCensus(configuration: configuration, logger: logger)
+        accounts = OutboundAccounts(limit: configuration.maxOutboundBytesPerUID)
     }
 
     public func run() async throws {
@@ -148,7 +155,8 @@ public final class RPCServer: Service, Sendable {
             return nil
         }
         let connection = RPCConnection(
-            id: census.nextID(), peer: peer, outboxLimit: configuration.maxOutboundBytes, channel: channel)
+            id: census.nextID(), peer: peer, outboxLimit: configuration.maxOutboundBytes,
+            account: accounts.open(uid: peer.uid), channel: channel)
         var logger = self.logger
         logger[metadataKey: "connection"] = "\(connection.id)"
         logger[metadataKey: "peer_uid"] = "\(peer.uid)"
@@ -166,6 +174,7 @@ public final class RPCServer: Service, Sendable {
         let connection = accepted.connection
         let channel = connection.channel
         defer {
+            accounts.close(uid: connection.peer.uid)
             service.connectionClosed(connection)
             logger.debug("connection closed", metadata: ["connection": "\(connection.id)"])
         }

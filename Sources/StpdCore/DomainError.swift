@@ -40,4 +40,6 @@ public enum DomainError: Error, Sendable, Hashable, Codable {
     /// `fields` those it fails, `members` the address's members that are missing or not valid
     /// (`phone`, `address.postalCode`), as the SDK's form would not submit it.
     case shippingAddressIncomplete(fields: [String], members: [String])
+    /// A per-user budget is spent (`what` of it, at most `limit`, raised by `setting`).
+    case budgetExceeded(what: String, limit: Int, setting: String)
 }

@@ -7,7 +7,7 @@ public enum StpdAPI {
     public static let version = "0.1.0"
     /// The protocol's version, the contract's `info.version`: its major number changes only for
     /// a change that can break a client written against the previous one (docs/protocol.md, "Compatibility").
-    public static let protocolVersion = "2.0.0"
+    public static let protocolVersion = "2.1.0"
 
     public static let methods: [any RPCMethod.Type] = [
         Discover.self,
@@ -30,6 +30,7 @@ public enum StpdAPI {
         CustomerClearCache.self,
         CustomerClose.self,
         AppRequestAnswer.self,
+        AppRequestGet.self,
         SourceCreate.self,
         SourceRetrieve.self,
         SourceGet.self,

@@ -59,14 +59,6 @@ public struct CustomerAdapter: Codable, Sendable, Hashable {
         self.timeout = timeout
     }
 
-    /// The adapter as clients see it: credentials replaced by a marker.
-    public var redacted: CustomerAdapter {
-        var copy = self
-        if copy.authorization != nil { copy.authorization = "[REDACTED]" }
-        if copy.keyProvider?.authorization != nil { copy.keyProvider?.authorization = "[REDACTED]" }
-        return copy
-    }
-
     static let schema = JSONSchema.object(
         [
             "kind": .enumeration(
@@ -159,38 +151,7 @@ public struct PaymentMethodParams: Codable, Sendable {
     }
 }
 
-public struct ShippingAddressParams: Codable, Sendable, Hashable {
-    public struct Address: Codable, Sendable, Hashable {
-        public var line1: String?
-        public var line2: String?
-        public var city: String?
-        public var state: String?
-        public var postalCode: String?
-        public var country: String?
-        public init(
-            line1: String? = nil, line2: String? = nil, city: String? = nil, state: String? = nil,
-            postalCode: String? = nil,
-            country: String? = nil
-        ) {
-            self.line1 = line1
-            self.line2 = line2
-            self.city = city
-            self.state = state
-            self.postalCode = postalCode
-            self.country = country
-        }
-    }
-    public var name: String?
-    public var phone: String?
-    public var email: String?
-    public var address: Address
-    public init(name: String? = nil, phone: String? = nil, email: String? = nil, address: Address) {
-        self.name = name
-        self.phone = phone
-        self.email = email
-        self.address = address
-    }
-
+extension ShippingAddressParams {
     static let schema = schema(required: ["address"])
 
     /// A customer's saved shipping address needs a recipient as well (Stripe requires `shipping[name]`).
@@ -390,41 +351,4 @@ public enum CustomerClose: RPCMethod {
     public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
     public static let resultSchema = JSONSchema.ref("CustomerSession")
     public static let errors = [StpdErrors.notFound]
-}
-
-/// The app's answer to an `appRequest.pending` event (app adapters and app key providers).
-public enum AppRequestAnswer: RPCMethod {
-    public struct Params: Codable, Sendable {
-        public struct Failure: Codable, Sendable {
-            public var message: String
-            public var code: String?
-        }
-        public var request: String
-        public var result: JSONValue?
-        public var error: Failure?
-    }
-    public struct Result: Codable, Sendable {
-        public var answered: Bool
-        public init() { answered = true }
-    }
-    public static let name = "appRequest.answer"
-    public static let summary = "Answers an appRequest.pending event with its result, or with an error."
-    public static let description: String? = """
-        app customer sessions ask for retrieveCustomer (answer: the Stripe customer), listPaymentMethods \
-        (a list object or an array of PaymentMethods), attachPaymentMethod / detachPaymentMethod \
-        ({paymentMethod}), updateShipping ({shipping}); app key providers ask for createEphemeralKey \
-        ({apiVersion}; answer: Stripe's ephemeral key JSON). Give exactly one of result and error. Only \
-        the uid that owns the request (or root) may answer; a request answers once.
-        """
-    public static let paramsSchema = JSONSchema.object(
-        [
-            "request": .string("The request id (the event's objectId)", pattern: "^areq_[A-Za-z0-9]+$"),
-            "result": JSONSchema(["description": "What the operation asked for"]),
-            "error": .object(
-                ["message": .string("Why the app could not do it"), "code": .string("The app's own code")],
-                required: ["message"]),
-        ], required: ["request"])
-    public static let resultSchema = JSONSchema.object(
-        ["answered": JSONSchema(["const": true])], required: ["answered"])
-    public static let errors = [StpdErrors.notFound, StpdErrors.permissionDenied, StpdErrors.invalidState]
 }

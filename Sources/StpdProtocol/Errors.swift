@@ -52,6 +52,11 @@ public enum StpdErrors {
         description:
             "The object's state (or an event's) was sealed with a state key this instance does not have, or was damaged; the row is kept as it is. In a fleet every instance needs the same state keys (docs/fleet.md). `data.object` names the object, `data.instance` the daemon that answered."
     )
+    public static let tooManyPolls = ErrorDeclaration(
+        name: "TooManyPolls", code: 1012, message: "Too many polls are running for this user",
+        description:
+            "This user already has as many intent and Source polls running as allowed (`data.limit`, raised by `data.setting`). Stop one (`*.stopPolling`) or wait for one to end."
+    )
     public static let objectTooLarge = ErrorDeclaration(
         name: "ObjectTooLarge", code: 1011, message: "The object would be too large to store",
         description:
@@ -74,6 +79,11 @@ public enum StpdErrors {
         name: "TooManyWaits", code: 2004, message: "Too many events.wait calls are waiting",
         description:
             "This connection or this user already has as many `events.wait` calls waiting as allowed; `data.scope` (`connection` or `user`), `data.limit` and `data.setting` say which bound. Wait for one to return, or subscribe instead."
+    )
+    public static let tooManySubscriptions = ErrorDeclaration(
+        name: "TooManySubscriptions", code: 2005, message: "Too many subscriptions",
+        description:
+            "This connection or this user already holds as many subscriptions, or as many bytes of their filters, as allowed; `data.scope` (`connection` or `user`), `data.limit` (a count) or `data.maxBytes` (the filters' bytes), and `data.setting` say which bound. End one (`events.unsubscribe`), or filter by type rather than by many object ids."
     )
 
     public static let redirectUnavailable = ErrorDeclaration(
@@ -110,7 +120,7 @@ public enum StpdErrors {
     public static let paymentFailed = ErrorDeclaration(
         name: "PaymentFailed", code: 5003, message: "The payment did not succeed",
         description:
-            "STPPaymentHandler's failure of an intent, carried as the error of a confirmation's result, a poll's end, a redirect outcome or a payment context's didFinish: the intent requires a payment method again, or is processing with a payment method that is not a delayed-notification one. `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError` (`data.lastSetupError`) are Stripe's; `data.reason` is `authenticationFailed`, `paymentError` or `intentStatus` (the SDK's notAuthenticated, paymentError and intentStatus codes). Also carried as didFinish's error when the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's)."
+            "STPPaymentHandler's failure of an intent, carried as the error of a confirmation's result, a poll's end, a redirect outcome or a payment context's didFinish: the intent's status is not a success for the call that began the action (docs/next-actions.md has the table: e.g. requires_payment_method, requires_confirmation after a confirmation, processing with a payment method that is not a delayed-notification one, any processing SetupIntent). `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError` (`data.lastSetupError`) are Stripe's; `data.reason` is the SDK's error code: `authenticationFailed` or `paymentError` (requires_payment_method after an action, by Stripe's last error), `requiresPaymentMethod` (requires_payment_method as confirmed or handed over), `intentStatus` (a status that is not a success), `unexpected` (a status the SDK does not know); the list is open. Also carried as didFinish's error when the app answered didCreatePaymentResult with error (`data.message`, `data.code` are the app's)."
     )
 
     public static let shippingAddressIncomplete = ErrorDeclaration(
@@ -128,25 +138,25 @@ public enum StpdErrors {
     public static let nextActionUnsupported = ErrorDeclaration(
         name: "NextActionUnsupported", code: 6010, message: "stpd cannot carry this next action",
         description:
-            "Stripe asked for a next action stpd has no way to carry on Linux: `data.type` names it (use_stripe_sdk's native 3-D Secure 2, WeChat Pay's Android action, a type nobody knows), `data.kind` is its kind. The SDK's unsupportedAuthentication error; the intent stays in requires_action."
+            "Stripe asked for a next action stpd has no way to carry on Linux: `data.type` names it (use_stripe_sdk's native 3-D Secure 2 `stripe_3ds2_fingerprint` or its hCaptcha `intent_confirmation_challenge`, WeChat Pay's Android action, a redirect whose page Stripe did not give, a type nobody knows), `data.kind` is its kind, and the message says what the app can do instead (for use_stripe_sdk: confirm with a returnURL, or on the merchant's server with return_url, so that Stripe answers with a redirect). The SDK's unsupportedAuthentication error; the intent stays in requires_action."
     )
     public static let returnURLRequired = ErrorDeclaration(
         name: "ReturnURLRequired", code: 6011, message: "This next action needs a return URL",
         description:
-            "The next action (`data.type`) sends the customer away and back, and no `returnURL` was given (`data.parameter`): confirm again with one. A card that needs 3-D Secure gets a redirect only when the confirmation has a return URL (without one Stripe answers use_stripe_sdk). The SDK's missingReturnURL."
+            "The next action (`data.type`) sends the customer away and back, and no `returnURL` was given (`data.parameter`): confirm again with one. A card that needs 3-D Secure gets a redirect_to_url only when the confirmation has a return URL; without one Stripe answers use_stripe_sdk, whose three_d_secure_redirect page stpd opens like any redirect and whose native forms need the confirmation's return URL. The SDK's missingReturnURL."
     )
     public static let intentPollTimedOut = ErrorDeclaration(
         name: "IntentPollTimedOut", code: 6012, message: "The customer did not complete the payment in time",
         description:
-            "A poll of an intent awaiting the customer (`data.type`) reached its deadline (`data.deadline`, the SDK's for the type, or the code's expiry) with the intent still requiring action. The customer may still pay until the code expires: handleNextAction polls again."
+            "Not sent since protocol 2.1: a poll awaiting the customer that reaches its deadline makes one last read 3 s later and, still requiring action, ends `canceled` as PaymentSheet's polling screen does (docs/next-actions.md). Declared for 2.0 clients: `data.type`, `data.deadline`, `data.status`."
     )
 
     /// Every declared error, in code order; the contract lists exactly these.
     public static let all: [ErrorDeclaration] =
         [
             notFound, permissionDenied, invalidState, shuttingDown, disabled, backendError, appRequestFailed,
-            appRequestTimedOut, appAnswerInvalid, storeUnavailable, objectTooLarge, stateUnreadable,
-            cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits,
+            appRequestTimedOut, appAnswerInvalid, storeUnavailable, objectTooLarge, tooManyPolls, stateUnreadable,
+            cursorExpired, subscriptionNotFound, cursorAhead, tooManyWaits, tooManySubscriptions,
         ] + stripe
         + [
             redirectUnavailable, redirectOpenFailed, redirectCancelled, redirectLoadFailed, pendingActionGone,

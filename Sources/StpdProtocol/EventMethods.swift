@@ -10,10 +10,23 @@ public struct EventFilterParams: Codable, Sendable, Hashable {
         self.types = types
     }
 
+    /// A filter's bounds: every event type there is fits `maxTypes` many times over, and a filter
+    /// is read into the store's query and held by a subscription for its life.
+    public static let maxObjects = 1000
+    public static let maxTypes = 100
+    /// The bytes of a filter's ids and types together.
+    public static let maxBytes = 64 << 10
+
+    /// The bytes of its ids and types, as `maxBytes` counts them.
+    public var bytes: Int {
+        (objects ?? []).reduce(0) { $0 + $1.utf8.count } + (types ?? []).reduce(0) { $0 + $1.utf8.count }
+    }
+
     static let schema = JSONSchema.object(
         [
-            "objects": .array(of: .string, "Only events of these object ids"),
-            "types": .array(of: .string, "Only these event types; `kind.*` matches every type of a kind"),
+            "objects": .array(of: .string, "Only events of these object ids", maxItems: maxObjects),
+            "types": .array(
+                of: .string, "Only these event types; `kind.*` matches every type of a kind", maxItems: maxTypes),
         ], description: "Absent members match every event")
 }
 
@@ -67,7 +80,9 @@ public enum EventsSubscribe: RPCMethod {
         with no gap and no duplicate. The reply comes before any event of the subscription. A \
         subscriber that cannot keep up gets one `events.dropped` notification naming the seq to \
         resume from, and its connection is closed. Only events of objects the caller created are \
-        sent (root sees all).
+        sent (root sees all). The subscriptions a connection and a user hold, and their filters' \
+        bytes, are bounded (TooManySubscriptions); a filter holds at most 1000 object ids, 100 types \
+        and 64 KiB.
         """
     public static let paramsSchema = JSONSchema.object([
         "since": .integer("Replay events after this seq first (0: the whole retained log)", minimum: 0),
@@ -79,7 +94,7 @@ public enum EventsSubscribe: RPCMethod {
             "latestSeq": .integer(
                 "The last seq published when the subscription began; every later event reaches it", minimum: 0),
         ], required: ["subscription", "latestSeq"])
-    public static let errors = [StpdErrors.cursorExpired, StpdErrors.cursorAhead]
+    public static let errors = [StpdErrors.cursorExpired, StpdErrors.cursorAhead, StpdErrors.tooManySubscriptions]
 }
 
 public enum EventsUnsubscribe: RPCMethod {

@@ -21,7 +21,9 @@ public typealias SetupIntentList = IntentList<SetupIntentNaming>
 public typealias SetupIntentStopPolling = IntentStopPolling<SetupIntentNaming>
 
 /// What the methods that may end an action can answer besides Stripe's errors.
-private let handlingErrors = [StpdErrors.disabled, StpdErrors.redirectOpenFailed, StpdErrors.invalidState]
+private let handlingErrors = [
+    StpdErrors.disabled, StpdErrors.redirectOpenFailed, StpdErrors.invalidState, StpdErrors.tooManyPolls,
+]
 
 public enum IntentRetrieve<K: IntentNaming>: RPCMethod {
     public struct Params: Codable, Sendable {
@@ -47,14 +49,22 @@ public enum IntentConfirm<K: IntentNaming>: RPCMethod {
         public var returnURL: String?
         /// Start the redirect session at once when one is needed (else it waits for redirect.start).
         public var start: RedirectStartOptions?
+        public var paymentMethodOptions: ConfirmPaymentMethodOptions?
+        /// A PaymentIntent's only.
+        public var shipping: ConfirmShipping?
+        public var voucher: VoucherHandling?
         public init(
             clientSecret: String, paymentMethod: PaymentMethodInput, returnURL: String? = nil,
-            start: RedirectStartOptions? = nil
+            start: RedirectStartOptions? = nil, paymentMethodOptions: ConfirmPaymentMethodOptions? = nil,
+            shipping: ConfirmShipping? = nil, voucher: VoucherHandling? = nil
         ) {
+            self.voucher = voucher
             self.clientSecret = clientSecret
             self.paymentMethod = paymentMethod
             self.returnURL = returnURL
             self.start = start
+            self.paymentMethodOptions = paymentMethodOptions
+            self.shipping = shipping
         }
     }
     public typealias Result = IntentAnswer<K>
@@ -79,6 +89,9 @@ public enum IntentConfirm<K: IntentNaming>: RPCMethod {
                 "paymentMethod": PaymentMethodInput.schema,
                 "returnURL": returnURLSchema,
                 "start": startSchema,
+                "paymentMethodOptions": ConfirmPaymentMethodOptions.schema,
+                "shipping": ConfirmShipping.schema,
+                "voucher": VoucherHandling.schema,
             ], required: ["clientSecret", "paymentMethod"])
     }
     public static var resultSchema: JSONSchema { Result.schema }
@@ -101,7 +114,12 @@ public enum IntentHandleNextAction<K: IntentNaming>: RPCMethod {
         /// The return URL the intent was confirmed with (Cash App and Swish need it).
         public var returnURL: String?
         public var start: RedirectStartOptions?
-        public init(clientSecret: String, returnURL: String? = nil, start: RedirectStartOptions? = nil) {
+        public var voucher: VoucherHandling?
+        public init(
+            clientSecret: String, returnURL: String? = nil, start: RedirectStartOptions? = nil,
+            voucher: VoucherHandling? = nil
+        ) {
+            self.voucher = voucher
             self.clientSecret = clientSecret
             self.returnURL = returnURL
             self.start = start
@@ -117,7 +135,10 @@ public enum IntentHandleNextAction<K: IntentNaming>: RPCMethod {
     }
     public static var paramsSchema: JSONSchema {
         .object(
-            ["clientSecret": K.secretSchema, "returnURL": returnURLSchema, "start": startSchema],
+            [
+                "clientSecret": K.secretSchema, "returnURL": returnURLSchema, "start": startSchema,
+                "voucher": VoucherHandling.schema,
+            ],
             required: ["clientSecret"])
     }
     public static var resultSchema: JSONSchema { Result.schema }

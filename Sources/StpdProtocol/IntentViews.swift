@@ -33,19 +33,20 @@ extension IntentNaming {
     static var idSchema: JSONSchema {
         .string("The \(noun) id", pattern: "^\(idPrefix)[A-Za-z0-9]+$")
     }
+    /// The SDK takes a scoped secret for a PaymentIntent only (`STPPaymentIntentParams`'s
+    /// `^pi_[^_]+_(scoped_)?secret_[^_]+$`; `STPSetupIntentConfirmParams`'s has no scoped form).
     static var secretSchema: JSONSchema {
-        .string(
-            "The \(noun)'s client secret (never shown back)", pattern: "^\(idPrefix)[A-Za-z0-9]+_secret_[A-Za-z0-9]+$")
+        idPrefix == "pi_"
+            ? .string(
+                "The \(noun)'s client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`) too",
+                pattern: "^pi_[A-Za-z0-9]+_(scoped_)?secret_[A-Za-z0-9]+$")
+            : .string(
+                "The \(noun)'s client secret (never shown back)",
+                pattern: "^\(idPrefix)[A-Za-z0-9]+_secret_[A-Za-z0-9]+$")
     }
     static var objectSchema: JSONSchema {
         JSONSchema(["type": "object", "description": .string("The Stripe \(noun) (client_secret removed)")])
     }
-}
-
-/// How STPPaymentHandler ended an action (`STPPaymentHandlerActionStatus`), or `pending` while stpd
-/// carries it on: a redirect session to open, or a poll until the customer pays elsewhere.
-public enum IntentResult: String, Codable, Sendable, Hashable, CaseIterable {
-    case succeeded, canceled, failed, pending
 }
 
 /// An intent's `next_action` as stpd carries it.
@@ -77,19 +78,6 @@ public struct NextActionView: Codable, Sendable, Hashable {
             "details": .nullable(JSONSchema(["type": "object", "description": "Stripe's hash for the type, as sent"])),
             "session": .nullable(redirectSessionID),
         ], required: ["type", "kind"])
-}
-
-public enum IntentPollStatus: String, Codable, Sendable, Hashable, CaseIterable {
-    case polling, finished, stopped
-}
-
-/// Why stpd polls an intent.
-public enum IntentPollPurpose: String, Codable, Sendable, Hashable, CaseIterable {
-    /// The customer pays elsewhere (a QR code, a banking app): until the intent leaves
-    /// requires_action or the deadline passes.
-    case awaitCustomer
-    /// A redirect session completed: the SDK's re-reading of the intent, with its short budgets.
-    case followUp
 }
 
 /// A poll of an intent: started by a confirmation whose next action awaits the customer

@@ -28,6 +28,24 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
     /// The new card, when that is the member given (the card checks run before the confirmation).
     public var card: CardInput? { new["card"].flatMap { try? JSONCoding.typed(CardInput.self, from: $0) } }
 
+    /// The card of a `raw` member of type `card`, in Stripe's own field names (`raw: {type: card,
+    /// card: {number, exp_month, exp_year, cvc}}`): checked like `card`, so the raw form is no way
+    /// around the card checks. A field missing or of the wrong type reads as empty, and is refused.
+    public var rawCard: CardInput? {
+        guard case .object(let raw)? = new["raw"], raw["type"] == "card" else { return nil }
+        let card = raw["card"]?.objectValue ?? [:]
+        func int(_ key: String) -> Int {
+            switch card[key] {
+            case .int(let value)?: Int(clamping: value)
+            case .string(let text)?: Int(text) ?? 0
+            default: 0
+            }
+        }
+        return CardInput(
+            number: card["number"]?.stringValue ?? "", expMonth: int("exp_month"), expYear: int("exp_year"),
+            cvc: card["cvc"]?.stringValue)
+    }
+
     /// A member of the table: its name, its schema, arguments it accepts, and how its arguments
     /// become the Stripe type.
     struct Member: Sendable {

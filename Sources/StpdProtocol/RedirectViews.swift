@@ -1,24 +1,17 @@
 import JSONRPC
 
-/// How a redirect session is started: the SDK's three `STPRedirectContext` start variants.
-public enum RedirectMode: String, Codable, Sendable, CaseIterable {
-    /// `startRedirectFlow`: the native app URL if there is one (Alipay, WeChat Pay), else the
-    /// redirect URL; completes on the return URL or when the app comes to the foreground.
-    case automatic
-    /// `startSafariViewControllerRedirectFlow`: the app shows the page itself; completes only on
-    /// the return URL.
-    case inApp
-    /// `startSafariAppRedirectFlow`: an external browser; completes on the return URL or when the
-    /// app comes to the foreground.
-    case browser
-}
+/// What a confirmation does with a voucher (OXXO, Boleto, Konbini, Multibanco).
+public enum VoucherHandling: String, Codable, Sendable, CaseIterable {
+    /// As the SDK's VoucherDisplayHandler: a redirect session on `hosted_voucher_url` (started with
+    /// `start`, e.g. `opener: daemon`); the action ends when the customer closes it (the default).
+    case open
+    /// The app shows the voucher itself from `nextAction.details`: `succeeded` at once.
+    case display
 
-/// Who opens the URL a started session returns.
-public enum RedirectOpener: String, Codable, Sendable, CaseIterable {
-    /// The app opens `openURL` (the default).
-    case app
-    /// stpd runs the configured STPD_URL_OPENER command with the URL (off unless configured).
-    case daemon
+    public static let schema = JSONSchema.enumeration(
+        allCases.map(\.rawValue),
+        "A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded once closed) or display (the app shows nextAction.details: succeeded at once)"
+    )
 }
 
 /// What the app's browser or web view did, which only the app can see (`redirect.report`): the

@@ -139,7 +139,7 @@ public enum SourcePoll: RPCMethod {
             "timeout": .number("Seconds (default and maximum 300)", minimum: 0),
         ], required: ["id"])
     public static let resultSchema = JSONSchema.ref("Source")
-    public static let errors = [StpdErrors.notFound]
+    public static let errors = [StpdErrors.notFound, StpdErrors.tooManyPolls]
 }
 
 public enum SourceStopPolling: RPCMethod {

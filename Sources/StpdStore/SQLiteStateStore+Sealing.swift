@@ -75,7 +75,8 @@ extension SQLiteStateStore {
     /// Re-seals with this store's key every row sealed with `old` (a key that was lost, replaced
     /// or changed, found again): its objects come back into use as they were (setting aside kept
     /// their status, live flag and keys) and its events back into reach. One transaction: a row
-    /// that does not open with `old` stops it, and nothing is changed.
+    /// that does not open with `old` stops it, and nothing is changed. A key that sealed nothing
+    /// here changes nothing at all; events still sealed with yet another key stay out of reach.
     public func recover(sealedWith old: StateSealer) async throws -> Recovered {
         guard let oldID = old.keyID, oldID != sealer.keyID else { return Recovered() }
         let prefix = "\(StateSealer.prefix)\(oldID):"
@@ -101,10 +102,17 @@ extension SQLiteStateStore {
                 try db.execute(sql: "UPDATE event SET object = ? WHERE seq = ?", arguments: [object, row["seq"]])
                 recovered.events += 1
             }
-            // Every event still in the table is readable now: the log starts at the first of them.
+            // An unrelated key once reset the bound to 0, putting the rows still sealed elsewhere
+            // back in reach of `events.wait`, which then failed on every call.
+            guard recovered.objects + recovered.events > 0 else { return recovered }
+            // The log starts at the first event still in the table, or after the last one still
+            // sealed with a key this store does not hold, whichever is later.
             if let first = try Int64.fetchOne(db, sql: "SELECT min(seq) FROM event") {
+                let elsewhere = Self.sealedElsewhere("object", keyID: sealer.keyID)
+                let stillSealed = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM event WHERE \(elsewhere)") ?? 0
                 try db.execute(
-                    sql: "UPDATE meta SET value = min(value, ?) WHERE key = 'pruned_through'", arguments: [first - 1])
+                    sql: "UPDATE meta SET value = max(min(value, ?), ?) WHERE key = 'pruned_through'",
+                    arguments: [first - 1, stillSealed])
             }
             return recovered
         }

@@ -87,9 +87,12 @@ public struct StateKey: Sendable {
     }
 
     /// A key kept elsewhere (an old key found again, for `SQLiteStateStore.recover(sealedWith:)`),
-    /// read as the key file is: 32 bytes raw or as hex, no symbolic link.
-    public static func sealer(fromFile path: String) throws(StateKeyError) -> StateSealer {
-        StateSealer(key: try parse(try readFile(path, checkOwner: false).bytes, path: path))
+    /// read by the caller through a descriptor it checked; parsed as the key file is.
+    public static func sealer(fromBytes bytes: [UInt8], path: String) throws(StateKeyError) -> StateSealer {
+        guard bytes.count <= maxFileBytes else {
+            throw StateKeyError(path: path, reason: "it is over \(maxFileBytes) bytes, too large for a key")
+        }
+        return StateSealer(key: try parse(bytes, path: path))
     }
 
     /// 32 raw bytes, or 64 hex digits with optional whitespace around them.

@@ -90,19 +90,14 @@ public enum PaymentMethodData: Sendable, Hashable {
         }
     }
 
-    /// Whether the confirmation sends `mandate_data`, as the SDK's `mandateDataIfRequired` decides
-    /// (STPPaymentIntentConfirmParams, STPSetupIntentConfirmParams), plus the PayPal, Cash App,
-    /// Revolut Pay, Amazon Pay and Klarna payments set up `off_session`
-    /// (`STPPaymentMethodType.requiresMandateDataForPaymentIntent`).
+    /// Whether the confirmation sends `mandate_data`, as the SDK decides by the type's name (so a
+    /// `raw` type too): a SetupIntent by `STPSetupIntentConfirmParams.mandateDataIfRequired`, a
+    /// PaymentIntent by `STPPaymentIntentParams.mandateData`, plus the types PaymentSheet gives one
+    /// when the payment is set up `off_session` (`requiresMandateDataForPaymentIntent`).
     func needsMandate(setupIntent: Bool, setupFutureUsage: PaymentIntentConfirmParams.SetupFutureUsage?) -> Bool {
-        switch self {
-        case .auBECSDebit, .bacsDebit, .plain(.bancontact), .ideal, .sepaDebit, .eps, .sofort, .usBankAccount:
-            return true
-        case .plain(.paypal), .plain(.cashapp), .plain(.revolutPay), .plain(.amazonPay), .plain(.klarna):
-            return setupIntent || setupFutureUsage == .offSession
-        case .plain(.alipay), .plain(.twint), .plain(.krCard), .plain(.naverPay): return setupIntent
-        default: return false
-        }
+        if setupIntent { return Mandates.setupIntent.contains(type) }
+        return Mandates.paymentIntent.contains(type)
+            || (setupFutureUsage == .offSession && Mandates.paymentIntentOffSession.contains(type))
     }
 
     /// The type's own sub-object (`payment_method_data[<type>]`), if it has one.
@@ -122,6 +117,27 @@ public enum PaymentMethodData: Sendable, Hashable {
         case .plain, .blik, .raw: nil
         }
     }
+}
+
+/// The payment-method types whose confirmation the SDK sends with an online mandate
+/// (`STPMandateDataParams.makeWithInferredValues`), read from stripe-ios: the lists differ between
+/// PaymentIntents and SetupIntents (Sofort only on a payment; Alipay, TWINT, Korean cards, Naver
+/// Pay and the wallets only when set up).
+public enum Mandates {
+    /// `STPPaymentIntentParams.mandateData` (`STPPaymentIntentParams.swift`, 11041c2).
+    public static let paymentIntent: Set<String> = [
+        "au_becs_debit", "bacs_debit", "bancontact", "ideal", "sepa_debit", "eps", "sofort", "link", "us_bank_account",
+    ]
+    /// `STPPaymentMethodType.requiresMandateDataForPaymentIntent` (PaymentSheet): with
+    /// `setup_future_usage=off_session`.
+    public static let paymentIntentOffSession: Set<String> = [
+        "paypal", "cashapp", "revolut_pay", "amazon_pay", "klarna", "satispay",
+    ]
+    /// `STPSetupIntentConfirmParams.mandateDataIfRequired` (`STPSetupIntentConfirmParams.swift`, 00c6f77).
+    public static let setupIntent: Set<String> = [
+        "au_becs_debit", "alipay", "bacs_debit", "bancontact", "ideal", "sepa_debit", "eps", "link", "us_bank_account",
+        "cashapp", "paypal", "revolut_pay", "klarna", "amazon_pay", "twint", "kr_card", "naver_pay",
+    ]
 }
 
 /// A US bank account entered by hand (`payment_method_data[us_bank_account]`).
@@ -244,6 +260,11 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public var returnURL: String?
     public var savePaymentMethod: Bool?
     public var setupFutureUsage: SetupFutureUsage?
+    /// `payment_method_options`, by type, in Stripe's own shape (`["card": ["network": "visa"]]`):
+    /// merged under what the payment method itself sets (BLIK's code, WeChat Pay's client).
+    public var paymentMethodOptions: [String: JSONValue] = [:]
+    /// `shipping` (a PaymentIntent's only), in Stripe's shape.
+    public var shipping: JSONValue?
 
     public init(
         clientSecret: String, paymentMethodID: String, returnURL: String? = nil, savePaymentMethod: Bool? = nil,
@@ -288,15 +309,20 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public func formParams(for kind: StripeKey.Kind) -> [String: JSONValue] {
         var out: [String: JSONValue] = [:]
         if kind == .publishable { out["client_secret"] = .string(clientSecret) }
+        var options = paymentMethodOptions
         if let paymentMethodID {
             out["payment_method"] = .string(paymentMethodID)
         } else if let data = paymentMethodData {
             out["payment_method_data"] = .object(data.createParams(billingDetails: billingDetails))
-            out["payment_method_options"] = data.options.map { [data.type: .object($0)] }
+            if let own = data.options {
+                options[data.type] = .object((options[data.type]?.objectValue ?? [:]).merging(own) { _, own in own })
+            }
             if data.needsMandate(setupIntent: isSetupIntent, setupFutureUsage: setupFutureUsage) {
                 out["mandate_data"] = Self.onlineMandate
             }
         }
+        out["payment_method_options"] = options.isEmpty ? nil : .object(options)
+        out["shipping"] = isSetupIntent ? nil : shipping
         out["return_url"] = returnURL.map(JSONValue.string)
         out["save_payment_method"] = savePaymentMethod.map(JSONValue.bool)
         out["setup_future_usage"] = setupFutureUsage.map { .string($0.rawValue) }

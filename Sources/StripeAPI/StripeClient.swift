@@ -92,3 +92,12 @@ public struct StripeClient: Sendable {
         }
     }
 }
+
+extension StripeClient {
+    /// A GET of `url` whose answer nobody reads (Alipay's return URL before an intent is re-read):
+    /// no key, no retry, 10 s at most.
+    public func ping(_ url: URL) async {
+        _ = try? await transport.send(
+            HTTPRequestData(method: "GET", url: url.absoluteString, headers: [:], body: nil, timeout: .seconds(10)))
+    }
+}

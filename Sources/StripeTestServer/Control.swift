@@ -102,8 +102,20 @@ extension StripeTestState {
         } else {
             returnURL =
                 pendingActions[id]?.returnURL ?? object["next_action"]?["redirect_to_url"]?["return_url"]?.stringValue
-            let result =
-                action == "cancel" ? JSONValue.object(object) : try finishAction(id, try Outcome(control: action))
+            let result: JSONValue
+            if action == "cancel" {
+                result = .object(object)
+            } else if holdsResult(object) {
+                // Back from Cash App or Klarna: the intent learns the result late (see PendingAction.held).
+                let outcome = try Outcome(control: action)
+                pendingActions[id, default: PendingAction()].held = outcome
+                pendingActions[id]?.heldUntil = now + Self.heldSeconds
+                var shown = object
+                if case .succeed = outcome { shown["status"] = "succeeded" }
+                result = .object(shown)
+            } else {
+                result = try finishAction(id, try Outcome(control: action))
+            }
             let kind = isSetup ? "setup_intent" : "payment_intent"
             items = [
                 (kind, id), ("\(kind)_client_secret", secret),

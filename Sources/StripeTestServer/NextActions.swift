@@ -6,7 +6,12 @@ import JSONRPC
 /// and an intent settles whatever is due whenever it is read.
 /// - Redirects (`redirect_to_url`, `alipay_handle_redirect`, Cash App's and Swish's
 ///   `mobile_auth_url`, WeChat Pay's app actions): the test page `/_test/redirect/{id}` succeeds, fails
-///   or expires them and answers 302 to the confirmation's return URL.
+///   or expires them and answers 302 to the confirmation's return URL. Back from Cash App or Klarna the
+///   result is held: a plain read shows it only 5 s later, `POST …/refresh` at once (the SDK refreshes
+///   these because the intent "often isn't updated instantaneously"). A card's 3-D Secure without a
+///   return URL is `use_stripe_sdk`'s `three_d_secure_redirect` page; a PaymentIntent with
+///   `confirmation_method: manual` waits in `requires_confirmation` after it, and the server's next
+///   confirmation charges it without asking again.
 /// - Vouchers (OXXO, Boleto, Konbini, Multibanco) and Pix, by the billing email, as Stripe documents
 ///   for their test mode: `…succeed_immediately@…` paid at once, `…expire_immediately@…` expired at
 ///   once, `…expire_with_delay@…` expired after 3 minutes, `…fill_never@…` expired at its expiry, any
@@ -59,7 +64,21 @@ extension StripeTestState {
         var account: String?
         var amountFailures = 0
         var codeFailures = 0
+        /// A PaymentIntent with `confirmation_method: manual` whose 3-D Secure succeeded: it waits in
+        /// requires_confirmation, and the server's next confirmation charges it without asking again.
+        var authenticated = false
+        /// Cash App's or Klarna's result after the customer came back, not yet on the intent: a
+        /// refresh applies it at once, a plain read only once `heldUntil` passes (the SDK refreshes
+        /// these because the intent "often isn't updated instantaneously").
+        var held: Outcome?
+        var heldUntil: Int?
     }
+
+    /// The types whose result reaches the intent late, which the SDK re-reads through refresh
+    /// (`STPPaymentMethodType.supportsRefreshing`).
+    static let refreshedTypes: Set<String> = ["cashapp", "klarna"]
+    /// How long a plain read still shows such an intent requiring action.
+    static let heldSeconds = 5
 
     static let redirectTypes: Set<String> = [
         "affirm", "afterpay_clearpay", "alma", "amazon_pay", "bancontact", "billie", "crypto", "eps", "fpx",
@@ -256,6 +275,9 @@ extension StripeTestState {
 
     /// Applies a pending action's outcome once its time has come; every read of an intent calls it.
     func settle(_ id: String) {
+        if let held = pendingActions[id]?.held, let until = pendingActions[id]?.heldUntil, until <= now {
+            applyHeld(id, held)
+        }
         guard let pending = pendingActions[id], let dueAt = pending.dueAt, dueAt <= now else { return }
         pendingActions[id]?.dueAt = nil
         guard var object = id.hasPrefix("seti_") ? setupIntents[id] : paymentIntents[id] else { return }
@@ -283,7 +305,16 @@ extension StripeTestState {
         var message: String
         switch outcome {
         case .succeed:
-            if isSetup { succeedSetup(&object) } else { succeed(&object) }
+            if isSetup {
+                succeedSetup(&object)
+            } else if object["confirmation_method"]?.stringValue == "manual" {
+                // As Stripe does: authenticated, it waits for the server to confirm it again.
+                object["status"] = "requires_confirmation"
+                object["next_action"] = .null
+                pendingActions[id, default: PendingAction()].authenticated = true
+            } else {
+                succeed(&object)
+            }
             return
         case .process:
             object["status"] = "processing"
@@ -339,6 +370,32 @@ extension StripeTestState {
         store(object)
         pendingActions[id] = PendingAction(returnURL: pendingActions[id]?.returnURL)
         return .object(object)
+    }
+
+    private func applyHeld(_ id: String, _ outcome: Outcome) {
+        pendingActions[id]?.held = nil
+        pendingActions[id]?.heldUntil = nil
+        guard var object = id.hasPrefix("seti_") ? setupIntents[id] : paymentIntents[id] else { return }
+        finish(&object, outcome)
+        store(object)
+    }
+
+    /// Whether the customer's result on the page of intent `object` is held for a refresh.
+    func holdsResult(_ object: Obj) -> Bool {
+        let pm = object["payment_method"]?.stringValue.flatMap { paymentMethods[$0] }
+        return pm?["type"]?.stringValue.map(Self.refreshedTypes.contains) ?? false
+    }
+
+    /// `POST /v1/{payment,setup}_intents/:id/refresh`: the intent with any held result applied.
+    func refreshIntent(_ call: inout Call) throws(APIError) -> JSONValue {
+        let object = try intent(call.id)
+        if call.id.hasPrefix("seti_") {
+            try checkSetupClientSecret(object, call)
+        } else {
+            try checkClientSecret(object, call)
+        }
+        if let held = pendingActions[call.id]?.held { applyHeld(call.id, held) }
+        return renderIntent(try intent(call.id), expand: call.expand)
     }
 
     func store(_ object: Obj) {

@@ -358,6 +358,7 @@ extension StripeTestState {
                 param: "payment_method", code: "payment_intent_incompatible_payment_method")
         }
         let returnURL = call.string("return_url")
+        let authenticated = pendingActions[id]?.authenticated ?? false && pi["payment_method"]?.stringValue == pmID
         pi["payment_method"] = .string(pmID)
         pi["last_payment_error"] = .null
         pi["next_action"] = .null
@@ -387,7 +388,7 @@ extension StripeTestState {
                 e.error["payment_intent"] = .object(pi)
                 throw e
             }
-            if card.requiresAuthentication,
+            if card.requiresAuthentication, !authenticated,
                 status != "requires_action" || call.params["payment_method"] != nil
                     || call.params["payment_method_data"] != nil
             {

@@ -401,6 +401,10 @@ public final class StripeTestState: @unchecked Sendable {
                 spec: ParamSpec(verifyMicrodeposits),
                 handler: { s, c throws(APIError) in try s.verifyMicrodeposits(&c) }),
             Route(
+                method: "POST", pattern: ["v1", "payment_intents", ":id", "refresh"], access: .publishable,
+                spec: ParamSpec(["client_secret"] + expand),
+                handler: { s, c throws(APIError) in try s.refreshIntent(&c) }),
+            Route(
                 method: "POST", pattern: ["v1", "payment_intents", ":id", "cancel"], access: .secretOnly,
                 spec: ParamSpec(["cancellation_reason"] + expand),
                 handler: { s, c throws(APIError) in try s.cancelPaymentIntent(&c) }),
@@ -415,6 +419,10 @@ public final class StripeTestState: @unchecked Sendable {
                 method: "POST", pattern: ["v1", "setup_intents", ":id", "confirm"], access: .publishable,
                 spec: ParamSpec(["client_secret"] + setiShared + telemetry),
                 handler: { s, c throws(APIError) in try s.confirmSetupIntent(&c) }),
+            Route(
+                method: "POST", pattern: ["v1", "setup_intents", ":id", "refresh"], access: .publishable,
+                spec: ParamSpec(["client_secret"] + expand),
+                handler: { s, c throws(APIError) in try s.refreshIntent(&c) }),
             Route(
                 method: "POST", pattern: ["v1", "setup_intents", ":id", "verify_microdeposits"], access: .publishable,
                 spec: ParamSpec(verifyMicrodeposits),

@@ -192,3 +192,109 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         #expect(router.methodNames == Set(StpdAPI.methods.map { $0.name }))
     }
 }
+
+/// Every `pattern` in the contract, walked with a sample it matches and that sample with a line
+/// terminator after it (or before it): NSRegularExpression's `$` matches before a last `\n`, so
+/// `pm_card_visa\n` or a client secret with a newline once passed. Samples are made from the
+/// pattern itself, so a pattern added later is walked too.
+@Suite struct ContractPatternTests {
+    static let patterns: [String] = {
+        var found = Set<String>()
+        func walk(_ value: JSONValue) {
+            switch value {
+            case .object(let members):
+                if case .string(let pattern)? = members["pattern"] { found.insert(pattern) }
+                for member in members.values { walk(member) }
+            case .array(let items): for item in items { walk(item) }
+            default: break
+            }
+        }
+        walk(Contract.document)
+        return found.sorted()
+    }()
+
+    @Test func theContractHasPatterns() { #expect(Self.patterns.count >= 20) }
+
+    @Test(arguments: Self.patterns)
+    func everyPatternRefusesALineTerminatorAtEitherEnd(_ pattern: String) throws {
+        let schema = JSONSchema(["type": "string", "pattern": .string(pattern)])
+        let validator = SchemaValidator()
+        let sample = try #require(PatternSample.make(pattern), "no sample for \(pattern)")
+        #expect(throws: Never.self, "\(sample) must match \(pattern)") {
+            try validator.validate(.string(sample), against: schema)
+        }
+        for terminator in ["\n", "\r\n", "\r", "\u{2028}", "\u{2029}", "\u{85}"] {
+            for text in [sample + terminator, terminator + sample] {
+                #expect(throws: SchemaValidator.Failure.self, "\(text.debugDescription) for \(pattern)") {
+                    try validator.validate(.string(text), against: schema)
+                }
+            }
+        }
+    }
+}
+
+/// The shortest string a pattern of the contract's subset matches: anchors, literals and `\`
+/// escapes, `[...]` classes (their first character), groups with `|` (their first branch), and
+/// the quantifiers `{n}`, `{n,m}`, `+`, `*`, `?` (their least count, one for `+`).
+enum PatternSample {
+    static func make(_ pattern: String) -> String? {
+        var chars = Array(pattern)[...]
+        return sequence(&chars, inGroup: false)
+    }
+
+    private static func sequence(_ p: inout ArraySlice<Character>, inGroup: Bool) -> String? {
+        var out = ""
+        while let c = p.first {
+            if inGroup, c == ")" || c == "|" { break }
+            p.removeFirst()
+            var atom: String
+            switch c {
+            case "^", "$": continue
+            case "\\":
+                guard let escaped = p.popFirst() else { return nil }
+                atom = String(escaped)
+            case "[":
+                guard let first = p.popFirst(), first != "^" else { return nil }
+                while let next = p.popFirst(), next != "]" {}
+                atom = String(first)
+            case "(":
+                if p.starts(with: ["?", ":"]) { p.removeFirst(2) }
+                guard let branch = sequence(&p, inGroup: true) else { return nil }
+                // The other branches are skipped, nested groups included.
+                var depth = 0
+                while let next = p.popFirst() {
+                    if next == "(" {
+                        depth += 1
+                    } else if next == ")" {
+                        if depth == 0 { break }
+                        depth -= 1
+                    } else if next == "\\" {
+                        p.removeFirst()
+                    }
+                }
+                atom = branch
+            default:
+                atom = String(c)
+            }
+            out += String(repeating: atom, count: quantity(&p))
+        }
+        return out
+    }
+
+    private static func quantity(_ p: inout ArraySlice<Character>) -> Int {
+        switch p.first {
+        case "+":
+            p.removeFirst()
+            return 1
+        case "*", "?":
+            p.removeFirst()
+            return 0
+        case "{":
+            p.removeFirst()
+            var digits = ""
+            while let next = p.popFirst(), next != "}" { digits.append(next) }
+            return Int(digits.split(separator: ",").first ?? "1") ?? 1
+        default: return 1
+        }
+    }
+}

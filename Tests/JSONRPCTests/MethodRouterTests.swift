@@ -76,6 +76,7 @@ private func makeRouter() -> MethodRouter<String> {
         switch params.kind {
         case "rpc": throw StpdErrors.notFound("src_123", data: ["id": "src_123"])
         case "domain": throw DomainError()
+        case "cancelled": throw CancellationError()
         default: throw PlainError()
         }
     }
@@ -179,9 +180,28 @@ private func error(of response: Response?) -> RPCError? {
         #expect(failure.data == ["state": "canceled"])
     }
 
-    @Test func otherErrorsAreInternalErrors() async throws {
-        let failure = try #require(error(of: await call("test.fail", ["kind": "plain"])))
+    /// Its client reads "Internal error" and nothing more (a store's error may quote its SQL); the
+    /// detail goes to the daemon's log, from `logDetail`, which never reaches the wire.
+    @Test func otherErrorsAreInternalErrorsThatQuoteNothing() async throws {
+        let response = try #require(await call("test.fail", ["kind": "plain"]))
+        let failure = try #require(error(of: response))
         #expect(failure.code == -32603)
+        #expect(failure.message == "Internal error")
+        #expect(failure.data == nil)
+        #expect(failure.logDetail == String(describing: PlainError()))
+        #expect(!failure.isCancellation)
+        var bytes: [UInt8] = []
+        response.write(to: &bytes)
+        let wire = String(decoding: bytes, as: UTF8.self)
+        #expect(wire == #"{"error":{"code":-32603,"message":"Internal error"},"id":1,"jsonrpc":"2.0"}"#)
+    }
+
+    /// Work cancelled (its connection closed, its subscriber dropped) is told apart, so the daemon
+    /// logs it at debug rather than as a failure.
+    @Test func cancelledWorkIsACancellationNotAFailure() async throws {
+        let failure = try #require(error(of: await call("test.fail", ["kind": "cancelled"])))
+        #expect(failure.code == -32603 && failure.message == "Internal error")
+        #expect(failure.isCancellation)
     }
 
     /// A notification is never answered, not even with an error.

@@ -145,6 +145,29 @@ private func check(
         #expect(check("src_123", id) == nil)
         #expect(check("cus_123", id)?.reason == "must match ^src_[A-Za-z0-9]+$")
     }
+
+    /// `$` also matches before a last line terminator; a pattern must match to the true end.
+    @Test(arguments: ["\n", "\r\n", "\r", "\u{2028}", "\u{2029}", "\u{85}"])
+    func aPatternMatchesUpToTheTrueEnd(_ terminator: String) {
+        let id = JSONSchema.string("Source id", pattern: "^src_[A-Za-z0-9]+$")
+        #expect(check(.string("src_123" + terminator), id)?.reason == "must match ^src_[A-Za-z0-9]+$")
+        #expect(check(.string(terminator + "src_123"), id) != nil)
+        let unanchored = JSONSchema.string("Digits", pattern: "[0-9]+")
+        #expect(check("123", unanchored) == nil)
+        #expect(check(.string("123" + terminator), unanchored) != nil, "a pattern is a whole-string match")
+    }
+
+    @Test func itemCountsAreBounded() {
+        let pair = JSONSchema.array(of: .integer, "Two amounts", minItems: 2, maxItems: 2)
+        #expect(check([1, 2], pair) == nil)
+        let three = check([1, 2, 3], pair)
+        #expect(three?.reason == "has 3 items; at most 2 are accepted")
+        #expect(three?.data == ["maxItems": 2])
+        #expect(check([1], pair)?.reason == "has 1 items; at least 2 are needed")
+        // Blamed on the array itself, not on a member beside it.
+        let params = JSONSchema.object(["amounts": pair, "descriptorCode": .string], required: [])
+        #expect(check(["amounts": [1, 2, 3]], params)?.path == "amounts")
+    }
 }
 
 @Suite struct SchemaValidatorCompositionTests {

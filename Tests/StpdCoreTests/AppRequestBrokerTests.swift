@@ -158,6 +158,23 @@ struct AppRequestBrokerTests {
         }
     }
 
+    @Test func getShowsARequestAsItsLastEventDid() async throws {
+        let (task, pending) = try await asking(owner: 1000)
+        let id = pending.objectId
+        #expect(try await fx.broker.get(id: id, for: Caller(uid: 1000)) == pending.object)
+        try await fx.broker.answer(id: id, for: Caller(uid: 1000), result: ["ok": true], error: nil)
+        _ = try await task.value
+        let answered = try await fx.next()
+        #expect(try await fx.broker.get(id: id, for: Caller(uid: 0)) == answered.object)
+        // Another uid's request is as a missing one.
+        await #expect(throws: AppRequestError.notFound(id: id)) {
+            try await fx.broker.get(id: id, for: Caller(uid: 1001))
+        }
+        await #expect(throws: AppRequestError.notFound(id: "areq_nope")) {
+            try await fx.broker.get(id: "areq_nope", for: Caller(uid: 1000))
+        }
+    }
+
     @Test func unknownIDsAreNotFound() async throws {
         await #expect(throws: AppRequestError.notFound(id: "areq_nope")) {
             try await fx.broker.answer(id: "areq_nope", for: Caller(uid: 1000), result: nil, error: nil)

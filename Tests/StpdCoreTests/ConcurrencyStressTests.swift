@@ -37,13 +37,13 @@ struct ConcurrencyStressTests {
 
     struct Factory: CustomerBackendFactory {
         let gate: Gate?
-        func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend {
+        func makeBackend(session: String, owner: UInt32, adapter: SessionAdapter) throws -> any CustomerBackend {
             YieldingBackend(gate: gate)
         }
     }
 
     static let owner = Caller(uid: 1000)
-    static let adapter = CustomerAdapter(kind: .app)
+    static let adapter = SessionAdapter(kind: .app)
 
     func sessions(_ store: any StateStore, gate: Gate? = nil) async throws -> (CustomerSessions, EventLog) {
         let log = try await EventLog(store: store, failures: WireFailures())

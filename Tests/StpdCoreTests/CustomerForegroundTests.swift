@@ -11,7 +11,7 @@ import Testing
 struct CustomerForegroundTests {
     struct OneBackend: CustomerBackendFactory {
         let backend: any CustomerBackend
-        func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend {
+        func makeBackend(session: String, owner: UInt32, adapter: SessionAdapter) throws -> any CustomerBackend {
             backend
         }
     }
@@ -27,7 +27,7 @@ struct CustomerForegroundTests {
         let context = StripeCustomerContext(keys: keys, stripe: NoStripe())
         let log = try await EventLog(store: InMemoryStateStore(), failures: WireFailures())
         let sessions = CustomerSessions(log: log, factory: OneBackend(backend: context), background: BackgroundWork())
-        let adapter = CustomerAdapter(kind: .stripe, keyProvider: .init(kind: .app))
+        let adapter = SessionAdapter(kind: .stripe, keyProvider: .init(kind: .app))
         let session = try await sessions.open(for: Caller(uid: 1000), adapter: adapter, prefetch: false)
 
         await sessions.foreground(for: Caller(uid: 2000))

@@ -210,3 +210,68 @@ func waitOffThePool(_ semaphore: DispatchSemaphore, seconds: Double) async -> Bo
         Thread { c.resume(returning: semaphore.wait(timeout: .now() + seconds) == .success) }.start()
     }
 }
+
+/// Issue 32.2: 50,000 subscriptions to a type that never occurs made every other user's writes
+/// 175x slower, each event being matched against each subscription. The bus files listeners by
+/// what they listen for, so an event is offered only to those that may want it: counted here
+/// (the bench measures the time).
+@Suite("EventBus index")
+struct EventBusIndexTests {
+    func event(_ seq: Int64, type: String = "debug.test", object: String = "dbg_1", owner: UInt32 = 1000) -> Event {
+        Event(seq: seq, time: t0, type: type, objectId: object, objectKind: "debug", ownerUID: owner, object: nil)
+    }
+
+    @Test func idleListenersAreNeverOfferedAnEvent() async {
+        let bus = EventBus(lastPublished: 0)
+        let idle = (0..<50_000).map { n in
+            bus.add(id: "idle\(n)") { _ in RecordingListener(routing: EventFilter(types: ["never.happens"])) }
+        }
+        let wanting = bus.add(id: "wanting") { _ in RecordingListener(routing: EventFilter(types: ["debug.test"])) }
+        await bus.publish((1...100).map { event($0) })
+        #expect(wanting.seqs == Array(1...100))
+        #expect(idle.allSatisfy { $0.seqs.isEmpty })
+        #expect(bus.listenerCount == 50_001)
+    }
+
+    @Test func eachListenerIsOfferedWhatItsFilterMayMatchOnceInOrder() async {
+        let bus = EventBus(lastPublished: 0)
+        func add(_ id: String, _ filter: EventFilter?) -> RecordingListener {
+            bus.add(id: id) { _ in RecordingListener(routing: filter) }
+        }
+        let everything = add("all", nil)
+        let unfiltered = add("unfiltered", EventFilter())
+        let owner = add("owner", EventFilter(viewerUID: 1001))
+        let objects = add("objects", EventFilter(objectIds: ["pi_1", "pi_2"], types: ["never.happens"]))
+        let exact = add("exact", EventFilter(types: ["paymentIntent.succeeded"]))
+        // Two prefixes and the exact type of one event: offered it once.
+        let prefixes = add("prefixes", EventFilter(types: ["paymentIntent.*", "a.*", "a.b.*", "a.b.c"]))
+        let nothing = add("nothing", EventFilter(objectIds: [], types: nil))
+        await bus.publish([
+            event(1, type: "paymentIntent.succeeded", object: "pi_1"),
+            event(2, type: "a.b.c", object: "x_1", owner: 1001),
+            event(3, type: "source.created", object: "pi_2", owner: 1001),
+            event(4, type: "ab.c", object: "y_1"),
+        ])
+        #expect(everything.seqs == [1, 2, 3, 4])
+        #expect(unfiltered.seqs == [1, 2, 3, 4])
+        #expect(owner.seqs == [2, 3])
+        #expect(objects.seqs == [1, 3], "filed by object id; the listener checks the rest itself")
+        #expect(exact.seqs == [1])
+        #expect(prefixes.seqs == [1, 2])
+        #expect(nothing.seqs.isEmpty)
+    }
+
+    @Test func aRemovedListenerIsOfferedNothingMore() async {
+        let bus = EventBus(lastPublished: 0)
+        let listener = bus.add(id: "l") { _ in RecordingListener(routing: EventFilter(objectIds: ["dbg_1"])) }
+        await bus.publish([event(1)])
+        bus.remove(id: "l")
+        await bus.publish([event(2)])
+        #expect(listener.seqs == [1])
+        #expect(bus.listenerCount == 0)
+        // Filed again under the same id with another filter, it is filed under that one only.
+        let again = bus.add(id: "l") { _ in RecordingListener(routing: EventFilter(types: ["other.*"])) }
+        await bus.publish([event(3), event(4, type: "other.thing")])
+        #expect(again.seqs == [4])
+    }
+}

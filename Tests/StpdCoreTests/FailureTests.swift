@@ -51,7 +51,7 @@ import Testing
     @Test func aPaymentContextRowWithUntypedErrorsLoads() throws {
         var record = PaymentContextRecord(
             id: "pctx_1", owner: 1000, session: "cses_1", amount: 100, currency: "USD", country: "US",
-            configuration: PaymentConfiguration(), validatesShipping: true, defaultPaymentMethod: nil,
+            configuration: .init(), validatesShipping: true, defaultPaymentMethod: nil,
             pendingActionTimeout: 600, createdAt: Date(timeIntervalSince1970: 0),
             updatedAt: Date(timeIntervalSince1970: 0))
         record.loadError = Self.failures[2]

@@ -75,23 +75,55 @@ struct IntentPollsTests {
         #expect(handled.poll?.deadline == Self.t0.addingTimeInterval(3600).formatted(.iso8601))
         await world.clock.sleepersArrived()
         world.api.setIntentStatus(id, "succeeded")
-        world.clock.advance(by: .seconds(1))
+        // PaymentSheet's first read comes 5 s after the code is shown.
+        world.clock.advance(by: .seconds(5))
         let done = try await world.finished(id)
         #expect(done.poll?.status == .finished && done.poll?.result == .succeeded)
         #expect(done.status == "succeeded" && done.intent["client_secret"] == nil)
         #expect(world.intents.pollsRunning == 0)
     }
 
-    @Test func aPollPastItsDeadlineTimesOut() async throws {
+    @Test func aPollPastItsDeadlineEndsCanceledAfterOneLastRead() async throws {
         let world = try await World()
         let (id, _) = try await world.awaiting("blik_authorize")
-        for _ in 0..<60 {
+        let before = world.api.retrievals(of: id)
+        // Reads at 5 s, then every second to 59 s, then the last one 3 s after the 60 s deadline.
+        for _ in 0..<63 {
             await world.clock.sleepersArrived()
             world.clock.advance(by: .seconds(1))
         }
         let done = try await world.finished(id)
-        #expect(done.poll?.result == .failed)
-        #expect(done.poll?.error?["code"] == .int(Int64(StpdErrors.intentPollTimedOut.code)))
+        #expect(done.poll?.result == .canceled && done.poll?.error == nil)
+        #expect(world.api.retrievals(of: id) - before == 56)
+    }
+
+    /// Cash App and Klarna are re-read through refresh (the SDK's supportsRefreshing), from the
+    /// first read on; any other type by a plain read.
+    @Test func aFollowUpRefreshesCashAppAndKlarna() async throws {
+        let world = try await World()
+        for (type, refreshed) in [("cashapp", true), ("klarna", true), ("ideal", false)] {
+            let secret = world.api.addIntent(status: "succeeded")
+            let id = secret.components(separatedBy: "_secret_")[0]
+            _ = try await world.intents.paymentIntents.start(
+                for: Caller(uid: 1000), id: id, clientSecret: secret, intent: nil, purpose: .followUp, entry: .confirm,
+                paymentMethodType: type)
+            _ = try await world.finished(id)
+            #expect(world.api.refreshes(of: id) == (refreshed ? 1 : 0), "\(type)")
+            #expect(world.api.retrievals(of: id) == (refreshed ? 0 : 1), "\(type)")
+        }
+    }
+
+    /// Alipay: the return URL inside its native URL is requested before the intent is read.
+    @Test func anAlipayFollowUpPingsItsReturnURLFirst() async throws {
+        let world = try await World()
+        let secret = world.api.addIntent(status: "succeeded")
+        let id = secret.components(separatedBy: "_secret_")[0]
+        let ping = "https://hooks.stripe.com/adapter/alipay/redirect/complete/src_1/src_client_secret_1"
+        _ = try await world.intents.paymentIntents.start(
+            for: Caller(uid: 1000), id: id, clientSecret: secret, intent: nil, purpose: .followUp, entry: .confirm,
+            paymentMethodType: "alipay", pingURL: ping)
+        _ = try await world.finished(id)
+        #expect(world.api.calls.filter { $0.hasSuffix(id) || $0.hasPrefix("ping:") } == ["ping:\(ping)", "read:\(id)"])
     }
 
     @Test func aStoppedPollNeverReports() async throws {
@@ -125,6 +157,9 @@ struct IntentPollsTests {
         api.setIntentStatus(id, "succeeded")
         // What a starting daemon does (`Daemon.resume`): the work the store says must run starts again.
         try await after.work.adoptAll()
+        // Restarted within its start delay, it still waits it out (its start is the stored one).
+        await after.clock.sleepersArrived()
+        after.clock.advance(by: .seconds(5))
         let done = try await after.finished(id)
         #expect(done.poll?.id == handled.poll?.id && done.poll?.deadline == handled.poll?.deadline)
         #expect(done.poll?.result == .succeeded)

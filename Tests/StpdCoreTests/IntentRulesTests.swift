@@ -29,28 +29,25 @@ struct IntentRulesTests {
 
     @Test func processingIsSuccessOnlyForTheDelayedNotificationMethods() throws {
         for pm in ["sepa_debit", "bacs_debit", "au_becs_debit", "us_bank_account"] {
-            #expect(IntentRules.verdict(of: try intent("processing", pm: pm)) == .succeeded)
+            #expect(
+                IntentRules.verdict(of: try intent("processing", pm: pm), entry: .confirm, at: .start) == .succeeded)
         }
         for pm in ["card", "ideal", "paypal"] {
-            #expect(IntentRules.verdict(of: try intent("processing", pm: pm)) == .stillProcessing)
+            #expect(
+                IntentRules.verdict(of: try intent("processing", pm: pm), entry: .confirm, at: .afterAction)
+                    == .stillProcessing)
         }
         // A payment method of unknown type is not delayed.
-        #expect(IntentRules.verdict(of: try intent("processing", pm: nil)) == .stillProcessing)
-    }
-
-    @Test func theOtherStatuses() throws {
-        for status in ["succeeded", "requires_capture", "requires_confirmation"] {
-            #expect(IntentRules.verdict(of: try intent(status)) == .succeeded)
-        }
-        #expect(IntentRules.verdict(of: try intent("canceled")) == .canceled)
-        #expect(IntentRules.verdict(of: try intent("requires_action")) == .requiresAction)
+        #expect(
+            IntentRules.verdict(of: try intent("processing", pm: nil), entry: .confirm, at: .afterAction)
+                == .stillProcessing)
     }
 
     @Test func requiresPaymentMethodIsAFailureCarryingTheLastError() throws {
         let declined: JSONValue = ["code": "card_declined", "message": "Your card was declined.", "type": "card_error"]
         guard
             case .failed(.paymentFailed(_, let data)) = IntentRules.verdict(
-                of: try intent("requires_payment_method", lastError: declined))
+                of: try intent("requires_payment_method", lastError: declined), entry: .confirm, at: .afterAction)
         else {
             Issue.record("not a failure")
             return
@@ -61,7 +58,8 @@ struct IntentRulesTests {
         let unauthenticated: JSONValue = ["code": "payment_intent_authentication_failure"]
         guard
             case .failed(.paymentFailed(_, let data)) = IntentRules.verdict(
-                of: try intent("requires_payment_method", lastError: unauthenticated))
+                of: try intent("requires_payment_method", lastError: unauthenticated), entry: .confirm,
+                at: .afterAction)
         else {
             Issue.record("not a failure")
             return
@@ -85,36 +83,39 @@ struct IntentRulesTests {
         #expect(IntentRules.deadline(awaiting: klarna, from: t0) == t0.addingTimeInterval(3600))
     }
 
-    @Test func anAwaitingPollWaitsEverySecondThenEveryFiveUntilItsDeadline() throws {
+    @Test func anAwaitingPollEndsAsPaymentSheetEndsIt() throws {
         var memory = IntentRules.Memory()
         let deadline = t0.addingTimeInterval(300)
-        let waiting = try intent("requires_action", pm: "upi", action: action("upi_await_notification"))
-        func step(at seconds: Double) -> IntentRules.Step {
+        let upi = try intent("requires_action", pm: "upi", action: action("upi_await_notification"))
+        let blik = try intent("requires_action", pm: "blik", action: action("blik_authorize"))
+        func step(_ intent: PaymentIntent, at seconds: Double) -> IntentRules.Step {
             IntentRules.step(
-                purpose: .awaitCustomer, start: t0, deadline: deadline, read: waiting,
-                at: t0.addingTimeInterval(seconds),
-                memory: &memory)
+                purpose: .awaitCustomer, entry: .confirm, start: t0, deadline: deadline, read: intent,
+                at: t0.addingTimeInterval(seconds), memory: &memory)
         }
-        #expect(step(at: 0) == .wait(seconds: 1))
-        #expect(step(at: 61) == .wait(seconds: 5))
-        guard case .finish(.failed, .intentPollTimedOut(let type, let at, let status)) = step(at: 300) else {
-            Issue.record("not timed out")
-            return
-        }
-        #expect((type, at, status) == ("upi_await_notification", deadline, "requires_action"))
+        // PollingViewModel.retryInterval: UPI every 10 s, BLIK every second (5 s past the first minute).
+        #expect(IntentRules.startDelay(.awaitCustomer) == 5 && IntentRules.startDelay(.followUp) == 0)
+        #expect(step(upi, at: 5) == .wait(seconds: 10))
+        #expect(step(blik, at: 5) == .wait(seconds: 1))
+        #expect(step(blik, at: 61) == .wait(seconds: 5))
+        #expect(step(upi, at: 61) == .wait(seconds: 10))
+        // The read that would pass the deadline waits for the last poll, 3 s after it.
+        #expect(step(upi, at: 295) == .wait(seconds: 8))
+        #expect(step(upi, at: 301) == .wait(seconds: 2))
+        // Still requiring action at the last poll: canceled, as PaymentSheet's error screen ends it.
+        #expect(step(upi, at: 303) == .finish(.canceled, nil))
+        // Paid by the last poll: succeeded.
+        #expect(step(try intent("succeeded", pm: "upi"), at: 303) == .finish(.succeeded, nil))
         // UPI counts as the SDK's success state only where nothing polls: a poll waits for the customer.
-        let paid = try intent("succeeded", pm: "upi")
-        #expect(
-            IntentRules.step(
-                purpose: .awaitCustomer, start: t0, deadline: deadline, read: paid, at: t0, memory: &memory)
-                == .finish(.succeeded, nil))
+        #expect(step(try intent("succeeded", pm: "upi"), at: 0) == .finish(.succeeded, nil))
     }
 
     @Test func aFollowUpUsesTheSDKsBudgetsThenCancels() throws {
         var memory = IntentRules.Memory()
         func step(_ intent: PaymentIntent, at seconds: Double) -> IntentRules.Step {
             IntentRules.step(
-                purpose: .followUp, start: t0, deadline: nil, read: intent, at: t0.addingTimeInterval(seconds),
+                purpose: .followUp, entry: .confirm, start: t0, deadline: nil, read: intent,
+                at: t0.addingTimeInterval(seconds),
                 memory: &memory)
         }
         let threeDS = try intent(
@@ -137,7 +138,8 @@ struct IntentRulesTests {
         let processing = try intent("processing", pm: "card")
         func step(at seconds: Double) -> IntentRules.Step {
             IntentRules.step(
-                purpose: .followUp, start: t0, deadline: nil, read: processing, at: t0.addingTimeInterval(seconds),
+                purpose: .followUp, entry: .confirm, start: t0, deadline: nil, read: processing,
+                at: t0.addingTimeInterval(seconds),
                 memory: &memory)
         }
         #expect(step(at: 2) == .wait(seconds: 1))
@@ -153,22 +155,26 @@ struct IntentRulesTests {
         var memory = IntentRules.Memory()
         let none: PaymentIntent? = nil
         #expect(
-            IntentRules.step(purpose: .followUp, start: t0, deadline: nil, read: none, at: t0, memory: &memory)
+            IntentRules.step(
+                purpose: .followUp, entry: .confirm, start: t0, deadline: nil, read: none, at: t0, memory: &memory)
                 == .wait(seconds: 1))
         #expect(
-            IntentRules.step(purpose: .followUp, start: t0, deadline: nil, read: none, at: t0, memory: &memory)
+            IntentRules.step(
+                purpose: .followUp, entry: .confirm, start: t0, deadline: nil, read: none, at: t0, memory: &memory)
                 == .finishUnread)
         memory = IntentRules.Memory()
         let deadline = t0.addingTimeInterval(60)
         for _ in 0..<3 {
             #expect(
                 IntentRules.step(
-                    purpose: .awaitCustomer, start: t0, deadline: deadline, read: none, at: t0, memory: &memory)
+                    purpose: .awaitCustomer, entry: .confirm, start: t0, deadline: deadline, read: none, at: t0,
+                    memory: &memory)
                     == .wait(seconds: 1))
         }
         #expect(
             IntentRules.step(
-                purpose: .awaitCustomer, start: t0, deadline: deadline, read: none, permanent: true, at: t0,
+                purpose: .awaitCustomer, entry: .confirm, start: t0, deadline: deadline, read: none, permanent: true,
+                at: t0,
                 memory: &memory) == .finishUnread)
     }
 }

@@ -16,16 +16,16 @@ import Testing
         func detachPaymentMethod(id: String) async throws {}
         func updateShipping(_ shipping: StripeAddress) async throws {}
         func clearCache() {}
-        func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend {
+        func makeBackend(session: String, owner: UInt32, adapter: SessionAdapter) throws -> any CustomerBackend {
             self
         }
     }
 
     @Test(arguments: [
-        (CustomerAdapter(kind: .stripe, keyProvider: .init(kind: .app)), true),
-        (CustomerAdapter(kind: .backend, url: "http://127.0.0.1:1/api"), false), (CustomerAdapter(kind: .app), false),
+        (SessionAdapter(kind: .stripe, keyProvider: .init(kind: .app)), true),
+        (SessionAdapter(kind: .backend, url: "http://127.0.0.1:1/api"), false), (SessionAdapter(kind: .app), false),
     ])
-    func onlyAStripeSessionRemembersAContextsChoice(adapter: CustomerAdapter, remembers: Bool) async throws {
+    func onlyAStripeSessionRemembersAContextsChoice(adapter: SessionAdapter, remembers: Bool) async throws {
         let log = try await EventLog(store: InMemoryStateStore(), failures: WireFailures())
         let sessions = CustomerSessions(log: log, factory: Backend(), background: BackgroundWork())
         let caller = Caller(uid: 1000)

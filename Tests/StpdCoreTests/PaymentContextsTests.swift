@@ -1500,7 +1500,8 @@ struct PaymentContextsTests {
         #expect(waiting.needs == .nextAction && waiting.redirect == nil)
         await world.clock.sleepersArrived()
         world.api.setIntentStatus(intentID, "canceled")
-        world.clock.advance(by: .seconds(1))
+        // The poll reads first 5 s after it started, as PaymentSheet does.
+        world.clock.advance(by: .seconds(5))
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(done.lastResult == ["status": "userCancellation", "error": nil])
         #expect(done.needs == nil && done.requestState == .none)

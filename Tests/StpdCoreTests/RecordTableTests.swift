@@ -20,6 +20,7 @@ struct RecordTableTests {
 
     struct Counter: DurableRecord {
         static let kind = ObjectKind.debug
+        static let schemaVersion = 1
         static let removed: CounterEvent? = .removed
         var id: String
         var owner: UInt32

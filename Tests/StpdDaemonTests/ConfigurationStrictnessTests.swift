@@ -104,11 +104,14 @@ import Testing
     @Test func valuesOutsideTheRangeAreRefused() throws {
         let numeric = ConfigurationKeys.all.filter { $0.range != nil }
         #expect(numeric.count >= 9)
+        // A setting whose bound depends on another is tried with that one at its own bound.
+        let companions = ["STPD_RESERVED_CONNECTIONS": ["STPD_MAX_CONNECTIONS": "65536"]]
         for setting in numeric {
             let range = try #require(setting.range)
             for good in [range.lowerBound, range.upperBound] {
+                let flags = [setting.key: "\(good)"].merging(companions[setting.key] ?? [:]) { a, _ in a }
                 #expect(throws: Never.self, "\(setting.key)=\(good)") {
-                    try DaemonConfiguration.resolve(flags: [setting.key: "\(good)"], environment: home)
+                    try DaemonConfiguration.resolve(flags: flags, environment: home)
                 }
             }
             for bad in ["\(range.lowerBound - 1)", "\(range.upperBound + 1)", "9223372036854775807", "-5", "1e3", ""] {
@@ -120,6 +123,20 @@ import Testing
                     "\(message ?? "accepted") for \(bad)")
             }
         }
+    }
+
+    /// Issue 32: `--reserved-connections 3000` was silently cut to half of the 4096 connections.
+    @Test func reservedConnectionsOverHalfTheConnectionsAreRefusedByName() throws {
+        let flags = try ConfigurationKeys.parseArguments(["--reserved-connections", "3000"])
+        #expect(
+            failure { _ = try DaemonConfiguration.resolve(flags: flags, environment: home) }
+                == "STPD_RESERVED_CONNECTIONS=3000 (from --reserved-connections) is not valid: expected 0 to 2048 connections: at most half of STPD_MAX_CONNECTIONS=4096"
+        )
+        let fits = ["STPD_RESERVED_CONNECTIONS": "3000", "STPD_MAX_CONNECTIONS": "6000"]
+        #expect(try DaemonConfiguration.resolve(flags: fits, environment: home).reservedConnections == 3000)
+        // The default is fitted, not refused: 64 reserved of 100 connections serves 50.
+        let small = try DaemonConfiguration.resolve(flags: ["STPD_MAX_CONNECTIONS": "100"], environment: home)
+        #expect(small.reservedConnections == 64)
     }
 
     @Test func aNegativeFlagValueIsARangeErrorNotAMissingValue() throws {

@@ -161,6 +161,43 @@ struct StateSealerTests {
         }
     }
 
+    /// Issue 32.5: a recovery with an unrelated key re-sealed nothing but reset `pruned_through`
+    /// to 0, so `events.wait {since: 0}` then read rows it could not open and failed on every call.
+    /// Now a key that sealed nothing here changes nothing; one that sealed some rows brings back
+    /// its own, and the events still sealed with a third key stay out of reach.
+    @Test func aRecoveryThatReSealsNothingChangesNothing() async throws {
+        try await withDirectory { dir in
+            let path = "\(dir)/stpd.sqlite"
+            let first = StateSealer(key: SymmetricKey(size: .bits256))
+            let second = StateSealer(key: SymmetricKey(size: .bits256))
+            do {
+                _ = try await SQLiteStateStore(path: path, sealer: first).apply(secretChanges(), at: t0)  // seq 1, 2
+                var later = secretChanges()
+                later[0].object.id = "cses_2"
+                later[1].object.id = "src_2"
+                _ = try await SQLiteStateStore(path: path, sealer: second).apply(later, at: t0)  // seq 3, 4
+            }
+            let store = try SQLiteStateStore(path: path, sealer: StateSealer(key: SymmetricKey(size: .bits256)))
+            #expect(try await store.setAsideRowsSealedElsewhere().eventsSetAsideThrough == 4)
+            let before = try await store.eventBounds()
+            #expect(before == EventBounds(latestSeq: 4, prunedThrough: 4))
+
+            let unrelated = try await store.recover(sealedWith: StateSealer(key: SymmetricKey(size: .bits256)))
+            #expect(unrelated.objects == 0 && unrelated.events == 0)
+            #expect(try await store.eventBounds() == before)
+            #expect(try await store.events(after: 4, matching: EventFilter(), limit: 10).events.isEmpty)
+
+            // The first key's events come back; the second key's, after them, keep the log's start.
+            let recovered = try await store.recover(sealedWith: first)
+            #expect(recovered.objects == 2 && recovered.events == 2)
+            #expect(try await store.eventBounds() == before, "seq 3 and 4 are still sealed with the second key")
+            let last = try await store.recover(sealedWith: second)
+            #expect(last.objects == 2 && last.events == 2)
+            #expect(try await store.eventBounds() == EventBounds(latestSeq: 4, prunedThrough: 0))
+            #expect(try await store.events(after: 0, matching: EventFilter(), limit: 10).events.count == 4)
+        }
+    }
+
     /// A database written before sealing existed keeps working once a key is configured; rows are
     /// sealed as they are next written.
     @Test func plainDatabaseUpgradesInPlace() async throws {

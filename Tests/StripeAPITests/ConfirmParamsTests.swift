@@ -316,3 +316,54 @@ private let joFields = [
         #expect(FormEncoder.encode(request.params) == "client_secret=seti_9_secret_x&descriptor_code=SM11AA")
     }
 }
+
+/// Every type's mandate, PaymentIntent and SetupIntent apart, written out from the SDK's lists
+/// (STPPaymentIntentParams.mandateData, STPSetupIntentConfirmParams.mandateDataIfRequired,
+/// requiresMandateDataForPaymentIntent): a type the SDK sends one for fails here without it, a
+/// `raw` type included.
+struct MandatePerTypeTests {
+    static let types = [
+        // type, PaymentIntent, PaymentIntent set up off_session, SetupIntent
+        ("au_becs_debit", true, true, true), ("bacs_debit", true, true, true), ("bancontact", true, true, true),
+        ("ideal", true, true, true), ("sepa_debit", true, true, true), ("eps", true, true, true),
+        ("sofort", true, true, false), ("link", true, true, true), ("us_bank_account", true, true, true),
+        ("paypal", false, true, true), ("cashapp", false, true, true), ("revolut_pay", false, true, true),
+        ("amazon_pay", false, true, true), ("klarna", false, true, true), ("satispay", false, true, false),
+        ("alipay", false, false, true), ("twint", false, false, true), ("kr_card", false, false, true),
+        ("naver_pay", false, false, true), ("card", false, false, false), ("acss_debit", false, false, false),
+        ("swish", false, false, false), ("affirm", false, false, false),
+    ]
+
+    @Test(arguments: types)
+    func theSDKsMandate(type: String, payment: Bool, offSession: Bool, setup: Bool) {
+        func mandate(_ secret: String, _ usage: PaymentIntentConfirmParams.SetupFutureUsage?) -> Bool {
+            PaymentIntentConfirmParams(
+                clientSecret: secret, paymentMethodData: .raw(type: type, fields: [:]), setupFutureUsage: usage
+            ).formParams(for: .publishable)["mandate_data"]
+                == ["customer_acceptance": ["type": "online", "online": ["infer_from_client": true]]]
+        }
+        #expect(mandate("pi_1_secret_x", nil) == payment, "\(type)")
+        #expect(mandate("pi_1_secret_x", .offSession) == offSession, "\(type)")
+        #expect(mandate("seti_1_secret_x", nil) == setup, "\(type)")
+    }
+}
+
+/// payment_method_options merged under the payment method's own, shipping on a PaymentIntent only.
+@Test func optionsAndShippingGoInTheForm() {
+    var params = PaymentIntentConfirmParams(clientSecret: "pi_1_secret_x", paymentMethodData: .blik(code: "123456"))
+    params.paymentMethodOptions = [
+        "blik": ["code": "000000", "setup_future_usage": "none"], "card": ["network": "visa"],
+    ]
+    params.shipping = ["name": "Jo", "address": ["line1": "1 Main St"]]
+    let form = params.formParams(for: .publishable)
+    #expect(
+        form["payment_method_options"] == [
+            "blik": ["code": "123456", "setup_future_usage": "none"], "card": ["network": "visa"],
+        ])
+    #expect(form["shipping"] == ["name": "Jo", "address": ["line1": "1 Main St"]])
+    var setup = PaymentIntentConfirmParams(clientSecret: "seti_1_secret_x", paymentMethodID: "pm_1")
+    setup.shipping = ["name": "Jo"]
+    setup.paymentMethodOptions = ["card": ["network": "visa"]]
+    #expect(setup.formParams(for: .publishable)["shipping"] == nil)
+    #expect(setup.formParams(for: .publishable)["payment_method_options"] == ["card": ["network": "visa"]])
+}

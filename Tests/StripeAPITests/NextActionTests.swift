@@ -181,9 +181,35 @@ private let qr: JSONValue = [
         #expect(
             threeDS.redirect?.url.absoluteString == "https://hooks.stripe.com/3ds" && threeDS.redirect?.returnURL == nil
         )
+        // A server-confirmed intent's 3-D Secure page is a redirect kind; the native forms stay stripeSDK.
+        #expect(
+            threeDS.kind == .redirect && threeDS.isThreeDSecureRedirect && threeDS.sdkType == "three_d_secure_redirect")
+        let challenge = try action("use_stripe_sdk", ["type": "intent_confirmation_challenge"])
+        #expect(challenge.kind == .stripeSDK && challenge.sdkType == "intent_confirmation_challenge")
         #expect(try action("redirect_to_url", ["url": "", "return_url": "app://done"]).redirect == nil)
         #expect(try action("redirect_to_url", ["return_url": "app://done"]).redirect == nil)
         #expect(try action("redirect_to_url", ["url": "https://x.test/a"]).redirect?.returnURL == nil)
+    }
+
+    /// Alipay's native URL carries Stripe's return URL, percent-encoded twice (as the SDK's
+    /// STPIntentActionAlipayHandleRedirectTest has it); only a stripe.com https URL is taken.
+    @Test func alipaysReturnURLInsideItsNativeURL() throws {
+        func native(_ returnURL: String) -> String {
+            let inner =
+                "_input_charset=utf-8&return_url="
+                + returnURL.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&sign=x"
+            return "alipay://alipayclient/?" + "{\"dataString\":\"\(inner)\"}".addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics)!
+        }
+        let hook = "https://hooks.stripe.com/adapter/alipay/redirect/complete/src_1/src_client_secret_1"
+        let alipay = try action(
+            "alipay_handle_redirect", ["native_url": .string(native(hook)), "url": "https://x.test"])
+        #expect(alipay.alipayReturnPing?.absoluteString == hook)
+        for other in ["https://evil.test/x", "http://hooks.stripe.com/x", "https://stripe.com.evil.test/x"] {
+            let action = try action("alipay_handle_redirect", ["native_url": .string(native(other))])
+            #expect(action.alipayReturnPing == nil, "\(other)")
+        }
+        #expect(try action("alipay_handle_redirect", ["url": "https://x.test"]).alipayReturnPing == nil)
     }
 
     @Test func hostedPagesAndExpiry() throws {

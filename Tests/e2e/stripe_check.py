@@ -13,8 +13,9 @@ package's source, finds the type for a request's method and path, and checks the
   ``true``/``false`` for a boolean; ``""`` where Stripe lets a value be emptied).
 
 ``ALLOWED`` lists, each with its reason, what the iOS SDK sends with a publishable key that
-Stripe accepts and the server-side types omit. A new endpoint or field needs no change here:
-only what the types cannot know goes into ``ALLOWED``.
+Stripe accepts and the server-side types omit, and ``SDK_ENDPOINTS`` the endpoints the SDK calls
+that the package does not list at all, with the params the SDK sends them. A new endpoint or field
+needs no change here: only what the types cannot know goes into ``ALLOWED``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from typing_extensions import is_typeddict  # the stripe package's TypedDicts are typing_extensions'
+from typing_extensions import NotRequired, TypedDict, is_typeddict  # the stripe package's are typing_extensions'
 
 from stripe_servers import TEST_CALL_PREFIX
 
@@ -79,6 +80,22 @@ ALLOWED = (
 )
 
 
+# What the SDK sends to an intent's refresh endpoint (STPAPIClient.refreshPaymentIntent,
+# refreshSetupIntent): the client secret under a publishable key, and the expansion. (The functional
+# form: this module's postponed annotations would hide NotRequired from the class form.)
+_RefreshParams = TypedDict("_RefreshParams", {"client_secret": NotRequired[str], "expand": NotRequired[list[str]]})
+
+
+# Endpoints the SDK calls that the package does not list: (method, template, params, why).
+SDK_ENDPOINTS = (
+    ("POST", "/v1/payment_intents/{intent}/refresh", _RefreshParams,
+     "STPPaymentHandler.retrieveOrRefreshPaymentIntent: Cash App and Klarna (supportsRefreshing) re-read "
+     "the intent through refresh, since it \"often isn't updated instantaneously\" after the app-to-app return"),
+    ("POST", "/v1/setup_intents/{intent}/refresh", _RefreshParams,
+     "the same, retrieveOrRefreshSetupIntent"),
+)
+
+
 class StripeTypes:
     """The ``stripe`` package's endpoints: (method, path template) -> params TypedDicts."""
 
@@ -86,11 +103,13 @@ class StripeTypes:
         if package_dir is None:
             import stripe
             package_dir = Path(stripe.__file__).parent
-        found: dict[tuple[str, str], list[str]] = {}
+        found: dict[tuple[str, str], list[str | type]] = {}
         for module in sorted(package_dir.rglob("_*_service.py")):
             for method, template, params in _service_endpoints(module):
                 if template.startswith("/v1/"):  # /v2 takes JSON bodies, not forms
                     found.setdefault((method.upper(), template), []).append(params)
+        for method, template, params, _ in SDK_ENDPOINTS:
+            found.setdefault((method, template), []).append(params)
         self.routes = [(method, re.compile("^" + re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(template)) + "$"),
                         template, types) for (method, template), types in found.items()]
         # A literal segment wins over a placeholder (/v1/payment_intents/search over /{intent}).
@@ -246,7 +265,9 @@ def _value_at(form: dict, field: str) -> Any:
     return value
 
 
-def _load(dotted: str) -> type:
+def _load(dotted: str | type) -> type:
+    if not isinstance(dotted, str):  # one of SDK_ENDPOINTS' own types
+        return dotted
     module, _, name = dotted.rpartition(".")
     return getattr(importlib.import_module(module), name)
 

@@ -300,6 +300,33 @@ def test_big_replies_to_a_client_that_does_not_read_are_bounded_in_bytes(start_s
     assert settled_rss(daemon, baseline) <= baseline + RSS_SETTLED_SLACK
 
 
+def test_many_connections_of_one_uid_are_bounded_in_bytes_together(start_stpd, tmp_path):
+    """Issue 32.4: the outbound bound was per connection, so the same attack over 256 connections
+    reached 271 MB and over 1,000 309 MB. The connections of one uid share
+    STPD_MAX_OUTBOUND_BYTES_PER_UID (here 16 MiB, 64 by default): the ones past it wait unread, as
+    one connection past its own budget does, and RSS stays under 256 MiB (512 pages of 1 MiB were
+    asked for). Calls answered where they are read (the watcher's pings) still are; what needs room
+    waits until the uid reads: it only slows itself."""
+    daemon = start_stpd(tmp_path, "--debug-methods", "--max-outbound-bytes-per-uid", str(16 * MIB))
+    emitted = fill_with_events(daemon, 48)
+    baseline = rss(daemon.pid)
+    watch = Watch(daemon)
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "events.wait",
+                          "params": {"since": 0, "limit": 1000, "timeout": 0}}).encode() + b"\n"
+    abusers = [connect(daemon.socket_path) for _ in range(256)]
+    try:
+        for sock in abusers:
+            sock.sendall(request * 2)
+        time.sleep(8)
+        figures = watch.check("512 events.wait of 1000 large events over 256 connections, never read", baseline)
+        print(f"[abuse] {emitted} events of 60 KB; peak {figures['peak_rss_mib']} MiB over 256 connections")
+    finally:
+        for sock in abusers:
+            sock.close()
+    wait_for(lambda: status_connections(daemon) == 0, 30, "the abusers' connections to end")
+    assert settled_rss(daemon, baseline) <= baseline + RSS_SETTLED_SLACK
+
+
 def test_string_params_and_debug_emit_are_bounded_in_bytes(start_stpd, tmp_path):
     daemon = start_stpd(tmp_path, "--debug-methods")
     with daemon.client() as c:

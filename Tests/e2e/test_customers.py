@@ -574,6 +574,11 @@ def test_app_adapter(start_stpd, tmp_path):
     # A request answers once.
     error = rpc_error(client, "appRequest.answer", {"request": request["id"], "result": APP_CUSTOMER})
     assert error.code == INVALID_STATE and error.data["state"] == "answered", error
+    # appRequest.get shows it as its last event did (never the result: it may be a key's secret).
+    shown = client.call("appRequest.get", {"request": request["id"]})
+    assert {k: v for k, v in request.items() if k != "state"} == {k: v for k, v in shown.items() if k != "state"}
+    assert shown["state"] == "answered" and "result" not in shown
+    assert rpc_error(client, "appRequest.get", {"request": "areq_00000000000000000000000000000000"}).code == NOT_FOUND
     assert client.call("customer.get", {"session": sid})["customerId"] == APP_CUSTOMER["id"]
 
     # list (Apple Pay hidden), as a list object

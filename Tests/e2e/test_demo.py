@@ -1,7 +1,8 @@
 """`make demo`'s walk-through (scripts/demo) runs to the end on the built binaries: a card
 PaymentIntent succeeds through its 3-D Secure page and the loopback return (headless Chromium as the
-customer where it is installed, as under CI), an OXXO voucher is shown and
-paid, the payment context finishes with success, and everything it started is stopped and its
+customer where it is installed, as under CI), a PaymentIntent confirmed on the merchant's server
+succeeds through use_stripe_sdk's 3-D Secure page opened by handleNextAction, an OXXO voucher is
+shown and paid, the payment context finishes with success, and everything it started is stopped and its
 directory removed. It uses no payment method Stripe has discontinued."""
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def test_demo_runs_to_the_end(bin_dir: Path, tmp_path: Path):
     headless = any(Path(p).exists() for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium"))
     assert ("headless Chromium is the customer" if headless else "the demo is the customer's browser") in out, out
     assert "--return-url loopback" in out
+    # A PaymentIntent confirmed on the server: use_stripe_sdk's 3-D Secure page, opened as a redirect.
+    assert re.search(r"(?m)^result: pending, next action: use_stripe_sdk \(redirect\), session: rdr_\w+$", out), out
+    assert len(re.findall(r"(?m)^payment intent pi_\w+: succeeded$", out)) == 2, out
     assert re.search(r"(?m)^voucher for pi_\w+: succeeded$", out), out
     assert re.search(r"(?m)^context pctx_\w+: didFinish with success$", out), out
     for command in ("payment-intent confirm", "redirect wait", "payment-intent show",

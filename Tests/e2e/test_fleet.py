@@ -234,6 +234,8 @@ def test_state_key_rotation_reseals_while_the_fleet_serves(start_stpd, tmp_path,
         capture_output=True, text=True, timeout=120)
     assert rotated.returncode == 0, rotated.stderr
     assert "re-sealed 1 objects" in rotated.stdout and "written meanwhile" not in rotated.stdout, rotated.stdout
+    # Issue 32.5: a rotation never makes a key of its own.
+    assert not (tmp_path / "rotate" / "state-key").exists()
     assert b.terminate() == 0
     c = instance(start_stpd, tmp_path / "c", server, database_url, "c", env={"CREDENTIALS_DIRECTORY": str(
         credentials(tmp_path / "new", new))})
@@ -241,6 +243,9 @@ def test_state_key_rotation_reseals_while_the_fleet_serves(start_stpd, tmp_path,
     # The events the old key sealed read back too.
     replayed = c.client().call("events.wait", {"since": 0, "timeout": 0})["events"]
     assert [e["type"] for e in replayed if e["objectId"] == source["id"]] == ["source.created"]
+    # And a subscription from 0 replays them (issue 32.5: after a recovery it once never delivered).
+    events = Events(c.client(), ["source.*"], since=0)
+    assert events.wait("source.created", source["id"])["objectId"] == source["id"]
 
 
 def statements(url: str) -> list[tuple[int, str]]:

@@ -20,7 +20,7 @@ What localstripe does differently from Stripe, and what these tests expect becau
 
 from __future__ import annotations
 
-from codes import INVALID_STATE, RETURN_URL_REQUIRED, STRIPE_INVALID_REQUEST
+from codes import INVALID_STATE, NEXT_ACTION_UNSUPPORTED, STRIPE_INVALID_REQUEST
 import json
 import socket
 import time
@@ -144,8 +144,8 @@ def localstripe_stpd(start_stpd, tmp_path, stripe):
 
 def test_setup_intents_confirm_and_3ds_without_a_return_url(start_stpd, tmp_path, localstripe_server):
     """A card SetupIntent confirms (the card as payment_method_data, no client secret from a secret
-    key); a 3-D Secure card comes back as use_stripe_sdk, which without a returnURL is the SDK's
-    missingReturnURL (localstripe refuses return_url itself, so no redirect can be asked for)."""
+    key); a 3-D Secure card comes back as use_stripe_sdk's three_d_secure_redirect with an empty
+    stripe_js, a page the SDK cannot open either ("missing redirect URL"): NextActionUnsupported."""
     stripe = localstripe_server
     client = localstripe_stpd(start_stpd, tmp_path, stripe).client()
     card = {"number": "4242424242424242", "expMonth": 12, "expYear": time.gmtime().tm_year + 3, "cvc": "123"}
@@ -157,12 +157,12 @@ def test_setup_intents_confirm_and_3ds_without_a_return_url(start_stpd, tmp_path
     answer = client.call("setupIntent.confirm", {"clientSecret": secure["client_secret"],
                                                  "paymentMethod": {"card": {**card, "number": "4000002500003155"}}})
     assert answer["result"] == "failed" and answer["nextAction"]["type"] == "use_stripe_sdk", answer
-    assert answer["error"]["code"] == RETURN_URL_REQUIRED
+    assert answer["error"]["code"] == NEXT_ACTION_UNSUPPORTED
 
 
 def test_a_server_confirmed_payment_intent_is_polled_until_authenticated(start_stpd, tmp_path, localstripe_server):
     """handleNextAction on a PaymentIntent the merchant's server confirmed: 3-D Secure's
-    use_stripe_sdk needs a returnURL; a next action that awaits the customer (injected with
+    use_stripe_sdk's redirect form has no page to open (stripe_js is empty); a next action that awaits the customer (injected with
     localstripe's update) is polled until localstripe's authentication step ends it."""
     stripe = localstripe_server
     client = localstripe_stpd(start_stpd, tmp_path, stripe).client()
@@ -172,9 +172,9 @@ def test_a_server_confirmed_payment_intent_is_polled_until_authenticated(start_s
                                                            "confirm": "true"})
     assert confirmed["status"] == "requires_action", confirmed
     retrieved = client.call("paymentIntent.retrieve", {"clientSecret": confirmed["client_secret"]})
-    assert retrieved["nextAction"]["kind"] == "stripeSDK"
+    assert retrieved["nextAction"]["kind"] == "redirect"
     answer = client.call("paymentIntent.handleNextAction", {"clientSecret": confirmed["client_secret"]})
-    assert answer["result"] == "failed" and answer["error"]["code"] == RETURN_URL_REQUIRED
+    assert answer["result"] == "failed" and answer["error"]["code"] == NEXT_ACTION_UNSUPPORTED
 
     intent = stripe.api("POST", "/v1/payment_intents", {"amount": 1000, "currency": "eur", "payment_method": pm})
     reply = http_request("POST", f"{stripe.base_url}/v1/payment_intents/{intent['id']}",

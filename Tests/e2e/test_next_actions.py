@@ -7,11 +7,13 @@ module; each test makes its own intents. Nothing sleeps: every wait is on a repl
 What each kind of next action ends with (docs/next-actions.md):
 - redirect kinds: result pending, a redirect session; the return URL (or app.foreground)
   completes it, the follow-up re-reads the intent, redirect.outcome and <kind>.finished say how;
-- display kinds (vouchers, microdeposits, bank transfers): result succeeded with the details;
+- display kinds (vouchers, microdeposits, bank transfers): result succeeded with the details; a
+  voucher opens its page by default (a redirect session, pending until closed), as the SDK does;
 - kinds that await the customer elsewhere (QR codes, BLIK, UPI, card await-notification):
   result pending and a poll, which <kind>.finished ends;
-- use_stripe_sdk without a returnURL: failed, ReturnURLRequired; a type stpd cannot carry:
-  failed, NextActionUnsupported naming it.
+- use_stripe_sdk: its three_d_secure_redirect form is a redirect kind (a page at stripe_js); the
+  native forms fail, NextActionUnsupported; a type stpd cannot carry: failed,
+  NextActionUnsupported naming it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from codes import INTENT_POLL_TIMED_OUT, NEXT_ACTION_UNSUPPORTED, PAYMENT_FAILED, RETURN_URL_REQUIRED
+from codes import NEXT_ACTION_UNSUPPORTED, PAYMENT_FAILED, RETURN_URL_REQUIRED
 from flows import INVALID_PARAMS, STRIPE_INVALID_REQUEST, Events, bank_page, rpc_error, stpd_for
 
 RETURN_URL = "myshop://pay?order=7"
@@ -117,12 +119,13 @@ TYPES = [
     ("alipay", {}, None, "alipay", "alipay_handle_redirect", "redirect", "pending"),
     ("cashapp", {}, None, "cashapp", "cashapp_handle_redirect_or_display_qr_code", "redirect", "pending"),
     ("swish", {}, None, "swish", "swish_handle_redirect_or_display_qr_code", "redirect", "pending"),
-    ("oxxo", {}, JO, "oxxo", "oxxo_display_details", "display", "succeeded"),
+    # A voucher opens its page by default, as the SDK's VoucherDisplayHandler: pending until closed.
+    ("oxxo", {}, JO, "oxxo", "oxxo_display_details", "display", "pending"),
     ("boleto", {"taxId": "000.000.000-00"}, {**JO, "address": BR}, "boleto", "boleto_display_details", "display",
-     "succeeded"),
-    ("konbini", {}, JO, "konbini", "konbini_display_details", "display", "succeeded"),
+     "pending"),
+    ("konbini", {}, JO, "konbini", "konbini_display_details", "display", "pending"),
     ("multibanco", {}, {"email": "jo@example.test"}, "multibanco", "multibanco_display_details", "display",
-     "succeeded"),
+     "pending"),
     ("raw", {"type": "customer_balance"}, None, "customer_balance", "display_bank_transfer_instructions", "display",
      "succeeded"),
     ("pix", {}, None, "pix", "pix_display_qr_code", "awaitCustomer", "pending"),
@@ -165,6 +168,9 @@ def test_every_type_confirms_and_its_next_action_is_carried_by_its_kind(
         session = answer["redirect"]
         assert next_action["session"] == session["id"] and session["status"] == "notStarted"
         assert session["paymentIntentId"] == intent["id"] and session["returnURL"].startswith("myshop://pay")
+    elif kind == "display" and result == "pending":
+        session = answer["redirect"]
+        assert session["redirectURL"] == next_action["details"]["hosted_voucher_url"] and session.get("returnURL") is None
     elif kind == "awaitCustomer":
         poll = answer["poll"]
         assert (poll["status"], poll["purpose"], poll["nextActionType"]) == ("polling", "awaitCustomer", action)
@@ -176,17 +182,22 @@ def test_every_type_confirms_and_its_next_action_is_carried_by_its_kind(
 
 # -- Redirect kinds -------------------------------------------------------------------------------
 
-def test_three_d_secure_needs_a_return_url_then_redirects(world, events):
-    """Without a returnURL Stripe answers a card needing authentication with use_stripe_sdk (its
-    native 3-D Secure 2): the SDK's missingReturnURL. With one, Stripe redirects, and the redirect
+def test_three_d_secure_opens_stripe_js_without_a_return_url_and_redirects_with_one(world, events):
+    """Without a returnURL Stripe answers a card needing authentication with use_stripe_sdk in its
+    three_d_secure_redirect form: a page at stripe_js, which the SDK opens, so a session with no
+    return URL that the customer closing completes. With one, Stripe redirects, and the redirect
     ends the confirmation (redirect.outcome, paymentIntent.finished)."""
     intent = payment_intent(world.server, "card")
-    answer = confirm(world, intent, card("4000002500003155"))
-    assert answer["result"] == "failed" and answer["nextAction"]["type"] == "use_stripe_sdk"
-    assert answer["nextAction"]["kind"] == "stripeSDK"
-    error = answer["error"]
-    assert error["code"] == RETURN_URL_REQUIRED and error["data"] == {"type": "use_stripe_sdk", "parameter": "returnURL"}
+    answer = confirm(world, intent, card("4000002500003155"), start={"mode": "inApp"})
+    action = answer["nextAction"]
+    assert answer["result"] == "pending" and (action["type"], action["kind"]) == ("use_stripe_sdk", "redirect")
+    session = answer["redirect"]
+    assert session["openURL"] == action["details"]["stripe_js"] and session.get("returnURL") is None
+    world.server.control(f"payment_intents/{intent['id']}/succeed")
+    world.client.call("redirect.report", {"session": session["id"], "outcome": "closed"})
+    assert events.wait("redirect.outcome", session["id"])["object"]["outcome"]["intentResult"] == "succeeded"
 
+    intent = payment_intent(world.server, "card")
     answer = confirm(world, intent, card("4000002500003155"), returnURL=RETURN_URL, start={"mode": "inApp"})
     assert answer["result"] == "pending" and answer["nextAction"]["type"] == "redirect_to_url"
     session = answer["redirect"]
@@ -267,9 +278,10 @@ def test_a_type_stpd_cannot_carry_is_an_error_naming_it(world, action):
 
 # -- Display kinds --------------------------------------------------------------------------------
 
-def test_a_voucher_is_the_sdks_success_and_is_paid_later(world):
+def test_a_voucher_the_app_shows_is_the_sdks_success_and_is_paid_later(world):
+    """voucher: display, for an app that shows the voucher itself: succeeded at once."""
     intent = payment_intent(world.server, "konbini", currency="jpy")
-    answer = confirm(world, intent, {"konbini": {}, "billingDetails": JO})
+    answer = confirm(world, intent, {"konbini": {}, "billingDetails": JO}, voucher="display")
     assert answer["result"] == "succeeded" and answer["paymentIntent"]["status"] == "requires_action"
     details = answer["nextAction"]["details"]
     assert details["hosted_voucher_url"] and details["stores"]["lawson"]["payment_code"]
@@ -360,15 +372,15 @@ def test_other_kinds_that_await_the_customer(world, events, action):
 
 
 def test_a_poll_ends_at_its_deadline(world, events):
-    """Until the code expires when the SDK sets no deadline: an expired Pix code times out at once."""
+    """Until the code expires when the SDK sets no deadline: an expired Pix code's poll makes its
+    one last read and ends canceled, as PaymentSheet's polling screen ends."""
     intent = payment_intent(world.server, "pix", currency="brl")
     world.server.control(f"payment_intents/{intent['id']}/next_action", {
         "type": "pix_display_qr_code", "pix_display_qr_code": {"data": "x", "expires_at": 1_600_000_000}})
     answer = world.client.call("paymentIntent.handleNextAction", {"clientSecret": intent["client_secret"]})
     assert answer["poll"]["deadline"].startswith("2020-09-13")
-    error = finished(events, intent["id"])["poll"]["error"]
-    assert error["code"] == INTENT_POLL_TIMED_OUT
-    assert error["data"]["type"] == "pix_display_qr_code" and error["data"]["status"] == "requires_action"
+    done = finished(events, intent["id"])
+    assert (done["status"], done["poll"]["result"], done["poll"].get("error")) == ("requires_action", "canceled", None)
 
 
 def test_a_stopped_poll_never_reports(world, events):

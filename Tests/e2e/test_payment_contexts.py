@@ -39,8 +39,8 @@ import pytest
 from contexts import (INVALID_PARAMS, INVALID_STATE, NOT_FOUND, PAYMENT_FAILED, PENDING_ACTION_GONE,
                       PENDING_ACTION_TIMED_OUT, STRIPE_CARD_ERROR, STRIPE_INVALID_REQUEST, ContextEvents,
                       card_input, connected, open_session, saved_card, shipping_address, stpd_with_secret_key)
-from codes import RETURN_URL_REQUIRED, SHIPPING_ADDRESS_INCOMPLETE
-from flows import bank_page, query_items, rpc_error
+from codes import SHIPPING_ADDRESS_INCOMPLETE
+from flows import bank_page, http_get, query_items, rpc_error
 from stripe_servers import http_request
 
 COMPANY = "Rocket Rides"
@@ -155,6 +155,21 @@ def test_saved_cards_load_sorted_and_preselected(start_stpd, tmp_path, stripe_te
 
 
 # -- 2. addCard ----------------------------------------------------------------------------------
+
+def test_a_context_needs_an_open_session_of_the_callers(start_stpd, tmp_path, stripe_test_server):
+    """The domain's rule (PaymentContexts.create): a closed session is InvalidState, an unknown one
+    NotFound, and nothing is created."""
+    server = stripe_test_server
+    customer = server.api("POST", "/v1/customers", {})["id"]
+    daemon, events, client, session = connected(start_stpd, tmp_path / "stpd", server, customer)
+    client.call("customer.close", {"session": session})
+    error = rpc_error(client, "paymentContext.create", {"session": session, "amount": 100})
+    assert error.code == INVALID_STATE and error.data["state"] == "closed", error
+    assert f"customer session {session} is closed" in error.message
+    error = rpc_error(client, "paymentContext.create", {"session": "cses_00000000000000000000000000000000"})
+    assert error.code == NOT_FOUND, error
+    assert client.call("paymentContext.list", {})["contexts"] == []
+
 
 def test_add_card_attaches_and_selects(start_stpd, tmp_path, stripe_test_server):
     server = stripe_test_server
@@ -730,18 +745,23 @@ def test_managed_payment_intent_bank_page_closed(start_stpd, tmp_path, stripe_te
 
 
 def test_managed_payment_intent_needing_3ds_without_a_return_url(start_stpd, tmp_path, stripe_test_server):
-    """Without a returnURL Stripe answers a card that needs authentication with use_stripe_sdk, which
-    STPPaymentHandler fails as missingReturnURL: didFinish error ReturnURLRequired, no redirect."""
+    """Without a returnURL Stripe answers a card that needs authentication with use_stripe_sdk in its
+    three_d_secure_redirect form, a page at stripe_js, which the SDK opens (handleThreeDS2Redirect):
+    a redirect session with no return URL, which the customer closing completes."""
     server = stripe_test_server
     client, events, ctx, cus, card = managed_context(start_stpd, tmp_path, server, "4000002760003184")
     intent = customer_intent(server, cus)
     client.call("paymentContext.requestPayment", {"context": ctx, "paymentIntent": {
         "clientSecret": intent["client_secret"]}})
+    rid = events.context("paymentContext.needsInput", ctx)["redirect"]
+    session = client.call("redirect.get", {"session": rid})
+    stripe_js = server.api("GET", f"/v1/payment_intents/{intent['id']}")["next_action"]["use_stripe_sdk"]["stripe_js"]
+    assert session["openURL"] == stripe_js and session.get("returnURL") is None, session
+    status, _, body = http_get(f"{stripe_js}&action=succeed")
+    assert status == 200, body[:300]
+    client.call("redirect.report", {"session": rid, "outcome": "closed"})
     finished = events.context("paymentContext.didFinish", ctx)
-    error = finished["lastResult"]["error"]
-    assert finished["lastResult"]["status"] == "error" and error["code"] == RETURN_URL_REQUIRED, error
-    assert error["data"] == {"type": "use_stripe_sdk", "parameter": "returnURL"}
-    assert finished.get("redirect") is None
+    assert finished["lastResult"]["status"] == "success", finished
 
 
 def test_managed_payment_intent_without_authentication(start_stpd, tmp_path, stripe_test_server):

@@ -244,6 +244,67 @@ def test_with_another_key_the_rows_are_set_aside_kept_and_recovered(start_stpd, 
     assert replayed[0]["seq"] == 1 and any(e["objectId"] == values["session"] for e in replayed)
 
 
+def recover_with(stpd_bin, key_file: Path, state_dir: Path, *args: str):
+    return subprocess.run([str(stpd_bin), "--recover-with-key", str(key_file), "--state-dir", str(state_dir),
+                           "--config", "/dev/null", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_a_recovery_changes_nothing_it_should_not(start_stpd, stpd_bin, tmp_path, stripe_test_server):
+    """Issue 32.5: a recovery with an unrelated key re-sealed 0 rows but reset the log's start, and
+    `events.wait {since: 0}` then answered -32603 on every call and a subscription from 0 never
+    delivered; a recovery with no state key made one; the key file given was read when another
+    user owned it, mode 0666. Now a no-op recovery changes nothing, none makes a key, and the key
+    file passes the configuration's file-trust rules."""
+    directory = tmp_path / "stpd"
+    daemon, values = store_secrets(start_stpd, directory, stripe_test_server)
+    assert daemon.terminate() == 0
+    state = daemon.state_dir
+    key = state / "state-key"
+    (state / "state-key").write_text(secrets.token_hex(32) + "\n")
+
+    # An unrelated key: nothing re-sealed, and nothing else changed.
+    unrelated = tmp_path / "unrelated-key"
+    unrelated.write_text(secrets.token_hex(32) + "\n")
+    unrelated.chmod(0o600)
+    done = recover_with(stpd_bin, unrelated, state)
+    assert done.returncode == 0 and "re-sealed 0 objects and 0 events" in done.stdout, done
+    restarted = stpd_for(start_stpd, directory, stripe_test_server)
+    client = restarted.client()
+    kept = re.search(r"the events through seq (\d+) are sealed with another state key: kept", restarted.log())
+    latest = int(kept.group(1))
+    for _ in range(3):
+        with pytest.raises(RpcError) as caught:
+            client.call("events.wait", {"since": 0, "timeout": 0})
+        assert caught.value.code == CURSOR_EXPIRED and caught.value.data["oldestSeq"] == latest + 1, caught.value
+    assert client.call("events.wait", {"since": latest, "timeout": 0})["events"] == []
+    with pytest.raises(RpcError) as caught:
+        client.call("events.subscribe", {"since": 0})
+    assert caught.value.code == CURSOR_EXPIRED, caught.value
+    events = Events(restarted.client(), ["customer.*"], since=latest)
+    opened = client.call("customer.open", {"adapter": {"kind": "app"}, "prefetch": False})
+    assert events.wait("customer.opened", opened["id"])["seq"] > latest
+    assert "failed:" not in restarted.log()
+    assert restarted.terminate() == 0
+
+    # No key, a wrong one given: refused, and no key file made.
+    current = key.read_bytes()
+    key.unlink()
+    done = recover_with(stpd_bin, unrelated, state)
+    assert done.returncode != 0 and "never creates one" in done.stderr, done
+    assert not key.exists()
+    key.write_bytes(current)
+    key.chmod(0o600)
+
+    # A key file others may write to, or that another user owns, is refused, naming why.
+    unrelated.chmod(0o666)
+    done = recover_with(stpd_bin, unrelated, state)
+    assert done.returncode != 0 and "refusing the state key file" in done.stderr and "0666" in done.stderr, done
+    unrelated.chmod(0o600)
+    os.chown(unrelated, OTHER_UID, OTHER_UID)
+    done = recover_with(stpd_bin, unrelated, state)
+    assert done.returncode != 0 and f"belongs to uid {OTHER_UID}" in done.stderr, done
+
+
 def test_a_missing_key_stops_the_start_and_loses_nothing(start_stpd, tmp_path, stripe_test_server):
     """Issue 24.3: with the key file gone, stpd refuses to start (it used to make a new key and
     drop every event); with the key back, everything is there."""

@@ -53,6 +53,13 @@ def test_a_good_request_passes(types):
         "billing_details": {"name": "Jo", "address": {"postal_code": "10115"}}}) == []
     assert problems(types, "POST", "/v1/customers/cus_1", {"shipping": ""}) == []  # emptied
 
+def test_the_sdks_own_endpoints_are_known(types):
+    """The refresh endpoints the SDK calls for Cash App and Klarna, which the package omits."""
+    for collection, intent in [("payment_intents", "pi_1"), ("setup_intents", "seti_1")]:
+        path = f"/v1/{collection}/{intent}/refresh"
+        assert problems(types, "POST", path, {"client_secret": f"{intent}_secret_x", "expand": ["payment_method"]}) == []
+        assert problems(types, "POST", path, {"amount": "1"}) == ["amount: unknown field"]
+
 
 def test_known_bad_requests_are_caught_and_named(types):
     assert problems(types, "POST", CONFIRM, {"payment_method": "pm_1", "colour": "red"}) == ["colour: unknown field"]

@@ -52,6 +52,9 @@ const (
 	// CodeObjectTooLarge is 1011: The object would be too large to store.
 	CodeObjectTooLarge = 1011
 
+	// CodeTooManyPolls is 1012: Too many polls are running for this user.
+	CodeTooManyPolls = 1012
+
 	// CodeStateUnreadable is 1020: An object's sealed state cannot be read on this instance.
 	CodeStateUnreadable = 1020
 
@@ -66,6 +69,9 @@ const (
 
 	// CodeTooManyWaits is 2004: Too many events.wait calls are waiting.
 	CodeTooManyWaits = 2004
+
+	// CodeTooManySubscriptions is 2005: Too many subscriptions.
+	CodeTooManySubscriptions = 2005
 
 	// CodeStripeCardError is 3001: Stripe declined the card.
 	CodeStripeCardError = 3001
@@ -208,6 +214,11 @@ var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "The daemo
 // when the object exists). Nothing of the call was written.
 var ErrObjectTooLarge = &Error{Code: CodeObjectTooLarge, Message: "The object would be too large to store"}
 
+// ErrTooManyPolls matches every error with code 1012 (errors.Is): Too many polls are running for
+// this user. This user already has as many intent and Source polls running as allowed
+// (`data.limit`, raised by `data.setting`). Stop one (`*.stopPolling`) or wait for one to end.
+var ErrTooManyPolls = &Error{Code: CodeTooManyPolls, Message: "Too many polls are running for this user"}
+
 // ErrStateUnreadable matches every error with code 1020 (errors.Is): An object's sealed state
 // cannot be read on this instance. The object's state (or an event's) was sealed with a state key
 // this instance does not have, or was damaged; the row is kept as it is. In a fleet every instance
@@ -234,6 +245,13 @@ var ErrCursorAhead = &Error{Code: CodeCursorAhead, Message: "`since` is past the
 // `data.scope` (`connection` or `user`), `data.limit` and `data.setting` say which bound. Wait for
 // one to return, or subscribe instead.
 var ErrTooManyWaits = &Error{Code: CodeTooManyWaits, Message: "Too many events.wait calls are waiting"}
+
+// ErrTooManySubscriptions matches every error with code 2005 (errors.Is): Too many subscriptions.
+// This connection or this user already holds as many subscriptions, or as many bytes of their
+// filters, as allowed; `data.scope` (`connection` or `user`), `data.limit` (a count) or
+// `data.maxBytes` (the filters' bytes), and `data.setting` say which bound. End one
+// (`events.unsubscribe`), or filter by type rather than by many object ids.
+var ErrTooManySubscriptions = &Error{Code: CodeTooManySubscriptions, Message: "Too many subscriptions"}
 
 // ErrStripeCardError matches every error with code 3001 (errors.Is): Stripe declined the card.
 // Stripe's card_error: the card was declined or a card field is wrong; show the customer
@@ -355,13 +373,17 @@ var ErrPendingActionTimedOut = &Error{Code: CodePendingActionTimedOut, Message: 
 
 // ErrPaymentFailed matches every error with code 5003 (errors.Is): The payment did not succeed.
 // STPPaymentHandler's failure of an intent, carried as the error of a confirmation's result, a
-// poll's end, a redirect outcome or a payment context's didFinish: the intent requires a payment
-// method again, or is processing with a payment method that is not a delayed-notification one.
+// poll's end, a redirect outcome or a payment context's didFinish: the intent's status is not a
+// success for the call that began the action (docs/next-actions.md has the table: e.g.
+// requires_payment_method, requires_confirmation after a confirmation, processing with a payment
+// method that is not a delayed-notification one, any processing SetupIntent).
 // `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError`
-// (`data.lastSetupError`) are Stripe's; `data.reason` is `authenticationFailed`, `paymentError` or
-// `intentStatus` (the SDK's notAuthenticated, paymentError and intentStatus codes). Also carried as
-// didFinish's error when the app answered didCreatePaymentResult with error (`data.message`,
-// `data.code` are the app's).
+// (`data.lastSetupError`) are Stripe's; `data.reason` is the SDK's error code:
+// `authenticationFailed` or `paymentError` (requires_payment_method after an action, by Stripe's
+// last error), `requiresPaymentMethod` (requires_payment_method as confirmed or handed over),
+// `intentStatus` (a status that is not a success), `unexpected` (a status the SDK does not know);
+// the list is open. Also carried as didFinish's error when the app answered didCreatePaymentResult
+// with error (`data.message`, `data.code` are the app's).
 var ErrPaymentFailed = &Error{Code: CodePaymentFailed, Message: "The payment did not succeed"}
 
 // ErrShippingAddressIncomplete matches every error with code 5004 (errors.Is): The shipping address
@@ -384,23 +406,27 @@ var ErrCardInvalid = &Error{Code: CodeCardInvalid, Message: "The card is not val
 
 // ErrNextActionUnsupported matches every error with code 6010 (errors.Is): stpd cannot carry this
 // next action. Stripe asked for a next action stpd has no way to carry on Linux: `data.type` names
-// it (use_stripe_sdk's native 3-D Secure 2, WeChat Pay's Android action, a type nobody knows),
-// `data.kind` is its kind. The SDK's unsupportedAuthentication error; the intent stays in
-// requires_action.
+// it (use_stripe_sdk's native 3-D Secure 2 `stripe_3ds2_fingerprint` or its hCaptcha
+// `intent_confirmation_challenge`, WeChat Pay's Android action, a redirect whose page Stripe did
+// not give, a type nobody knows), `data.kind` is its kind, and the message says what the app can do
+// instead (for use_stripe_sdk: confirm with a returnURL, or on the merchant's server with
+// return_url, so that Stripe answers with a redirect). The SDK's unsupportedAuthentication error;
+// the intent stays in requires_action.
 var ErrNextActionUnsupported = &Error{Code: CodeNextActionUnsupported, Message: "stpd cannot carry this next action"}
 
 // ErrReturnURLRequired matches every error with code 6011 (errors.Is): This next action needs a
 // return URL. The next action (`data.type`) sends the customer away and back, and no `returnURL`
 // was given (`data.parameter`): confirm again with one. A card that needs 3-D Secure gets a
-// redirect only when the confirmation has a return URL (without one Stripe answers use_stripe_sdk).
-// The SDK's missingReturnURL.
+// redirect_to_url only when the confirmation has a return URL; without one Stripe answers
+// use_stripe_sdk, whose three_d_secure_redirect page stpd opens like any redirect and whose native
+// forms need the confirmation's return URL. The SDK's missingReturnURL.
 var ErrReturnURLRequired = &Error{Code: CodeReturnURLRequired, Message: "This next action needs a return URL"}
 
 // ErrIntentPollTimedOut matches every error with code 6012 (errors.Is): The customer did not
-// complete the payment in time. A poll of an intent awaiting the customer (`data.type`) reached its
-// deadline (`data.deadline`, the SDK's for the type, or the code's expiry) with the intent still
-// requiring action. The customer may still pay until the code expires: handleNextAction polls
-// again.
+// complete the payment in time. Not sent since protocol 2.1: a poll awaiting the customer that
+// reaches its deadline makes one last read 3 s later and, still requiring action, ends `canceled`
+// as PaymentSheet's polling screen does (docs/next-actions.md). Declared for 2.0 clients:
+// `data.type`, `data.deadline`, `data.status`.
 var ErrIntentPollTimedOut = &Error{Code: CodeIntentPollTimedOut, Message: "The customer did not complete the payment in time"}
 
 // codeName is the contract's name of a code, or "" for a code it does not list.
@@ -438,6 +464,8 @@ func codeName(code int) string {
 		return "StoreUnavailable"
 	case CodeObjectTooLarge:
 		return "ObjectTooLarge"
+	case CodeTooManyPolls:
+		return "TooManyPolls"
 	case CodeStateUnreadable:
 		return "StateUnreadable"
 	case CodeCursorExpired:
@@ -448,6 +476,8 @@ func codeName(code int) string {
 		return "CursorAhead"
 	case CodeTooManyWaits:
 		return "TooManyWaits"
+	case CodeTooManySubscriptions:
+		return "TooManySubscriptions"
 	case CodeStripeCardError:
 		return "StripeCardError"
 	case CodeStripeInvalidRequest:

@@ -135,6 +135,15 @@ export class ObjectTooLarge extends RpcError {
 }
 
 /**
+ * 1012: Too many polls are running for this user. This user already has as many intent and Source
+ * polls running as allowed (`data.limit`, raised by `data.setting`). Stop one (`*.stopPolling`) or
+ * wait for one to end.
+ */
+export class TooManyPolls extends RpcError {
+  static code = 1012;
+}
+
+/**
  * 1020: An object's sealed state cannot be read on this instance. The object's state (or an
  * event's) was sealed with a state key this instance does not have, or was damaged; the row is kept
  * as it is. In a fleet every instance needs the same state keys (docs/fleet.md). `data.object`
@@ -176,6 +185,16 @@ export class CursorAhead extends RpcError {
  */
 export class TooManyWaits extends RpcError {
   static code = 2004;
+}
+
+/**
+ * 2005: Too many subscriptions. This connection or this user already holds as many subscriptions,
+ * or as many bytes of their filters, as allowed; `data.scope` (`connection` or `user`),
+ * `data.limit` (a count) or `data.maxBytes` (the filters' bytes), and `data.setting` say which
+ * bound. End one (`events.unsubscribe`), or filter by type rather than by many object ids.
+ */
+export class TooManySubscriptions extends RpcError {
+  static code = 2005;
 }
 
 /**
@@ -350,12 +369,16 @@ export class PendingActionTimedOut extends RpcError {
 /**
  * 5003: The payment did not succeed. STPPaymentHandler's failure of an intent, carried as the error
  * of a confirmation's result, a poll's end, a redirect outcome or a payment context's didFinish:
- * the intent requires a payment method again, or is processing with a payment method that is not a
- * delayed-notification one. `data.paymentIntentStatus` (`data.setupIntentStatus`) and
- * `data.lastPaymentError` (`data.lastSetupError`) are Stripe's; `data.reason` is
- * `authenticationFailed`, `paymentError` or `intentStatus` (the SDK's notAuthenticated,
- * paymentError and intentStatus codes). Also carried as didFinish's error when the app answered
- * didCreatePaymentResult with error (`data.message`, `data.code` are the app's).
+ * the intent's status is not a success for the call that began the action (docs/next-actions.md has
+ * the table: e.g. requires_payment_method, requires_confirmation after a confirmation, processing
+ * with a payment method that is not a delayed-notification one, any processing SetupIntent).
+ * `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError`
+ * (`data.lastSetupError`) are Stripe's; `data.reason` is the SDK's error code:
+ * `authenticationFailed` or `paymentError` (requires_payment_method after an action, by Stripe's
+ * last error), `requiresPaymentMethod` (requires_payment_method as confirmed or handed over),
+ * `intentStatus` (a status that is not a success), `unexpected` (a status the SDK does not know);
+ * the list is open. Also carried as didFinish's error when the app answered didCreatePaymentResult
+ * with error (`data.message`, `data.code` are the app's).
  */
 export class PaymentFailed extends RpcError {
   static code = 5003;
@@ -388,9 +411,12 @@ export class CardInvalid extends RpcError {
 
 /**
  * 6010: stpd cannot carry this next action. Stripe asked for a next action stpd has no way to carry
- * on Linux: `data.type` names it (use_stripe_sdk's native 3-D Secure 2, WeChat Pay's Android
- * action, a type nobody knows), `data.kind` is its kind. The SDK's unsupportedAuthentication error;
- * the intent stays in requires_action.
+ * on Linux: `data.type` names it (use_stripe_sdk's native 3-D Secure 2 `stripe_3ds2_fingerprint` or
+ * its hCaptcha `intent_confirmation_challenge`, WeChat Pay's Android action, a redirect whose page
+ * Stripe did not give, a type nobody knows), `data.kind` is its kind, and the message says what the
+ * app can do instead (for use_stripe_sdk: confirm with a returnURL, or on the merchant's server
+ * with return_url, so that Stripe answers with a redirect). The SDK's unsupportedAuthentication
+ * error; the intent stays in requires_action.
  */
 export class NextActionUnsupported extends RpcError {
   static code = 6010;
@@ -399,18 +425,19 @@ export class NextActionUnsupported extends RpcError {
 /**
  * 6011: This next action needs a return URL. The next action (`data.type`) sends the customer away
  * and back, and no `returnURL` was given (`data.parameter`): confirm again with one. A card that
- * needs 3-D Secure gets a redirect only when the confirmation has a return URL (without one Stripe
- * answers use_stripe_sdk). The SDK's missingReturnURL.
+ * needs 3-D Secure gets a redirect_to_url only when the confirmation has a return URL; without one
+ * Stripe answers use_stripe_sdk, whose three_d_secure_redirect page stpd opens like any redirect
+ * and whose native forms need the confirmation's return URL. The SDK's missingReturnURL.
  */
 export class ReturnURLRequired extends RpcError {
   static code = 6011;
 }
 
 /**
- * 6012: The customer did not complete the payment in time. A poll of an intent awaiting the
- * customer (`data.type`) reached its deadline (`data.deadline`, the SDK's for the type, or the
- * code's expiry) with the intent still requiring action. The customer may still pay until the code
- * expires: handleNextAction polls again.
+ * 6012: The customer did not complete the payment in time. Not sent since protocol 2.1: a poll
+ * awaiting the customer that reaches its deadline makes one last read 3 s later and, still
+ * requiring action, ends `canceled` as PaymentSheet's polling screen does (docs/next-actions.md).
+ * Declared for 2.0 clients: `data.type`, `data.deadline`, `data.status`.
  */
 export class IntentPollTimedOut extends RpcError {
   static code = 6012;
@@ -434,11 +461,13 @@ export const ErrorCode = Object.freeze({
   AppAnswerInvalid: 1009,
   StoreUnavailable: 1010,
   ObjectTooLarge: 1011,
+  TooManyPolls: 1012,
   StateUnreadable: 1020,
   CursorExpired: 2001,
   SubscriptionNotFound: 2002,
   CursorAhead: 2003,
   TooManyWaits: 2004,
+  TooManySubscriptions: 2005,
   StripeCardError: 3001,
   StripeInvalidRequest: 3002,
   StripeAPIError: 3003,
@@ -480,11 +509,13 @@ export const errorClasses = new Map([
   [1009, AppAnswerInvalid],
   [1010, StoreUnavailable],
   [1011, ObjectTooLarge],
+  [1012, TooManyPolls],
   [1020, StateUnreadable],
   [2001, CursorExpired],
   [2002, SubscriptionNotFound],
   [2003, CursorAhead],
   [2004, TooManyWaits],
+  [2005, TooManySubscriptions],
   [3001, StripeCardError],
   [3002, StripeInvalidRequest],
   [3003, StripeAPIError],

@@ -244,6 +244,15 @@ public final class AppRequestBroker: Sendable {
         return .success(stored.handoff ?? .null)
     }
 
+    // MARK: - Reading
+
+    /// The caller's request `id` as its events show it; another uid's answers NotFound as a
+    /// missing one does.
+    public func get(id: String, for caller: Caller) async throws -> JSONValue {
+        guard let record = try await table.find(id, for: caller) else { throw AppRequestError.notFound(id: id) }
+        return try JSONCoding.value(of: table.view(record))
+    }
+
     // MARK: - Answering
 
     /// The app's answer: `result` (null when absent), or `error` (a null `result` may come with it).
@@ -394,6 +403,7 @@ public final class AppRequestBroker: Sendable {
 private final class AnswersElsewhere: EventListener {
     private let wake: @Sendable (String) -> Void
     private static let answered = AppRequestEvent.entered(.answered).type.name
+    var routing: EventFilter? { EventFilter(types: [Self.answered]) }
 
     init(wake: @escaping @Sendable (String) -> Void) { self.wake = wake }
 
@@ -412,6 +422,8 @@ extension AppRequestBroker: Sweepable {
 /// A result is stored only to hand it to an asker on another daemon (`handoff`), never in its view.
 struct AppRequestRecord: DurableRecord {
     static let kind = ObjectKind.appRequest
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: AppRequestEvent? = .removed
 
     var id: String

@@ -5,12 +5,14 @@ import StpdProtocol
 /// What is stored of a customer session: the view's fields plus the adapter with its credentials.
 struct CustomerSessionRecord: DurableRecord {
     static let kind = ObjectKind.customerSession
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: CustomerEvent? = .removed
 
     var id: String
     var owner: UInt32
     var status = CustomerSessionStatus.open
-    var adapter: CustomerAdapter
+    var adapter: SessionAdapter
     var customerId: String?
     var lastSelectedPaymentMethod: String?
     var customerFetchedAt: Date?
@@ -19,7 +21,7 @@ struct CustomerSessionRecord: DurableRecord {
     var createdAt: Date
     var updatedAt: Date
 
-    init(id: String, owner: UInt32, adapter: CustomerAdapter, createdAt: Date) {
+    init(id: String, owner: UInt32, adapter: SessionAdapter, createdAt: Date) {
         self.id = id
         self.owner = owner
         self.adapter = adapter
@@ -33,7 +35,7 @@ struct CustomerSessionRecord: DurableRecord {
 
     func view(_: any FailureRenderer) -> CustomerSessionView {
         CustomerSessionView(
-            id: id, status: status, adapter: adapter.redacted, customerId: customerId,
+            id: id, status: status, adapter: CustomerAdapter(adapter.redacted), customerId: customerId,
             lastSelectedPaymentMethod: lastSelectedPaymentMethod,
             customerFetchedAt: customerFetchedAt?.formatted(.iso8601),
             paymentMethodsFetchedAt: paymentMethodsFetchedAt?.formatted(.iso8601), lastError: lastError,
@@ -45,6 +47,8 @@ struct CustomerSessionRecord: DurableRecord {
 /// (the SDK keeps it per customer). Its new state never depends on the old: written with `put`.
 struct CustomerPreference: DurableRecord {
     static let kind = ObjectKind.customerPreference
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: CustomerPreferenceEvent? = nil
 
     var id: String
@@ -68,5 +72,34 @@ struct CustomerPreference: DurableRecord {
             try container.encode(customerId, forKey: .customerId)
             try container.encode(paymentMethod, forKey: .paymentMethod)
         }
+    }
+}
+
+extension CustomerAdapter {
+    /// The session's adapter as the contract shows it (what is left in StpdCore of the view
+    /// building that moves to StpdDaemon: docs/architecture.md).
+    init(_ adapter: SessionAdapter) {
+        let kind: Kind =
+            switch adapter.kind {
+            case .stripe: .stripe
+            case .backend: .backend
+            case .app: .app
+            }
+        self.init(
+            kind: kind, keyProvider: adapter.keyProvider.map(KeyProvider.init), url: adapter.url,
+            authorization: adapter.authorization, includeApplePayPaymentMethods: adapter.includeApplePayPaymentMethods,
+            timeout: adapter.timeout)
+    }
+}
+
+extension CustomerAdapter.KeyProvider {
+    init(_ provider: SessionAdapter.KeyProvider) {
+        let kind: Kind =
+            switch provider.kind {
+            case .backend: .backend
+            case .app: .app
+            case .server: .server
+            }
+        self.init(kind: kind, url: provider.url, authorization: provider.authorization, customer: provider.customer)
     }
 }

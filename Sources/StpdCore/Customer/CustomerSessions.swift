@@ -6,7 +6,7 @@ import Synchronization
 
 /// Builds the backend of a session from its adapter (the daemon knows the HTTP and Stripe parts).
 public protocol CustomerBackendFactory: Sendable {
-    func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend
+    func makeBackend(session: String, owner: UInt32, adapter: SessionAdapter) throws -> any CustomerBackend
 }
 
 /// Customer sessions: durable, owned by the uid that opened them, each change an event
@@ -34,7 +34,7 @@ public final class CustomerSessions: Sendable {
         self.now = now
     }
 
-    public func open(for caller: Caller, adapter: CustomerAdapter, prefetch: Bool = true) async throws
+    public func open(for caller: Caller, adapter: SessionAdapter, prefetch: Bool = true) async throws
         -> CustomerSessionView
     {
         let id = ObjectID.make("cses_")
@@ -213,7 +213,7 @@ public final class CustomerSessions: Sendable {
 
     private static func forgetMethods(_ record: inout CustomerSessionRecord) { record.paymentMethodsFetchedAt = nil }
 
-    private func openRecord(_ id: String, _ caller: Caller) async throws -> CustomerSessionRecord {
+    func openRecord(_ id: String, _ caller: Caller) async throws -> CustomerSessionRecord {
         let record = try await table.get(id, for: caller)
         try Self.requireOpen(record)
         return record

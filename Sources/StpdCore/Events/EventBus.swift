@@ -27,7 +27,9 @@ public enum DropReason: String, Sendable, Codable {
 /// are ready into a delivery queue. One publisher at a time drains that queue, handing each
 /// batch to a snapshot of the listeners taken with the batch, so every listener sees events in
 /// `seq` order, and a listener added while a batch is out receives everything after that batch
-/// (`add` tells it where that is). A publisher whose events another is delivering waits for
+/// (`add` tells it where that is). Each batch goes only to the listeners filed for its events
+/// (`ListenerIndex`), so the cost of an event does not grow with listeners that do not want it.
+/// A publisher whose events another is delivering waits for
 /// them to be out, so when `publish` returns its events have reached every listener: a reply
 /// sent after it follows the events on a subscriber's own connection.
 public final class EventBus: Sendable {
@@ -39,7 +41,7 @@ public final class EventBus: Sendable {
         var held: [Int64: Event] = [:]
         var queue: [Event] = []
         var delivering = false
-        var listeners: [String: any EventListener] = [:]
+        var listeners = ListenerIndex()
         /// Publishers waiting for their last event to be delivered.
         var waiting: [(through: Int64, continuation: CheckedContinuation<Void, Never>)] = []
     }
@@ -92,10 +94,10 @@ public final class EventBus: Sendable {
     private func deliverQueue() {
         while true {
             typealias Round = (
-                batch: [Event], listeners: [(key: String, value: any EventListener)],
+                batch: [Event], plan: [(id: String, listener: any EventListener, events: [Event])],
                 released: [CheckedContinuation<Void, Never>]
             )
-            let (batch, listeners, released) = state.withLock { s -> Round in
+            let (batch, plan, released) = state.withLock { s -> Round in
                 // Every batch handed out before this point has been delivered.
                 var released: [CheckedContinuation<Void, Never>] = []
                 s.waiting.removeAll { waiter in
@@ -111,21 +113,24 @@ public final class EventBus: Sendable {
                     return (batch, [], released)
                 }
                 s.handedOut = last.seq
-                return (batch, Array(s.listeners), released)
+                return (batch, s.listeners.plan(batch), released)
             }
             for continuation in released { continuation.resume() }
             if batch.isEmpty { return }
             var quitters: [(String, any EventListener)] = []
-            // Listener by listener, so each gets the batch in one go (its connection can write it at once).
-            for (id, listener) in listeners {
-                for event in batch where !listener.receive(event) {
+            // Listener by listener, so each gets its part of the batch in one go (its connection can
+            // write it at once).
+            for (id, listener, events) in plan {
+                for event in events where !listener.receive(event) {
                     quitters.append((id, listener))
                     break
                 }
             }
             if !quitters.isEmpty {
                 state.withLock { s in
-                    for (id, listener) in quitters where s.listeners[id] === listener { s.listeners[id] = nil }
+                    for (id, listener) in quitters where s.listeners.listener(id) === listener {
+                        s.listeners.remove(id)
+                    }
                 }
             }
         }
@@ -137,7 +142,7 @@ public final class EventBus: Sendable {
     public func add<Listener: EventListener>(id: String, _ make: (_ lastPublished: Int64) -> Listener) -> Listener {
         state.withLock { s in
             let listener = make(s.handedOut)
-            s.listeners[id] = listener
+            s.listeners.insert(id, listener)
             return listener
         }
     }
@@ -145,14 +150,21 @@ public final class EventBus: Sendable {
     /// Removes a listener; a batch already being delivered may still reach it.
     @discardableResult
     public func remove(id: String) -> (any EventListener)? {
-        state.withLock { $0.listeners.removeValue(forKey: id) }
+        state.withLock { $0.listeners.remove(id) }
     }
 
     public var listenerCount: Int { state.withLock { $0.listeners.count } }
 }
 
-/// Receives each published event, in `seq` order, from the publisher delivering it (never
-/// under the bus's lock); must not block. Returns false to be removed.
+/// Receives each published event it may want, in `seq` order, from the publisher delivering it
+/// (never under the bus's lock); must not block. Returns false to be removed.
 public protocol EventListener: AnyObject, Sendable {
+    /// What it listens for, which files it on the bus (`ListenerIndex`): it is offered the events
+    /// this may match, and no others; nil (the default) for every event. Read once, when added.
+    var routing: EventFilter? { get }
     func receive(_ event: Event) -> Bool
+}
+
+extension EventListener {
+    public var routing: EventFilter? { nil }
 }

@@ -265,6 +265,7 @@ public final class EventLog: Sendable {
 /// Resumes once a matching event is published (or its task is cancelled).
 final class Waiter: EventListener, Sendable {
     let filter: EventFilter
+    var routing: EventFilter? { filter }
     private let state = Mutex<(fired: Bool, continuation: CheckedContinuation<Void, Never>?)>((false, nil))
 
     init(filter: EventFilter) { self.filter = filter }

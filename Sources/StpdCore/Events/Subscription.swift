@@ -7,6 +7,7 @@ import Synchronization
 public final class Subscription: EventListener, Sendable {
     public let id: String
     public let filter: EventFilter
+    public var routing: EventFilter? { filter }
     private let sink: any EventSink
     /// Matching live events held while history is replayed; past this many the subscriber is dropped.
     private let holdLimit: Int

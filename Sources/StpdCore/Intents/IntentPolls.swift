@@ -28,15 +28,15 @@ public struct IntentPollers: Sendable {
 
     public init(
         api: any PaymentsAPI, log: EventLog, background: BackgroundWork, clock: any Clock<Duration> = ContinuousClock(),
-        now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil,
+        now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil, budget: PollBudget = PollBudget(),
         reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         let work = work ?? LeasedWork(background: background)
         let timers = TimerQueue(clock: clock)
         paymentIntents = IntentPolls(
-            api: api, log: log, timers: timers, now: now, work: work, reportSetAside: reportSetAside)
+            api: api, log: log, timers: timers, now: now, work: work, budget: budget, reportSetAside: reportSetAside)
         setupIntents = IntentPolls(
-            api: api, log: log, timers: timers, now: now, work: work, reportSetAside: reportSetAside)
+            api: api, log: log, timers: timers, now: now, work: work, budget: budget, reportSetAside: reportSetAside)
     }
 
     public func follow(with follower: any IntentPollFollower) {
@@ -54,7 +54,8 @@ public struct IntentPollers: Sendable {
 /// new one replaces the old, a stopped one never reports. A poll is leased work
 /// (`intentPoll:<poll id>`): it runs on one daemon of a fleet, resumes on another when its holder
 /// dies, and stopping or replacing it on any daemon stops it where it runs (its loop also re-reads
-/// its record before every request, so it never writes once replaced or stopped).
+/// its record before every request, so it never writes once replaced or stopped). Polls count
+/// against their user's `PollBudget`: how many run, and how fast they send.
 public final class IntentPolls<Intent: StripeIntent>: Sendable {
     typealias Record = IntentRecord<Intent>
 
@@ -64,15 +65,17 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     private let timers: TimerQueue
     private let now: @Sendable () -> Date
     private let work: LeasedWork
+    private let budget: PollBudget
     /// The polls running in this process, by poll id.
     private let running = Mutex<Set<String>>([])
     private let followers = Mutex<[any IntentPollFollower]>([])
 
     init(
         api: any PaymentsAPI, log: EventLog, timers: TimerQueue, now: @escaping @Sendable () -> Date,
-        work: LeasedWork, reportSetAside: @escaping SetAsideReporter
+        work: LeasedWork, budget: PollBudget, reportSetAside: @escaping SetAsideReporter
     ) {
         self.api = api
+        self.budget = budget
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         self.timers = timers
         self.now = now
@@ -93,17 +96,21 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     /// read, when there is one (an awaitCustomer poll's deadline comes from its next action).
     public func start(
         for caller: Caller, id: String, clientSecret: String, intent: Intent?, purpose: IntentPollPurpose,
-        redirect: String? = nil
+        entry: IntentEntry, redirect: String? = nil, paymentMethodType: String? = nil, pingURL: String? = nil
     ) async throws -> IntentView {
         let stamp = now()
         let poll = Record.Poll(
-            id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose,
+            id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose, entry: entry,
+            paymentMethodType: intent?.paymentMethodType ?? paymentMethodType, pingURL: pingURL,
             nextActionType: intent?.nextAction?.rawType,
             redirect: redirect, startedAt: stamp,
             deadline: purpose == .awaitCustomer ? IntentRules.deadline(awaiting: intent?.nextAction, from: stamp) : nil)
         let fields = intent?.clientFields
+        try budget.admit(uid: caller.uid, object: id, pollID: poll.id)
         var record: Record?
         var replaced: String?
+        // Counted out again unless the poll is recorded (and so starts).
+        defer { if record == nil { budget.leave(pollID: poll.id) } }
         for _ in 0..<2 where record == nil {
             do {
                 record =
@@ -168,7 +175,10 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     private func pollJob(_ id: String, _ pollID: String) -> LeasedWork.Job {
         LeasedWork.Job(name: Self.lease(pollID)) { [self] in
             running.withLock { _ = $0.insert(pollID) }
-            defer { running.withLock { _ = $0.remove(pollID) } }
+            defer {
+                running.withLock { _ = $0.remove(pollID) }
+                budget.leave(pollID: pollID)
+            }
             await run(id, pollID)
         }
     }
@@ -179,6 +189,9 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     /// delays it: the record is read, and the end written, again at the next turn.
     private func run(_ id: String, _ pollID: String) async {
         var memory = IntentRules.Memory()
+        var first = true
+        // The payment method's type as last known: it decides whether a read refreshes.
+        var paymentMethodType: String?
         while !Task.isCancelled {
             let current: Record?
             do { current = try await table.find(id) } catch {
@@ -186,16 +199,34 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
                 continue
             }
             guard let current, let poll = current.poll, poll.id == pollID, poll.status == .polling else { return }
+            // Counted for its user (again after a restart), and sent at the user's pace.
+            budget.enter(uid: current.owner, object: id, pollID: pollID)
+            // PaymentSheet shows the code for a few seconds before its first read.
+            let delay = IntentRules.startDelay(poll.purpose) - now().timeIntervalSince(poll.startedAt)
+            if first, delay > 0 {
+                first = false
+                guard await pause(seconds: delay) else { return }
+                continue
+            }
+            first = false
+            paymentMethodType = paymentMethodType ?? poll.paymentMethodType
+            await budget.turn(uid: current.owner)
+            if Task.isCancelled { return }
+            // Alipay: its return URL first, so that the intent is up to date (the SDK's Marlin ping).
+            if let ping = poll.pingURL.flatMap(URL.init(string:)) { await api.ping(ping) }
             var intent: Intent?
             var failure: (any Error)?
             do {
-                intent = try await Intent.retrieve(clientSecret: current.clientSecret, with: api)
+                intent = try await Intent.reread(
+                    clientSecret: current.clientSecret, paymentMethodType: paymentMethodType, with: api)
+                paymentMethodType = intent?.paymentMethodType ?? paymentMethodType
             } catch {
                 failure = error
             }
             if Task.isCancelled { return }
             let step = IntentRules.step(
-                purpose: poll.purpose, start: poll.startedAt, deadline: poll.deadline, read: intent,
+                purpose: poll.purpose, entry: poll.entry ?? .handleNextAction, start: poll.startedAt,
+                deadline: poll.deadline, read: intent,
                 permanent: failure.map(Self.isPermanent) ?? false, at: now(), memory: &memory)
             let ended: Bool
             switch step {

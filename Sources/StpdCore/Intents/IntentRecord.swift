@@ -11,6 +11,14 @@ struct IntentRecord<Intent: StripeIntent>: DurableRecord {
         var id: String
         var status: IntentPollStatus
         var purpose: IntentPollPurpose
+        /// The entry point of the action it ends (`IntentRules.outcomeTable`); nil in a poll stored
+        /// before stpd kept it: read as handleNextAction's.
+        var entry: IntentEntry?
+        /// The intent's payment method type when the poll began (its reads refresh Cash App and
+        /// Klarna: `IntentRules.refreshes`); nil when unknown.
+        var paymentMethodType: String?
+        /// Requested before each read (Alipay's return URL: `NextAction.alipayReturnPing`).
+        var pingURL: String?
         var nextActionType: String?
         var redirect: String?
         var startedAt: Date
@@ -47,6 +55,8 @@ struct IntentRecord<Intent: StripeIntent>: DurableRecord {
     }
 
     static var kind: ObjectKind { Intent.kind == .paymentIntent ? .paymentIntent : .setupIntent }
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static var schemaVersion: Int { 1 }
     static var removed: Event? { .removed }
 
     var queryStatus: String? { poll?.status.rawValue }

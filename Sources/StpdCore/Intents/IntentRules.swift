@@ -21,22 +21,22 @@ public enum IntentRules {
         case stillProcessing
     }
 
-    /// `_handleIntentStatus`: requires_confirmation counts as succeeded (the app confirms on its
-    /// server), processing only for the delayed-notification methods, requires_payment_method is a
-    /// failure carrying Stripe's last error.
-    public static func verdict<Intent: StripeIntent>(of intent: Intent) -> Verdict {
-        switch intent.handlerStatus {
-        case .succeeded, .requiresCapture, .requiresConfirmation: .succeeded
+    /// What the outcome table (`outcomeTable`) says of `intent`'s status for an action begun at
+    /// `entry`, read at `moment`.
+    public static func verdict<Intent: StripeIntent>(
+        of intent: Intent, entry: IntentEntry, at moment: IntentMoment
+    ) -> Verdict {
+        switch outcome(of: intent, entry: entry, at: moment) {
+        case .succeeded: .succeeded
         case .canceled: .canceled
-        case .requiresAction: .requiresAction
-        case .processing:
-            DelayedNotification.processingIsSuccess(for: intent.paymentMethodType) ? .succeeded : .stillProcessing
-        case .requiresPaymentMethod: .failed(failure(of: intent, reason: lastErrorReason(intent)))
-        case .unknown: .failed(failure(of: intent, reason: "intentStatus"))
+        case .failed(let reason): .failed(failure(of: intent, reason: reason))
+        case .failedWithLastError: .failed(failure(of: intent, reason: lastErrorReason(intent)))
+        case .nextAction: .requiresAction
+        case .pollProcessing: .stillProcessing
         }
     }
 
-    /// The SDK's notAuthenticated, paymentError or intentStatus error, as PaymentFailed.
+    /// The SDK's error for a failed intent (its code is `reason`), as PaymentFailed.
     public static func failure<Intent: StripeIntent>(of intent: Intent, reason: String) -> DomainError {
         let kind = Intent.Naming.prefix
         let lastError = Intent.kind == .paymentIntent ? "lastPaymentError" : "lastSetupError"
@@ -75,13 +75,38 @@ public enum IntentRules {
         }
     }
 
+    /// `STPPaymentMethodType.supportsRefreshing` (stripe-ios `STPPaymentMethodEnums.swift`): Cash App
+    /// and Klarna return from their own app past Stripe's redirect, so "the intent often isn't
+    /// updated instantaneously": the SDK re-reads it through the refresh endpoint, which brings it
+    /// up to date (`retrieveOrRefreshPaymentIntent`, `+Challenges.swift`).
+    public static func refreshes(_ paymentMethodType: String?) -> Bool {
+        paymentMethodType == "cashapp" || paymentMethodType == "klarna"
+    }
+
     /// The SDK's `PollingBudget` for `processing` after an action.
     public static let processingBudget = 30.0
 
-    /// The SDK polls every second (`PollingBudget.pollAfter`, PollingViewModel's `retryInterval`);
-    /// stpd does so for the first minute, then every 5 s, so that many customers paying by QR code
-    /// at once stay within Stripe's rate limit.
-    public static func interval(after elapsed: Double) -> Double { elapsed < 60 ? 1 : 5 }
+    /// How often a poll re-reads the intent. Awaiting the customer, PaymentSheet's
+    /// `PollingViewModel.retryInterval`: UPI every 10 s, BLIK, PayNow and PromptPay every second;
+    /// stpd polls the types PaymentSheet does not know every second too, and any poll past its
+    /// first minute every 5 s at the least, so that many customers paying by QR code at once stay
+    /// within Stripe's rate limit. A follow-up: every second (`PollingBudget.pollAfter`).
+    public static func interval(awaiting action: NextAction.ActionType?, after elapsed: Double) -> Double {
+        let sheet: Double =
+            switch action {
+            case .upiAwaitNotification, .upiHandleRedirectOrDisplayQRCode: 10
+            default: 1
+            }
+        return elapsed < 60 ? sheet : max(sheet, 5)
+    }
+
+    /// PaymentSheet's polling screen starts polling 5 s after it shows the code
+    /// (`PollingViewController.viewDidAppear`); a follow-up reads at once.
+    public static func startDelay(_ purpose: IntentPollPurpose) -> Double { purpose == .awaitCustomer ? 5 : 0 }
+
+    /// Once the deadline passes PaymentSheet stops, waits 3 s and polls once more
+    /// (`PollingViewController.finishPolling`); still not paid then, the action ends canceled.
+    public static let lastPollDelay = 3.0
 
     /// What a poll does next.
     public enum Step: Sendable, Hashable {
@@ -99,22 +124,27 @@ public enum IntentRules {
         public init() {}
     }
 
-    /// The next step of a poll with `purpose` started at `start` (deadline `deadline` when it
-    /// awaits the customer), after a read at `now` that gave `intent` (nil: the read failed,
-    /// `permanent` when retrying cannot help).
+    /// The next step of a poll with `purpose` for an action begun at `entry`, started at `start`
+    /// (deadline `deadline` when it awaits the customer), after a read at `now` that gave `intent`
+    /// (nil: the read failed, `permanent` when retrying cannot help).
     public static func step<Intent: StripeIntent>(
-        purpose: IntentPollPurpose, start: Date, deadline: Date?, read intent: Intent?, permanent: Bool = false,
-        at now: Date, memory: inout Memory
+        purpose: IntentPollPurpose, entry: IntentEntry, start: Date, deadline: Date?, read intent: Intent?,
+        permanent: Bool = false, at now: Date, memory: inout Memory
     ) -> Step {
         let elapsed = now.timeIntervalSince(start)
         guard let intent else {
             memory.failedReads += 1
             // The SDK retries a failed read once, or while its budget lasts.
             let retry = !permanent && (memory.failedReads == 1 || (deadline.map { now < $0 } ?? false))
-            return retry ? .wait(seconds: interval(after: elapsed)) : .finishUnread
+            return retry ? .wait(seconds: 1) : .finishUnread
         }
         memory.failedReads = 0
-        switch verdict(of: intent) {
+        // PaymentSheet waits while the intent requires action, whatever the action says.
+        if purpose == .awaitCustomer, intent.handlerStatus == .requiresAction {
+            memory.processingSince = nil
+            return awaiting(intent, start: start, deadline: deadline ?? now, at: now)
+        }
+        switch verdict(of: intent, entry: entry, at: .afterAction) {
         case .succeeded: return .finish(.succeeded, nil)
         case .canceled: return .finish(.canceled, nil)
         case .failed(let error): return .finish(.failed, error)
@@ -127,23 +157,22 @@ public enum IntentRules {
             return .wait(seconds: 1)
         case .requiresAction:
             memory.processingSince = nil
-            switch purpose {
-            case .awaitCustomer:
-                guard let deadline, now < deadline else {
-                    return .finish(
-                        .failed,
-                        .intentPollTimedOut(
-                            type: intent.nextAction?.rawType ?? "none", deadline: deadline ?? now,
-                            status: intent.statusName))
-                }
-                return .wait(seconds: interval(after: elapsed))
-            case .followUp:
-                if let action = intent.nextAction, action.type.isSDKSuccessState || action.kind == .display {
-                    return .finish(.succeeded, nil)
-                }
-                // Still requiring action once the budget is spent: the customer left, canceled.
-                return elapsed < followUpBudget(intent) ? .wait(seconds: 1) : .finish(.canceled, nil)
-            }
+            // Still requiring action once the budget is spent: the customer left, canceled.
+            return elapsed < followUpBudget(intent) ? .wait(seconds: 1) : .finish(.canceled, nil)
         }
+    }
+
+    /// Awaiting the customer: poll at the type's interval until the deadline, once more
+    /// `lastPollDelay` after it, and then end canceled (PaymentSheet's error screen completes the
+    /// action `.canceled`). Derived from the clock alone, so a restarted poll ends the same way.
+    private static func awaiting<Intent: StripeIntent>(_ intent: Intent, start: Date, deadline: Date, at now: Date)
+        -> Step
+    {
+        let lastPoll = deadline.addingTimeInterval(lastPollDelay)
+        if now >= lastPoll { return .finish(.canceled, nil) }
+        if now >= deadline { return .wait(seconds: lastPoll.timeIntervalSince(now)) }
+        let wait = interval(awaiting: intent.nextAction?.type, after: now.timeIntervalSince(start))
+        let next = now.addingTimeInterval(wait)
+        return .wait(seconds: next < deadline ? wait : lastPoll.timeIntervalSince(now))
     }
 }

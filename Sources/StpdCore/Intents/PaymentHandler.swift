@@ -40,21 +40,27 @@ public struct PaymentHandler: Sendable {
         try await Intent.retrieve(clientSecret: clientSecret, with: api)
     }
 
-    /// Confirms the intent and handles its next action (`start`: start a redirect at once).
+    /// Confirms the intent and handles its next action (`start`: start a redirect at once); `entry`
+    /// is `managedPayment` for a payment context's.
     public func confirm<Intent: StripeIntent>(
-        _ type: Intent.Type, _ params: PaymentIntentConfirmParams, for caller: Caller, start: RedirectStartOptions?
+        _ type: Intent.Type, _ params: PaymentIntentConfirmParams, for caller: Caller, start: RedirectStartOptions?,
+        entry: IntentEntry = .confirm, voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         let intent = try await Intent.confirm(params, with: api)
         return try await handle(
-            intent, clientSecret: params.clientSecret, returnURL: params.returnURL, for: caller, start: start)
+            intent, clientSecret: params.clientSecret, returnURL: params.returnURL, for: caller, start: start,
+            entry: entry, voucher: voucher)
     }
 
     /// STPPaymentHandler's `handleNextAction(for…)`: an intent confirmed elsewhere (the merchant's server).
     public func handleNextAction<Intent: StripeIntent>(
-        _ type: Intent.Type, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?
+        _ type: Intent.Type, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?,
+        voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         let intent = try await Intent.retrieve(clientSecret: clientSecret, with: api)
-        return try await handle(intent, clientSecret: clientSecret, returnURL: returnURL, for: caller, start: start)
+        return try await handle(
+            intent, clientSecret: clientSecret, returnURL: returnURL, for: caller, start: start,
+            entry: .handleNextAction, voucher: voucher)
     }
 
     /// Verifies a bank account's microdeposits; the intent that comes back is handled as a confirmation's.
@@ -62,18 +68,20 @@ public struct PaymentHandler: Sendable {
         _ type: Intent.Type, _ params: VerifyMicrodepositsParams, for caller: Caller
     ) async throws -> Handled<Intent> {
         let intent = try await Intent.verifyMicrodeposits(params, with: api)
-        return try await handle(intent, clientSecret: params.clientSecret, returnURL: nil, for: caller, start: nil)
+        return try await handle(
+            intent, clientSecret: params.clientSecret, returnURL: nil, for: caller, start: nil, entry: .confirm)
     }
 
-    /// STPPaymentHandler's `_handleNextAction`: the status rules first (`IntentRules.verdict`), then
-    /// the next action by its kind (`NextAction.Kind`). `returnURL` is the confirmation's, which Cash
-    /// App and Swish return to.
+    /// STPPaymentHandler's `_handleNextAction`: the status rules first (`IntentRules.outcomeTable`
+    /// for the action's `entry`), then the next action by its kind (`NextAction.Kind`). `returnURL`
+    /// is the confirmation's, which Cash App and Swish return to.
     public func handle<Intent: StripeIntent>(
-        _ intent: Intent, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?
+        _ intent: Intent, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?,
+        entry: IntentEntry, voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         var handled = Handled(
             intent: intent, result: .succeeded, nextAction: intent.nextAction.map { NextActionView($0) })
-        switch IntentRules.verdict(of: intent) {
+        switch IntentRules.verdict(of: intent, entry: entry, at: .start) {
         case .succeeded: break
         case .canceled: handled.result = .canceled
         case .failed(let error): handled.fail(error)
@@ -87,19 +95,23 @@ public struct PaymentHandler: Sendable {
                         detail: "the \(Intent.kind.noun) requires action but has no next action"))
                 return handled
             }
-            try await handleAction(action, of: intent, &handled, clientSecret, returnURL, caller, start)
+            try await handleAction(action, of: intent, &handled, clientSecret, returnURL, caller, start, entry, voucher)
         }
         return handled
     }
 
     private func handleAction<Intent: StripeIntent>(
         _ action: NextAction, of intent: Intent, _ handled: inout Handled<Intent>, _ clientSecret: String,
-        _ returnURL: String?, _ caller: Caller, _ start: RedirectStartOptions?
+        _ returnURL: String?, _ caller: Caller, _ start: RedirectStartOptions?, _ entry: IntentEntry,
+        _ voucher: VoucherHandling
     ) async throws {
         switch action.kind {
         case .display:
-            // isNextActionSuccessState: the customer pays (or verifies) later; the app shows the details.
-            break
+            // isNextActionSuccessState: the customer pays (or verifies) later. A voucher the SDK opens
+            // (VoucherDisplayHandler) and ends when it is closed; else the app shows the details.
+            guard voucher == .open, let page = action.voucherPage else { break }
+            try await openSession(
+                IntentRedirect(voucherPage: page), for: intent, &handled, clientSecret, caller, start, entry)
         case .redirect:
             guard let target = IntentRedirect(action, confirmedWith: returnURL) else {
                 return handled.fail(
@@ -112,35 +124,66 @@ public struct PaymentHandler: Sendable {
                     .returnURLRequired(
                         type: action.rawType, detail: "\(action.rawType) returns to the confirmation's returnURL"))
             }
-            var session = try await redirects.create(
-                for: caller, intent: intent, clientSecret: clientSecret, target: target, followUpTimeout: nil)
-            if let start {
-                session = try await redirects.start(id: session.id, for: caller, mode: start.mode, opener: start.opener)
-            }
-            handled.result = .pending
-            handled.redirect = session
-            handled.nextAction?.session = session.id
+            try await openSession(target, for: intent, &handled, clientSecret, caller, start, entry)
         case .awaitCustomer:
             let polled = try await Intent.polls(in: redirects.intents).start(
-                for: caller, id: intent.id, clientSecret: clientSecret, intent: intent, purpose: .awaitCustomer)
+                for: caller, id: intent.id, clientSecret: clientSecret, intent: intent, purpose: .awaitCustomer,
+                entry: entry)
             handled.result = .pending
             handled.poll = polled.poll
         case .stripeSDK:
-            handled.fail(
-                returnURL == nil
-                    ? .returnURLRequired(
-                        type: action.rawType,
-                        detail:
-                            "Stripe asks for the SDK's native 3-D Secure (use_stripe_sdk): confirm with a returnURL to get its redirect instead"
-                    )
-                    : .nextActionUnsupported(
-                        type: action.rawType, kind: action.kind.rawValue,
-                        detail: "stpd has no native 3-D Secure 2 UI for use_stripe_sdk"))
+            handled.fail(Self.stripeSDKRefusal(action, returnURL: returnURL, entry: entry))
         case .unsupported:
+            // (three_d_secure_redirect is a redirect kind: see NextAction.kind.)
             handled.fail(
                 .nextActionUnsupported(
                     type: action.rawType, kind: action.kind.rawValue,
                     detail: "stpd cannot carry next action \(action.rawType)"))
         }
+    }
+
+    /// The `use_stripe_sdk` forms stpd cannot carry, each refused with what the app can do instead.
+    /// Without a return URL, 6011: a confirmation with one gets a redirect from Stripe. With one,
+    /// 6010: the native 3-D Secure 2 challenge (`stripe_3ds2_fingerprint`) comes only for an intent
+    /// confirmed elsewhere with `use_stripe_sdk`; the hCaptcha `intent_confirmation_challenge`
+    /// only from a client confirmation Stripe wants to check.
+    static func stripeSDKRefusal(_ action: NextAction, returnURL: String?, entry: IntentEntry) -> DomainError {
+        let sdkType = action.sdkType ?? "none"
+        guard returnURL != nil || entry == .handleNextAction else {
+            return .returnURLRequired(
+                type: action.rawType,
+                detail:
+                    "Stripe asks for the SDK's native 3-D Secure (use_stripe_sdk \(sdkType)): confirm with a returnURL to get its redirect instead"
+            )
+        }
+        let instead: String =
+            switch sdkType {
+            case "stripe_3ds2_fingerprint":
+                entry == .handleNextAction
+                    ? "confirm the intent on your server with return_url and without use_stripe_sdk (Stripe then answers redirect_to_url), or let stpd confirm it with a returnURL"
+                    : "confirm again with a returnURL: stpd confirms without use_stripe_sdk, so Stripe answers with a redirect"
+            case "intent_confirmation_challenge":
+                "confirm the intent on your server instead, or let the customer pay in a browser with Stripe.js"
+            default:
+                "confirm the intent on your server with return_url, so that Stripe answers with a redirect"
+            }
+        return .nextActionUnsupported(
+            type: action.rawType, kind: action.kind.rawValue,
+            detail: "stpd has no native UI for use_stripe_sdk \(sdkType): \(instead)")
+    }
+
+    /// A redirect session on `target`, started at once with `start`: the action is pending until it ends.
+    private func openSession<Intent: StripeIntent>(
+        _ target: IntentRedirect, for intent: Intent, _ handled: inout Handled<Intent>, _ clientSecret: String,
+        _ caller: Caller, _ start: RedirectStartOptions?, _ entry: IntentEntry
+    ) async throws {
+        var session = try await redirects.create(
+            for: caller, intent: intent, clientSecret: clientSecret, target: target, followUpTimeout: nil, entry: entry)
+        if let start {
+            session = try await redirects.start(id: session.id, for: caller, mode: start.mode, opener: start.opener)
+        }
+        handled.result = .pending
+        handled.redirect = session
+        handled.nextAction?.session = session.id
     }
 }

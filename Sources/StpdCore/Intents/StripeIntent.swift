@@ -11,6 +11,8 @@ public protocol StripeIntent: StripeModel {
     /// Which of the two (a redirect session's kind, and the word its errors use).
     static var kind: IntentKind { get }
     static func retrieve(clientSecret: String, with api: any PaymentsAPI) async throws -> Self
+    /// The refresh endpoint's read (Cash App, Klarna: `IntentRules.refreshes`).
+    static func refresh(clientSecret: String, with api: any PaymentsAPI) async throws -> Self
     /// Confirms the intent the params' client secret names.
     static func confirm(_ params: PaymentIntentConfirmParams, with api: any PaymentsAPI) async throws -> Self
     static func verifyMicrodeposits(_ params: VerifyMicrodepositsParams, with api: any PaymentsAPI) async throws
@@ -51,6 +53,16 @@ public enum IntentKind: String, Sendable {
 }
 
 extension StripeIntent {
+    /// Re-reads the intent as the SDK does after an action (`retrieveOrRefreshPaymentIntent`):
+    /// through refresh for a payment method of `paymentMethodType` that needs it, else a plain read.
+    public static func reread(clientSecret: String, paymentMethodType: String?, with api: any PaymentsAPI)
+        async throws -> Self
+    {
+        IntentRules.refreshes(paymentMethodType)
+            ? try await refresh(clientSecret: clientSecret, with: api)
+            : try await retrieve(clientSecret: clientSecret, with: api)
+    }
+
     public var requiresAction: Bool { handlerStatus == .requiresAction }
 
     /// The type of its payment method: the expanded object's, else the only type it allows.
@@ -76,6 +88,9 @@ extension PaymentIntent: StripeIntent {
     public static func retrieve(clientSecret: String, with api: any PaymentsAPI) async throws -> Self {
         try await api.retrievePaymentIntent(clientSecret: clientSecret)
     }
+    public static func refresh(clientSecret: String, with api: any PaymentsAPI) async throws -> Self {
+        try await api.refreshPaymentIntent(clientSecret: clientSecret)
+    }
     public static func confirm(_ params: PaymentIntentConfirmParams, with api: any PaymentsAPI) async throws -> Self {
         try await api.confirmPaymentIntent(params)
     }
@@ -97,6 +112,9 @@ extension SetupIntent: StripeIntent {
     public static var kind: IntentKind { .setupIntent }
     public static func retrieve(clientSecret: String, with api: any PaymentsAPI) async throws -> Self {
         try await api.retrieveSetupIntent(clientSecret: clientSecret)
+    }
+    public static func refresh(clientSecret: String, with api: any PaymentsAPI) async throws -> Self {
+        try await api.refreshSetupIntent(clientSecret: clientSecret)
     }
     public static func confirm(_ params: PaymentIntentConfirmParams, with api: any PaymentsAPI) async throws -> Self {
         try await api.confirmSetupIntent(params)

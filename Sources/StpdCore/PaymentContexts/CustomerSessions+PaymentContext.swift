@@ -2,6 +2,10 @@ import StripeAPI
 
 /// A payment context reaches its customer through the session it names, as the session's owner.
 extension CustomerSessions: PaymentContextCustomer {
+    public func requireOpen(session: String, as caller: Caller) async throws {
+        _ = try await openRecord(session, caller)
+    }
+
     public func clearCache(session: String, as caller: Caller) async throws {
         _ = try await clearCache(id: session, for: caller)
     }

@@ -22,7 +22,7 @@ extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
                     PaymentIntent.self,
                     PaymentIntentConfirmParams(
                         clientSecret: managed.clientSecret, paymentMethodID: method, returnURL: returnURL),
-                    for: record.caller, start: Self.startAtOnce)
+                    for: record.caller, start: Self.startAtOnce, entry: .managedPayment)
             }
             await settle(id, handled)
         } catch {
@@ -72,7 +72,7 @@ extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
                 try await redirects.resolveReturnURL(managed.returnURL, appName: record.companyName) { returnURL in
                     try await payments.handle(
                         intent, clientSecret: managed.clientSecret, returnURL: returnURL, for: record.caller,
-                        start: Self.startAtOnce)
+                        start: Self.startAtOnce, entry: .managedPayment)
                 })
         } catch {
             if Task.isCancelled { return }

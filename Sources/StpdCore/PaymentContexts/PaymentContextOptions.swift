@@ -116,7 +116,10 @@ extension PaymentContexts {
         let view = try await update(id, for: caller) { record in
             record.shippingAddress = address
             record.shippingNeedsVerification = false
-            if let answer { record.setShippingMethods(answer.methods, preferred: answer.selected) }
+            if let answer {
+                record.setShippingMethods(
+                    answer.methods?.map(PaymentContextRecord.ShippingMethod.init), preferred: answer.selected)
+            }
             if answer?.methods == nil { record.selectedShippingMethod = nil }
             return .didChange
         }

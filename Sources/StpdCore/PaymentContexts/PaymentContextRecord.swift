@@ -21,6 +21,39 @@ struct PaymentContextRecord: DurableRecord {
         var error: Failure?
     }
 
+    /// The SDK's `STPPaymentConfiguration` as the context keeps it (`paymentContext.create`'s
+    /// `configuration`, the contract's `PaymentConfiguration`, with the same members).
+    struct Configuration: Codable, Sendable {
+        var requiredBillingAddressFields: String?
+        var requiredShippingAddressFields: [String]?
+        var shippingType: String?
+        var verifyPrefilledShippingAddress: Bool?
+        var companyName: String?
+        var canDeletePaymentOptions: Bool?
+    }
+
+    /// A payment option: a card PaymentMethod of the customer's, labelled as the SDK does.
+    struct Option: Codable, Sendable {
+        var id: String
+        var label: String
+        var type: String
+        var paymentMethod: JSONValue
+    }
+
+    /// A shipping method the app offered for the address.
+    struct ShippingMethod: Codable, Sendable {
+        var identifier: String
+        var label: String
+        var detail: String?
+        var amount: Int
+    }
+
+    /// One of the app's own paymentSummaryItems.
+    struct SummaryItem: Codable, Sendable {
+        var label: String
+        var amount: Int
+    }
+
     struct ManagedIntent: Codable, Sendable {
         var clientSecret: String
         var returnURL: String?
@@ -33,20 +66,20 @@ struct PaymentContextRecord: DurableRecord {
     var amount: Int
     var currency: String
     var country: String
-    var configuration: PaymentConfiguration
+    var configuration: Configuration
     var validatesShipping: Bool
     var defaultPaymentMethod: String?
     var pendingActionTimeout: Double
     var loading = true
     var loadError: Failure?
-    var options: [PaymentContextView.Option] = []
+    var options: [Option] = []
     var selected: String?
     var shippingAddress: ShippingAddressParams?
     var shippingNeedsVerification = false
     var shippingMethods: [ShippingMethod]?
     var selectedShippingMethod: String?
     /// The app's own paymentSummaryItems (the last is the total); nil: stpd builds them.
-    var customSummaryItems: [PaymentSummaryItemInput]?
+    var customSummaryItems: [SummaryItem]?
     var requestState = RequestState.none
     var needs: PaymentContextNeed?
     /// requestPayment arrived while loading: it runs when loading ends (the SDK waits on its promise).
@@ -122,10 +155,12 @@ struct PaymentContextRecord: DurableRecord {
         let (items, total) = summaryItems
         return PaymentContextView(
             id: id, customerSession: session, status: status, amount: amount, currency: currency, country: country,
-            configuration: configuration, validatesShipping: validatesShipping, loading: loading,
+            configuration: PaymentConfiguration(configuration), validatesShipping: validatesShipping, loading: loading,
             loadError: loadError.map(failures.render),
-            paymentOptions: options, selectedPaymentMethod: selected, shippingAddress: shippingAddress,
-            shippingAddressNeedsVerification: shippingNeedsVerification, shippingMethods: shippingMethods,
+            paymentOptions: options.map(PaymentContextView.Option.init), selectedPaymentMethod: selected,
+            shippingAddress: shippingAddress,
+            shippingAddressNeedsVerification: shippingNeedsVerification,
+            shippingMethods: shippingMethods?.map(StpdProtocol.ShippingMethod.init),
             selectedShippingMethod: selectedShippingMethod, paymentSummaryItems: items, paymentAmount: total,
             isReadyForPayment: !loading && loadError == nil && selected != nil, requestState: requestState,
             needs: needs,
@@ -142,6 +177,8 @@ struct PaymentContextRecord: DurableRecord {
     }
 
     static let kind = ObjectKind.paymentContext
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: PaymentContextEvent? = .removed
 
     static func actionKey(_ action: String) -> String { LookupKey.make("paymentContext", "action", action) }
@@ -168,11 +205,51 @@ struct PaymentContextRecord: DurableRecord {
     }
 
     /// Options as the SDK keeps them: card PaymentMethods only, sorted by label.
-    static func options(_ methods: [PaymentMethod]) -> [PaymentContextView.Option] {
+    static func options(_ methods: [PaymentMethod]) -> [Option] {
         methods.filter { $0.type == "card" }.map { option($0) }.sorted { $0.label < $1.label }
     }
 
-    static func option(_ method: PaymentMethod) -> PaymentContextView.Option {
+    static func option(_ method: PaymentMethod) -> Option {
         .init(id: method.id, label: method.label, type: method.type, paymentMethod: method.allResponseFields)
+    }
+}
+
+// The record's values as the contract shows them (what is left in StpdCore of the view building
+// that moves to StpdDaemon: docs/architecture.md), and the app's inputs as the record keeps them.
+extension PaymentContextRecord.Configuration {
+    init(_ wire: PaymentConfiguration) {
+        self.init(
+            requiredBillingAddressFields: wire.requiredBillingAddressFields,
+            requiredShippingAddressFields: wire.requiredShippingAddressFields, shippingType: wire.shippingType,
+            verifyPrefilledShippingAddress: wire.verifyPrefilledShippingAddress, companyName: wire.companyName,
+            canDeletePaymentOptions: wire.canDeletePaymentOptions)
+    }
+}
+
+extension PaymentConfiguration {
+    init(_ stored: PaymentContextRecord.Configuration) {
+        self.init(
+            requiredBillingAddressFields: stored.requiredBillingAddressFields,
+            requiredShippingAddressFields: stored.requiredShippingAddressFields, shippingType: stored.shippingType,
+            verifyPrefilledShippingAddress: stored.verifyPrefilledShippingAddress, companyName: stored.companyName,
+            canDeletePaymentOptions: stored.canDeletePaymentOptions)
+    }
+}
+
+extension PaymentContextView.Option {
+    init(_ stored: PaymentContextRecord.Option) {
+        self.init(id: stored.id, label: stored.label, type: stored.type, paymentMethod: stored.paymentMethod)
+    }
+}
+
+extension PaymentContextRecord.ShippingMethod {
+    init(_ wire: StpdProtocol.ShippingMethod) {
+        self.init(identifier: wire.identifier, label: wire.label, detail: wire.detail, amount: wire.amount)
+    }
+}
+
+extension StpdProtocol.ShippingMethod {
+    init(_ stored: PaymentContextRecord.ShippingMethod) {
+        self.init(identifier: stored.identifier, label: stored.label, detail: stored.detail, amount: stored.amount)
     }
 }

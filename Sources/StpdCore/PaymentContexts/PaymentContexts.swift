@@ -5,6 +5,8 @@ import StripeAPI
 
 /// What a payment context asks of its customer session (the SDK's API adapter), as its owner.
 public protocol PaymentContextCustomer: Sendable {
+    /// Refuses (InvalidState) a session that is closed; NotFound for one the caller cannot see.
+    func requireOpen(session: String, as caller: Caller) async throws
     func clearCache(session: String, as caller: Caller) async throws
     func retrieveCustomer(session: String, as caller: Caller) async throws -> Customer
     func listPaymentMethods(session: String, as caller: Caller) async throws -> [PaymentMethod]
@@ -92,8 +94,10 @@ public final class PaymentContexts: Sendable {
         self.work.adopt { [self] in try await table.live(for: .daemon).flatMap(adoptable) }
     }
 
+    /// A new context on the caller's own open session, loading at once.
     public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
-        var configuration = terms.configuration ?? PaymentConfiguration()
+        try await customers.requireOpen(session: terms.session, as: caller)
+        var configuration = PaymentContextRecord.Configuration(terms.configuration ?? PaymentConfiguration())
         if configuration.companyName == nil { configuration.companyName = defaultCompanyName(caller) ?? "" }
         let stamp = now()
         var record = PaymentContextRecord(
@@ -151,7 +155,7 @@ public final class PaymentContexts: Sendable {
                 record.customSummaryItems = nil
             }
             if let summaryItems {
-                record.customSummaryItems = summaryItems
+                record.customSummaryItems = summaryItems.map { .init(label: $0.label, amount: $0.amount) }
                 record.amount = summaryItems.last?.amount ?? 0
             }
             if let currency { record.currency = currency.uppercased() }

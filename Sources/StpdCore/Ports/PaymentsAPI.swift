@@ -16,6 +16,23 @@ public protocol PaymentsAPI: Sendable {
     func confirmSetupIntent(_ params: PaymentIntentConfirmParams) async throws -> SetupIntent
     func verifyPaymentIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> PaymentIntent
     func verifySetupIntentMicrodeposits(_ params: VerifyMicrodepositsParams) async throws -> SetupIntent
+    /// `POST /v1/payment_intents/{id}/refresh`: the SDK's read for the types whose intent is updated
+    /// late (`IntentRules.refreshes`); Stripe brings the intent up to date before answering.
+    func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent
+    func refreshSetupIntent(clientSecret: String) async throws -> SetupIntent
+    /// Requests `url` and ignores the answer (Alipay's return URL, `NextAction.alipayReturnPing`).
+    func ping(_ url: URL) async
     /// A card PaymentMethod (the options screen's "add card"); the card never reaches storage or logs.
     func createCardPaymentMethod(_ card: CardInput) async throws -> PaymentMethod
+}
+
+extension PaymentsAPI {
+    /// A Stripe that has no refresh (a test's): the plain read.
+    public func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent {
+        try await retrievePaymentIntent(clientSecret: clientSecret)
+    }
+    public func refreshSetupIntent(clientSecret: String) async throws -> SetupIntent {
+        try await retrieveSetupIntent(clientSecret: clientSecret)
+    }
+    public func ping(_ url: URL) async {}
 }

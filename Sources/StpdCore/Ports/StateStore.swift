@@ -3,7 +3,8 @@ import JSONRPC
 
 /// Where the domain keeps its objects and the event log. Implemented over SQLite by StpdStore
 /// (one daemon), over PostgreSQL by StpdPostgres (a fleet sharing one database), and in memory
-/// here for tests; the domain never sees which (`RecordTable` is its only user for objects).
+/// by the domain's tests (`Tests/StpdCoreTests/Support`); the domain never sees which
+/// (`RecordTable` is its only user for objects).
 ///
 /// Invariants every store keeps:
 /// - `apply` is one transaction: every change's object write, its key rows and its event, or

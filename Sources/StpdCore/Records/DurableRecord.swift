@@ -1,4 +1,5 @@
 import Foundation
+import JSONRPC
 import StpdProtocol
 
 /// A kind of durable object as the record core (`RecordTable`) keeps it: the stored form (with
@@ -9,6 +10,14 @@ public protocol DurableRecord: Codable, Sendable {
     associatedtype View: Encodable & Sendable
 
     static var kind: ObjectKind { get }
+    /// The version of the stored form (what `Codable` makes of the record), kept in each row's
+    /// state as `schemaVersion` (`StoredForm`). Rows written before versions (release 0.1.0) read
+    /// as version 0, which is version 1 without the member. A change to the stored form bumps it
+    /// and teaches `upgrade` the step from the version before.
+    static var schemaVersion: Int { get }
+    /// A stored state of an older version (`from`) brought to the current form before it is
+    /// decoded. The default knows version 0 only.
+    static func upgrade(_ state: JSONValue, from version: Int) throws -> JSONValue
     /// The event announcing its removal by the retention sweep; nil: never swept.
     static var removed: Event? { get }
 
@@ -34,6 +43,11 @@ public protocol DurableRecord: Codable, Sendable {
 }
 
 extension DurableRecord {
+    public static func upgrade(_ state: JSONValue, from version: Int) throws -> JSONValue {
+        guard version == 0, schemaVersion == 1 else { throw StoredForm.NoUpgrade(kind: kind, from: version) }
+        return state
+    }
+
     public var queryStatus: String? { nil }
     public var isLive: Bool { false }
     public var isFinished: Bool { false }

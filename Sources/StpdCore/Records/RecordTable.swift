@@ -156,7 +156,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         view: R.View? = nil
     ) throws -> StateChange {
         let object = StoredObject(
-            id: record.id, kind: R.kind.rawValue, ownerUID: record.owner, state: try JSONCoding.value(of: record),
+            id: record.id, kind: R.kind.rawValue, ownerUID: record.owner, state: try StoredForm.state(of: record),
             createdAt: record.createdAt, updatedAt: record.updatedAt, status: record.queryStatus,
             live: record.isLive, finished: record.isFinished)
         return StateChange(
@@ -279,7 +279,9 @@ public final class RecordTable<R: DurableRecord>: Sendable {
 
     private func decodeOrSetAside(_ stored: StoredObject) -> R? {
         do {
-            return try JSONCoding.typed(R.self, from: stored.state)
+            return try StoredForm.record(R.self, from: stored.state)
+        } catch is StoredForm.Newer {
+            return nil  // A newer stpd's row: left for it (a fleet being upgraded), never set aside.
         } catch {
             let reason = String(describing: error)
             reportSetAside(R.kind, stored.id, reason)

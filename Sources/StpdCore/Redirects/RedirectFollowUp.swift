@@ -88,7 +88,8 @@ extension RedirectSessions: PollFollower, IntentPollFollower {
         do {
             _ = try await Intent.polls(in: intents).start(
                 for: Caller(uid: record.owner), id: id, clientSecret: record.clientSecret, intent: nil,
-                purpose: .followUp, redirect: record.id)
+                purpose: .followUp, entry: record.entry ?? .handleNextAction, redirect: record.id,
+                paymentMethodType: record.paymentMethodType, pingURL: record.pingURL)
         } catch {
             await settleFailure(record.id, error)
         }

@@ -38,6 +38,14 @@ struct RedirectRecord: DurableRecord {
     /// The key its return URL is filed under (`ReturnURL.lookupKeys`), chosen when it starts.
     var returnKey: String?
     var followUpTimeout: Double
+    /// For an intent, the entry point of the action its follow-up ends (`IntentRules.outcomeTable`);
+    /// nil for a session of `redirect.create`, whose intent was confirmed elsewhere: handleNextAction's.
+    var entry: IntentEntry?
+    /// For an intent, its payment method's type when the session was made: the follow-up's first
+    /// read refreshes Cash App and Klarna (`IntentRules.refreshes`).
+    var paymentMethodType: String?
+    /// Requested before the follow-up's reads: Alipay's return URL (`NextAction.alipayReturnPing`).
+    var pingURL: String?
     var completion: Completion?
     var outcome: RedirectOutcome?
     var createdAt: Date
@@ -90,6 +98,8 @@ struct RedirectRecord: DurableRecord {
     }
 
     static let kind = ObjectKind.redirect
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: RedirectEvent? = .removed
     static let foregroundKey = LookupKey.make("redirect", "completesOnForeground")
 

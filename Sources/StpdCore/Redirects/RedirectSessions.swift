@@ -110,7 +110,7 @@ public final class RedirectSessions: Sendable {
     /// For a PaymentIntent or SetupIntent whose redirect kind of next action sends the customer to `target`.
     func create(
         for caller: Caller, intent: some StripeIntent, clientSecret: String, target: IntentRedirect,
-        followUpTimeout: Double?
+        followUpTimeout: Double?, entry: IntentEntry? = nil
     ) async throws -> RedirectSessionView {
         let kind = type(of: intent).kind
         var record = newRecord(
@@ -123,6 +123,9 @@ public final class RedirectSessions: Sendable {
         }
         record.returnURL = target.returnURL?.absoluteString
         record.loopback = loopback?.claim(record.returnURL)
+        record.entry = entry
+        record.paymentMethodType = intent.paymentMethodType
+        if intent.paymentMethodType == "alipay" { record.pingURL = intent.nextAction?.alipayReturnPing?.absoluteString }
         switch kind {
         case .paymentIntent: record.paymentIntentId = intent.id
         case .setupIntent: record.setupIntentId = intent.id
@@ -162,6 +165,10 @@ struct IntentRedirect: Sendable {
     /// WeChat Pay's iOS action opens the WeChat app and has no return URL: the session completes
     /// when the app comes back to the foreground, as the SDK's does.
     var opensApp: Bool
+    /// `use_stripe_sdk`'s `three_d_secure_redirect` page: the SDK opens it with the action's return
+    /// URL when it has one, else without (its browser completes when closed), so no return URL is
+    /// required: the session completes on one, on `redirect.report closed` or `app.foreground`.
+    var returnOptional: Bool
 
     /// Nil when the action is no redirect, or lacks a URL that parses.
     init?(_ action: NextAction, confirmedWith returnURL: String?) {
@@ -169,10 +176,20 @@ struct IntentRedirect: Sendable {
         url = target.url
         self.returnURL = target.returnURL ?? returnURL.flatMap(URL.strict)
         opensApp = action.type == .wechatPayRedirectToIOSApp
+        returnOptional = action.isThreeDSecureRedirect
+    }
+
+    /// A voucher's page (`NextAction.voucherPage`): the SDK opens it with no return URL, and the
+    /// action ends when the customer closes it.
+    init(voucherPage: URL) {
+        url = voucherPage
+        returnURL = nil
+        opensApp = false
+        returnOptional = true
     }
 
     /// Whatever ends the session is known.
-    var isComplete: Bool { returnURL != nil || opensApp }
+    var isComplete: Bool { returnURL != nil || opensApp || returnOptional }
 }
 
 extension RedirectSessions: Sweepable {

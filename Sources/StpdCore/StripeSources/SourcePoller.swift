@@ -191,7 +191,7 @@ public final class SourcePoller: Sendable {
             p.interval = Self.defaultInterval
             p.retryCount = 0
             p.latestSource = source?.allResponseFields
-            finishing = source?.status != .pending
+            finishing = !SourceOutcomes.continuesPolling(source?.status)
             error = nil
         case .httpError(let status, let stripeError) where (400..<500).contains(status):
             finishing = true

@@ -66,6 +66,8 @@ struct SourceRecord: DurableRecord {
     }
 
     static let kind = ObjectKind.source
+    /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
+    static let schemaVersion = 1
     static let removed: SourceEvent? = .removed
     static let pausedKey = LookupKey.make("source", "pollPaused")
 

@@ -24,13 +24,16 @@ public final class SourceService: Sendable {
     private let pollers = Mutex<[String: SourcePoller]>([:])
     private let follower = Mutex<(any PollFollower)?>(nil)
     private let work: LeasedWork
+    /// How many polls each user runs, and how fast they send (shared with the intents' polls).
+    private let budget: PollBudget
 
     public init(
         api: any PaymentsAPI, log: EventLog, background: BackgroundWork, clock: any Clock<Duration> = ContinuousClock(),
-        now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil,
+        now: @escaping @Sendable () -> Date = Date.init, work: LeasedWork? = nil, budget: PollBudget = PollBudget(),
         reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
     ) {
         self.api = api
+        self.budget = budget
         self.work = work ?? LeasedWork(background: background)
         table = RecordTable(log: log, now: now, reportSetAside: reportSetAside)
         timers = TimerQueue(clock: clock)
@@ -114,11 +117,18 @@ public final class SourceService: Sendable {
             progress: PollProgress(startedAt: now(), requestedTimeout: timeout ?? SourcePoller.maxTimeout),
             redirect: redirect)
         var replaced: String?
-        let change = try await table.update(id, for: caller) { record in
-            replaced = record.poll.flatMap { $0.isRunningOrPaused ? $0.id : nil }
-            record.clientSecret = secret
-            record.poll = poll
-            return .pollStarted
+        try budget.admit(uid: known.owner, object: id, pollID: poll.id ?? id)
+        let change: RecordTable<SourceRecord>.Change
+        do {
+            change = try await table.update(id, for: caller) { record in
+                replaced = record.poll.flatMap { $0.isRunningOrPaused ? $0.id : nil }
+                record.clientSecret = secret
+                record.poll = poll
+                return .pollStarted
+            }
+        } catch {
+            budget.leave(pollID: poll.id ?? id)
+            throw error
         }
         if let replaced { await work.stop(Self.lease(id, replaced)) }
         launch(change.record)
@@ -185,13 +195,20 @@ public final class SourceService: Sendable {
     /// Polls the source's poll `pollID` from its stored progress, if it still runs when the
     /// lease is taken (it may have been stopped anywhere meanwhile).
     private func pollJob(_ id: String, _ pollID: String?, restart: Bool = false) -> LeasedWork.Job {
-        LeasedWork.Job(name: Self.lease(id, pollID)) { [self, api, timers, now] in
+        LeasedWork.Job(name: Self.lease(id, pollID)) { [self, api, timers, now, budget] in
+            defer { budget.leave(pollID: pollID ?? id) }
             guard let record = try? await table.find(id), let poll = record.poll, poll.id == pollID,
                 poll.status == .polling, let secret = record.clientSecret
             else { return }
+            // Counted for its user (again after a restart), and sent at the user's pace.
+            let owner = record.owner
+            budget.enter(uid: owner, object: id, pollID: pollID ?? id)
             let poller = SourcePoller(
                 sourceID: id, clientSecret: secret, progress: poll.progress, timers: timers, now: now,
-                fetch: { id, secret in await api.pollSource(id: id, clientSecret: secret) })
+                fetch: { id, secret in
+                    await budget.turn(uid: owner)
+                    return await api.pollSource(id: id, clientSecret: secret)
+                })
             pollers.withLock { $0.updateValue(poller, forKey: id) }?.stop()
             await run(poller, id: id, pollID: pollID, restart: restart)
         }
@@ -203,6 +220,8 @@ public final class SourceService: Sendable {
         if let poller = pollers.withLock({ $0[record.id] }) {
             if poller.resume() {
                 work.start(Self.lease(record.id, poll.id)) { [self] in
+                    budget.enter(uid: record.owner, object: record.id, pollID: poll.id ?? record.id)
+                    defer { budget.leave(pollID: poll.id ?? record.id) }
                     await run(poller, id: record.id, pollID: poll.id, restart: true)
                 }
             }

@@ -34,6 +34,7 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     public var maxFrameBytes = 1 << 20
     public var maxOutboundBytes = 4 << 20
+    public var maxOutboundBytesPerUID = 64 << 20
     /// Any string in any call's params, and any member name (bytes of UTF-8).
     public var maxStringBytes = 16 << 10
     /// An object's stored state and a page of events or objects.
@@ -59,6 +60,8 @@ public struct DaemonConfiguration: Sendable {
     public var eventRetention = EventRetention()
     /// `events.wait` calls that may wait at once, per connection and per uid.
     public var waitLimits = WaitLimits()
+    public var subscriptionLimits = SubscriptionLimits()
+    public var pollLimits = PollBudget.Limits()
     /// Enables `debug.emit`.
     public var debugMethods = false
     /// The Stripe API's origin, validated by `validateStripeAPIBase` (no path, http only on loopback).
@@ -149,6 +152,7 @@ public struct DaemonConfiguration: Sendable {
         var c = DaemonConfiguration(stateDirectory: defaultStateDirectory(environment))
         c.configFile = file?.path
         c.credentialsDirectory = environment["CREDENTIALS_DIRECTORY"]
+        var givens: [String: (raw: String, origin: ConfigurationKeys.Origin)] = [:]
         for setting in ConfigurationKeys.all where setting.key != "STPD_CONFIG" {
             let key = setting.key
             let given: (raw: String, origin: ConfigurationKeys.Origin)? =
@@ -160,6 +164,7 @@ public struct DaemonConfiguration: Sendable {
                     (raw, .file(path: file.path, line: file.lines[key] ?? 0))
                 } else { nil }
             guard let given else { continue }
+            givens[key] = given
             do {
                 try setting.apply(&c, given.raw)
             } catch let refusal as ConfigurationKey.Refusal {
@@ -168,6 +173,7 @@ public struct DaemonConfiguration: Sendable {
                 throw ConfigurationError.invalid(key, raw, expected, from: given.origin)
             }
         }
+        try c.checkRelations(givens)
         let unknown = ConfigurationKeys.unknownKeys(environment: environment, file: file)
         if c.strictConfig, !unknown.isEmpty { throw ConfigurationError.unknownKeys(unknown) }
         c.warnings += unknown
@@ -182,6 +188,18 @@ public struct DaemonConfiguration: Sendable {
         try c.resolveStripeKey(credentialsDirectory: c.credentialsDirectory, setting: setting)
         try c.checkStripeBaseTransport()
         return c
+    }
+
+    /// Settings whose range depends on another's: one given out of it is refused, naming it (a
+    /// default is fitted silently, as the setting's summary says).
+    func checkRelations(_ givens: [String: (raw: String, origin: ConfigurationKeys.Origin)]) throws {
+        let key = "STPD_RESERVED_CONNECTIONS"
+        if let given = givens[key], reservedConnections > maxConnections / 2 {
+            throw ConfigurationError.invalid(
+                key, given.raw,
+                "0 to \(maxConnections / 2) connections: at most half of STPD_MAX_CONNECTIONS=\(maxConnections)",
+                from: given.origin)
+        }
     }
 
     /// Every Stripe request carries a key (the daemon's, or a customer's ephemeral one) in its

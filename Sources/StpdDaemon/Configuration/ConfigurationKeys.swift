@@ -114,6 +114,12 @@ public enum ConfigurationKeys {
             unit: "bytes",
             summary: "bytes queued per connection before a subscriber gets `events.dropped` and is disconnected"),
         .number(
+            "STPD_MAX_OUTBOUND_BYTES_PER_UID", flag: "--max-outbound-bytes-per-uid", \.maxOutboundBytesPerUID,
+            range: (64 << 10)...(1 << 34), unit: "bytes",
+            summary:
+                "bytes queued or reserved over all the connections of one uid; past it each of them waits (or its subscriber is dropped) as one connection does past `STPD_MAX_OUTBOUND_BYTES`"
+        ),
+        .number(
             "STPD_MAX_STRING_BYTES", flag: "--max-string-bytes", \.maxStringBytes, range: 256...(1 << 20),
             unit: "bytes",
             summary:
@@ -150,10 +156,10 @@ public enum ConfigurationKeys {
                 "connections one uid may hold open at once (the same refusal, `scope: uid`); under half of `STPD_MAX_CONNECTIONS` by default, so no two uids take them all"
         ),
         .number(
-            "STPD_RESERVED_CONNECTIONS", flag: "--reserved-connections", \.reservedConnections, range: 0...65535,
+            "STPD_RESERVED_CONNECTIONS", flag: "--reserved-connections", \.reservedConnections, range: 0...32768,
             unit: "connections",
             summary:
-                "the last of `STPD_MAX_CONNECTIONS` (at most half of them), kept for root and stpd's own user: others are refused once only these are left"
+                "the last of `STPD_MAX_CONNECTIONS`, kept for root and stpd's own user: others are refused once only these are left; more than half of `STPD_MAX_CONNECTIONS` is refused at start (the default is cut to half)"
         ),
         .number(
             "STPD_MAX_WAITS_PER_CONNECTION", flag: "--max-waits-per-connection", \.waitLimits.perConnection,
@@ -163,6 +169,33 @@ public enum ConfigurationKeys {
             "STPD_MAX_WAITS_PER_UID", flag: "--max-waits-per-uid", \.waitLimits.perUID,
             range: WaitLimits.perUIDRange, unit: "calls",
             summary: "`events.wait` calls waiting at once for one uid, over all its connections"),
+        .number(
+            "STPD_MAX_POLLS_PER_UID", flag: "--max-polls-per-uid", \.pollLimits.pollsPerUID,
+            range: PollBudget.Limits.pollsPerUIDRange, unit: "polls",
+            summary:
+                "intent and Source polls one uid may have running at once (a paused one does not count); one more gets TooManyPolls"
+        ),
+        .number(
+            "STPD_POLL_REQUESTS_PER_SECOND_PER_UID", flag: "--poll-requests-per-second-per-uid",
+            \.pollLimits.requestsPerSecondPerUID, range: PollBudget.Limits.requestsPerSecondRange, unit: "requests",
+            summary:
+                "Stripe requests per second one uid's polls send together (bursts of twice as many); past it they wait their turn"
+        ),
+        .number(
+            "STPD_MAX_SUBSCRIPTIONS_PER_CONNECTION", flag: "--max-subscriptions-per-connection",
+            \.subscriptionLimits.perConnection, range: SubscriptionLimits.perConnectionRange, unit: "subscriptions",
+            summary: "`events.subscribe` subscriptions one connection holds at once; one more gets TooManySubscriptions"
+        ),
+        .number(
+            "STPD_MAX_SUBSCRIPTIONS_PER_UID", flag: "--max-subscriptions-per-uid", \.subscriptionLimits.perUID,
+            range: SubscriptionLimits.perUIDRange, unit: "subscriptions",
+            summary: "subscriptions one uid holds at once, over all its connections"),
+        .number(
+            "STPD_MAX_SUBSCRIPTION_BYTES_PER_UID", flag: "--max-subscription-bytes-per-uid",
+            \.subscriptionLimits.filterBytesPerUID, range: SubscriptionLimits.filterBytesPerUIDRange, unit: "bytes",
+            summary:
+                "bytes of filters (object ids and types) one uid's subscriptions hold together; one filter holds at most 64 KiB"
+        ),
         ConfigurationKey(
             "STPD_CONNECTION_IDLE_TIMEOUT", flag: "--connection-idle-timeout", valueName: "SECONDS",
             accepts: "0 to 86400 seconds", range: 0...86400,

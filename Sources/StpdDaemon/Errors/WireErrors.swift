@@ -70,6 +70,10 @@ extension DomainError: RPCErrorConvertible {
                     "type": .string(type), "deadline": .string(deadline.formatted(.iso8601)),
                     "status": .string(status),
                 ])
+        case .budgetExceeded(let what, let limit, let setting):
+            StpdErrors.tooManyPolls(
+                "at most \(limit) \(what)",
+                data: ["scope": "user", "limit": .int(Int64(limit)), "setting": .string(setting)])
         case .shippingAddressIncomplete(let fields, let members):
             StpdErrors.shippingAddressIncomplete(
                 "missing or not valid: \(members.map { "address.\($0)" }.joined(separator: ", ")) "

@@ -14,5 +14,8 @@ enum AppRequestHandlers {
                 error: params.error.map { AppRequestFailure(message: $0.message, code: $0.code) })
             return .init()
         }
+        router.register(AppRequestGet.self) { params, context in
+            try await broker.get(id: params.request, for: context.caller)
+        }
     }
 }

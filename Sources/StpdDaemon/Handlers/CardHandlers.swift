@@ -14,10 +14,13 @@ enum CardHandlers {
 
 extension CardValidator {
     /// Refuses `card`, if given, before any request to Stripe: CardInvalid naming the field under
-    /// `path`, where the card sits in the method's params.
-    func require(_ card: CardInput?, at path: String) throws(RPCError) {
+    /// `path`, where the card sits in the method's params (in Stripe's field names, `exp_month`,
+    /// with `stripeNames`: a `raw` card).
+    func require(_ card: CardInput?, at path: String, stripeNames: Bool = false) throws(RPCError) {
         guard let card else { return }
-        do throws(CardRefused) { try require(card) } catch { throw error.rpcError(at: path) }
+        do throws(CardRefused) { try require(card) } catch {
+            throw error.rpcError(at: path, stripeNames: stripeNames)
+        }
     }
 }
 
@@ -25,7 +28,7 @@ extension CardValidator {
 extension CardRefused: RPCErrorConvertible {
     public var rpcError: RPCError { rpcError(at: "card") }
 
-    func rpcError(at path: String) -> RPCError {
+    func rpcError(at path: String, stripeNames: Bool = false) -> RPCError {
         let what =
             switch field {
             case .number: "card number"
@@ -33,7 +36,13 @@ extension CardRefused: RPCErrorConvertible {
             case .expYear: "expiry year"
             case .cvc: "CVC"
             }
-        let parameter = "\(path).\(field.rawValue)"
+        let name =
+            switch (stripeNames, field) {
+            case (true, .expMonth): "exp_month"
+            case (true, .expYear): "exp_year"
+            default: field.rawValue
+            }
+        let parameter = "\(path).\(name)"
         return StpdErrors.cardInvalid(
             "the \(what) is \(state.rawValue) (\(parameter))",
             data: [

@@ -10,7 +10,7 @@ enum CustomerHandlers {
         router.register(CustomerOpen.self) { params, context in
             try validate(params.adapter)
             return try await sessions.open(
-                for: context.caller, adapter: params.adapter, prefetch: params.prefetch ?? true)
+                for: context.caller, adapter: SessionAdapter(params.adapter), prefetch: params.prefetch ?? true)
         }
         router.register(CustomerGet.self) { params, context in
             try await sessions.get(id: params.session, for: context.caller)
@@ -92,5 +92,33 @@ enum CustomerHandlers {
         case .app:
             break
         }
+    }
+}
+
+extension SessionAdapter {
+    /// `customer.open`'s adapter as the session stores it.
+    init(_ adapter: CustomerAdapter) {
+        let kind: Kind =
+            switch adapter.kind {
+            case .stripe: .stripe
+            case .backend: .backend
+            case .app: .app
+            }
+        self.init(
+            kind: kind, keyProvider: adapter.keyProvider.map(KeyProvider.init), url: adapter.url,
+            authorization: adapter.authorization, includeApplePayPaymentMethods: adapter.includeApplePayPaymentMethods,
+            timeout: adapter.timeout)
+    }
+}
+
+extension SessionAdapter.KeyProvider {
+    init(_ provider: CustomerAdapter.KeyProvider) {
+        let kind: Kind =
+            switch provider.kind {
+            case .backend: .backend
+            case .app: .app
+            case .server: .server
+            }
+        self.init(kind: kind, url: provider.url, authorization: provider.authorization, customer: provider.customer)
     }
 }

@@ -11,11 +11,24 @@ enum EventHandlers {
     ) {
         router.register(EventsSubscribe.self) { params, context in
             let id = ObjectID.make("sub_")
+            let wanted = try filter(params.filter, context)
+            try subscriptions.reserve(
+                id, connection: context.connection.id, uid: context.caller.uid, filterBytes: params.filter?.bytes ?? 0)
             let sink = ConnectionEventSink(connection: context.connection, registry: subscriptions, subscription: id)
-            let subscription = try await mapCursorErrors {
-                try await log.subscribe(id: id, since: params.since, filter: filter(params.filter, context), sink: sink)
+            let subscription: Subscription
+            do {
+                subscription = try await mapCursorErrors {
+                    try await log.subscribe(id: id, since: params.since, filter: wanted, sink: sink)
+                }
+            } catch {
+                subscriptions.cancel(id)
+                throw error
             }
-            subscriptions.add(id, connection: context.connection.id)
+            // Closed meanwhile: `endAll` ran before the subscription was on the bus.
+            if !context.connection.isOpen {
+                subscriptions.cancel(id)
+                log.unsubscribe(id: id)
+            }
             holdIdleTimeout(context, subscriptions)
             context.connection.afterReply { await log.start(subscription) }
             return .init(subscription: id, latestSeq: subscription.joinedAfter)
@@ -30,7 +43,7 @@ enum EventHandlers {
         }
 
         router.register(EventsWait.self) { params, context in
-            let wanted = filter(params.filter, context)
+            let wanted = try filter(params.filter, context)
             let output = context.output
             let result = try await waits.run(connection: context.connection, uid: context.caller.uid) {
                 try await mapCursorErrors {
@@ -50,8 +63,16 @@ enum EventHandlers {
     }
 
     /// Root sees every user's events; anyone else only those of objects they created.
-    static func filter(_ params: EventFilterParams?, _ context: CallContext) -> EventFilter {
-        EventFilter(
+    /// A filter over `EventFilterParams.maxBytes` is refused, naming it (its counts the schema bounds).
+    static func filter(_ params: EventFilterParams?, _ context: CallContext) throws(RPCError) -> EventFilter {
+        if let params, params.bytes > EventFilterParams.maxBytes {
+            var error = RPCError.invalidParams(
+                "its ids and types are \(params.bytes) bytes; at most \(EventFilterParams.maxBytes) are accepted",
+                parameter: "filter")
+            error.data = ["parameter": "filter", "maxBytes": .int(Int64(EventFilterParams.maxBytes))]
+            throw error
+        }
+        return EventFilter(
             objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: context.caller.ownerFilter)
     }
 

@@ -28,12 +28,23 @@ enum IntentHandlers {
         }
         router.register(IntentConfirm<K>.self) { params, context in
             try cards.require(params.paymentMethod.card, at: "paymentMethod.card")
+            try cards.require(params.paymentMethod.rawCard, at: "paymentMethod.raw.card", stripeNames: true)
             var confirm = try params.paymentMethod.confirmParams(
                 clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod",
                 setupIntent: Intent.kind == .setupIntent)
+            confirm.paymentMethodOptions = params.paymentMethodOptions?.stripeFields ?? [:]
+            if let shipping = params.shipping {
+                guard Intent.kind == .paymentIntent else {
+                    throw RPCError.invalidParams("a SetupIntent takes no shipping", parameter: "shipping")
+                }
+                confirm.shipping = shipping.stripeFields
+            }
             return try await returnURLs.resolve(params.returnURL, for: context) {
                 confirm.returnURL = $0
-                return answer(try await handler.confirm(Intent.self, confirm, for: context.caller, start: params.start))
+                return answer(
+                    try await handler.confirm(
+                        Intent.self, confirm, for: context.caller, start: params.start, voucher: params.voucher ?? .open
+                    ))
             }
         }
         router.register(IntentHandleNextAction<K>.self) { params, context in
@@ -42,7 +53,7 @@ enum IntentHandlers {
                 answer(
                     try await handler.handleNextAction(
                         Intent.self, clientSecret: params.clientSecret, returnURL: $0, for: context.caller,
-                        start: params.start))
+                        start: params.start, voucher: params.voucher ?? .open))
             }
         }
         router.register(IntentVerifyMicrodeposits<K>.self) { params, context in

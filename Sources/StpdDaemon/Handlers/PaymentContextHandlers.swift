@@ -4,12 +4,9 @@ import StpdProtocol
 
 /// `paymentContext.*`.
 enum PaymentContextHandlers {
-    static func register(
-        into router: inout MethodRouter<CallContext>, contexts: PaymentContexts, customers: CustomerSessions
-    ) {
+    static func register(into router: inout MethodRouter<CallContext>, contexts: PaymentContexts) {
         router.register(PaymentContextCreate.self) { params, context in
-            try await requireOpen(params.session, of: context.caller, customers)
-            return try await contexts.create(for: context.caller, PaymentContextTerms(params))
+            try await contexts.create(for: context.caller, PaymentContextTerms(params))
         }
         router.register(PaymentContextGet.self) { params, context in
             try await contexts.get(id: params.context, for: context.caller)
@@ -60,15 +57,6 @@ enum PaymentContextHandlers {
         }
         router.register(PaymentContextClose.self) { params, context in
             try await contexts.close(id: params.context, for: context.caller)
-        }
-    }
-
-    /// A context is made on the caller's own open session.
-    static func requireOpen(_ session: String, of caller: Caller, _ customers: CustomerSessions) async throws {
-        let view = try await customers.get(id: session, for: caller)
-        guard view.status == .open else {
-            throw StpdErrors.invalidState(
-                "customer session \(session) is closed", data: ["state": .string(view.status.rawValue)])
         }
     }
 }

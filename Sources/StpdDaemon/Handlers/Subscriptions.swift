@@ -104,33 +104,107 @@ final class EventFrames: Sendable {
     }
 }
 
+/// How many subscriptions one connection and one uid may hold, and how many bytes of filters a
+/// uid's subscriptions may hold together: each lives as long as its connection, and is matched
+/// against every event (through the bus's index) and held in memory with its filter.
+public struct SubscriptionLimits: Sendable, Hashable {
+    public var perConnection = 64
+    public var perUID = 1024
+    public var filterBytesPerUID = 4 << 20
+
+    public static let perConnectionRange = 1...10_000
+    public static let perUIDRange = 1...1_000_000
+    public static let filterBytesPerUIDRange = 65536...(1 << 30)
+
+    public init() {}
+}
+
 /// The live subscriptions, by the connection that made them: a connection may end only its own,
-/// and they all end with it.
+/// and they all end with it. Counted per connection and per uid, with their filters' bytes.
 final class SubscriptionRegistry: Sendable {
-    private let byID = Mutex<[String: UInt64]>([:])
+    private struct Entry {
+        var connection: UInt64
+        var uid: UInt32
+        var bytes: Int
+    }
+
+    private struct State {
+        var byID: [String: Entry] = [:]
+        var byConnection: [UInt64: Set<String>] = [:]
+        var byUID: [UInt32: (count: Int, bytes: Int)] = [:]
+
+        mutating func insert(_ id: String, _ entry: Entry) {
+            byID[id] = entry
+            byConnection[entry.connection, default: []].insert(id)
+            byUID[entry.uid, default: (0, 0)].count += 1
+            byUID[entry.uid, default: (0, 0)].bytes += entry.bytes
+        }
+
+        mutating func remove(_ id: String) -> Entry? {
+            guard let entry = byID.removeValue(forKey: id) else { return nil }
+            byConnection[entry.connection]?.remove(id)
+            if byConnection[entry.connection]?.isEmpty == true { byConnection[entry.connection] = nil }
+            byUID[entry.uid]?.count -= 1
+            byUID[entry.uid]?.bytes -= entry.bytes
+            if byUID[entry.uid]?.count == 0 { byUID[entry.uid] = nil }
+            return entry
+        }
+    }
+
+    private let state = Mutex(State())
     let log: EventLog
+    let limits: SubscriptionLimits
     let frames = EventFrames()
     /// How long a connection that fell behind gets to read its `events.dropped` notices.
     let dropGrace: TimeAmount
     let metrics: StpdMetrics?
 
-    init(log: EventLog, dropGrace: TimeAmount = .seconds(30), metrics: StpdMetrics? = nil) {
+    init(
+        log: EventLog, limits: SubscriptionLimits = SubscriptionLimits(), dropGrace: TimeAmount = .seconds(30),
+        metrics: StpdMetrics? = nil
+    ) {
         self.log = log
+        self.limits = limits
         self.dropGrace = dropGrace
         self.metrics = metrics
     }
 
-    var count: Int { byID.withLock { $0.count } }
+    var count: Int { state.withLock { $0.byID.count } }
 
-    func add(_ id: String, connection: UInt64) {
-        byID.withLock { $0[id] = connection }
+    /// What `uid` holds now: its subscriptions and their filters' bytes.
+    func held(uid: UInt32) -> (count: Int, bytes: Int) { state.withLock { $0.byUID[uid] ?? (0, 0) } }
+
+    /// Counts a subscription in before it is made, or throws TooManySubscriptions; `add` or
+    /// `cancel` follows.
+    func reserve(_ id: String, connection: UInt64, uid: UInt32, filterBytes: Int) throws(RPCError) {
+        let refusal: RPCError? = state.withLock { s in
+            if s.byConnection[connection, default: []].count >= limits.perConnection {
+                return Self.refusal(
+                    "connection", ["limit": .int(Int64(limits.perConnection))], "STPD_MAX_SUBSCRIPTIONS_PER_CONNECTION")
+            }
+            let held = s.byUID[uid] ?? (0, 0)
+            if held.count >= limits.perUID {
+                return Self.refusal("user", ["limit": .int(Int64(limits.perUID))], "STPD_MAX_SUBSCRIPTIONS_PER_UID")
+            }
+            if held.bytes + filterBytes > limits.filterBytesPerUID {
+                return Self.refusal(
+                    "user", ["maxBytes": .int(Int64(limits.filterBytesPerUID))],
+                    "STPD_MAX_SUBSCRIPTION_BYTES_PER_UID")
+            }
+            s.insert(id, Entry(connection: connection, uid: uid, bytes: filterBytes))
+            return nil
+        }
+        if let refusal { throw refusal }
     }
+
+    /// A subscription reserved and then not made (its cursor was refused).
+    func cancel(_ id: String) { _ = state.withLock { $0.remove(id) } }
 
     /// Ends a subscription if `connection` owns it.
     func end(_ id: String, connection: UInt64) -> Bool {
-        let owned = byID.withLock { map in
-            guard map[id] == connection else { return false }
-            map[id] = nil
+        let owned = state.withLock { s in
+            guard s.byID[id]?.connection == connection else { return false }
+            _ = s.remove(id)
             return true
         }
         if owned { log.unsubscribe(id: id) }
@@ -139,7 +213,7 @@ final class SubscriptionRegistry: Sendable {
 
     /// Whether `connection` holds a subscription.
     func hasAny(connection: UInt64) -> Bool {
-        byID.withLock { map in map.values.contains(connection) }
+        state.withLock { $0.byConnection[connection] != nil }
     }
 
     func endAll(connection: UInt64) {
@@ -147,11 +221,20 @@ final class SubscriptionRegistry: Sendable {
     }
 
     private func take(connection: UInt64) -> [String] {
-        byID.withLock { map in
-            let ids = map.filter { $0.value == connection }.map(\.key)
-            for id in ids { map[id] = nil }
+        state.withLock { s in
+            let ids = Array(s.byConnection[connection] ?? [])
+            for id in ids { _ = s.remove(id) }
             return ids
         }
+    }
+
+    static func refusal(_ scope: String, _ bound: [String: JSONValue], _ setting: String) -> RPCError {
+        let what =
+            bound["limit"].map { "at most \($0) subscriptions" } ?? "at most \(bound["maxBytes"]!) bytes of filters"
+        var data = bound
+        data["scope"] = .string(scope)
+        data["setting"] = .string(setting)
+        return StpdErrors.tooManySubscriptions("\(what) per \(scope)", data: .object(data))
     }
 
     /// A subscription could not go on, and its connection closes. Its `events.dropped` goes
@@ -159,7 +242,7 @@ final class SubscriptionRegistry: Sendable {
     /// queued for the connection are withdrawn so that the notices go first, and every
     /// subscription of the connection gets one, naming the last seq that is really on its way.
     func dropped(_ id: String, resumeSince: Int64, reason: DropReason, connection: RPCConnection) {
-        guard byID.withLock({ $0.removeValue(forKey: id) }) != nil else { return }  // the connection is closing already
+        guard state.withLock({ $0.remove(id) }) != nil else { return }  // the connection is closing already
         metrics?.subscriberDropped(reason)
         log.unsubscribe(id: id)
         // The others stop first, so none of them queues anything past what is withdrawn.

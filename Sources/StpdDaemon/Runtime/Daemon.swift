@@ -60,6 +60,7 @@ public enum Daemon {
         var serverConfiguration = RPCServerConfiguration()
         serverConfiguration.maxFrameBytes = configuration.maxFrameBytes
         serverConfiguration.maxOutboundBytes = configuration.maxOutboundBytes
+        serverConfiguration.maxOutboundBytesPerUID = configuration.maxOutboundBytesPerUID
         serverConfiguration.maxInFlightPerConnection = configuration.maxInFlight
         serverConfiguration.maxBatchRequests = configuration.maxBatchRequests
         serverConfiguration.maxConnections = configuration.maxConnections
@@ -121,7 +122,18 @@ public enum Daemon {
                 reason: "--recover-with-key is for the SQLite state; a fleet re-seals with --rotate-state-key")
         }
         try prepareStateDirectory(configuration.stateDirectory)
-        let old = try StateKey.sealer(fromFile: oldKeyFile)
+        let old = try readOldStateKey(oldKeyFile)
+        // A recovery re-seals with the key the daemon has; it never makes one (a new key would
+        // let the next start open a database whose rows it cannot read, instead of refusing).
+        guard
+            StateKey.exists(
+                stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory)
+        else {
+            throw RecoveryError(
+                reason:
+                    "no state key in \(configuration.stateDirectory) (nor a systemd credential): --recover-with-key "
+                    + "re-seals with the daemon's key and never creates one; put the key back first")
+        }
         let stateKey = try StateKey.load(
             stateDirectory: configuration.stateDirectory, credentialsDirectory: configuration.credentialsDirectory,
             databaseExists: true)
@@ -136,6 +148,24 @@ public enum Daemon {
             report += "\nstill sealed with state key \(key): \(rows) rows"
         }
         return report
+    }
+
+    /// The key file given to `--recover-with-key`, read as the configuration is (`FileTrust`):
+    /// a key another user can write to, or that they own, could make stpd seal with their key.
+    static func readOldStateKey(_ path: String) throws -> StateSealer {
+        let handle: FileHandle
+        do throws(FileTrust.Failure) { handle = try FileTrust.open(path) } catch {
+            switch error {
+            case .unreadable(let reason): throw StateKeyError(path: path, reason: "cannot read it: \(reason)")
+            case .untrusted(let reason): throw ConfigurationError.untrusted("state key file", path, reason)
+            }
+        }
+        defer { try? handle.close() }
+        let bytes: Data
+        do { bytes = try handle.read(upToCount: 4097) ?? Data() } catch {
+            throw StateKeyError(path: path, reason: "cannot read it: \(ConfigFile.readFailure(error))")
+        }
+        return try StateKey.sealer(fromBytes: Array(bytes), path: path)
     }
 
     /// The long-lived pieces handlers share.
@@ -173,7 +203,8 @@ public enum Daemon {
             self.metrics = metrics
             self.log = log
             self.store = store
-            subscriptions = SubscriptionRegistry(log: log, metrics: metrics)
+            subscriptions = SubscriptionRegistry(
+                log: log, limits: configuration.subscriptionLimits, metrics: metrics)
             waits = EventWaits(limits: configuration.waitLimits)
             self.stripe = stripe
             let work = LeasedWork(leases: store.fleet?.leases ?? LocalLeases(), background: background)
@@ -190,10 +221,14 @@ public enum Daemon {
                     stripe: stripe, broker: broker, serverKeyAccess: configuration.serverKeyAccess),
                 background: background, reportSetAside: setAside)
             payments = StripePaymentsAPI(stripe: stripe)
+            // One budget for both kinds of poll: a user's polls count and send together.
+            let pollBudget = PollBudget(limits: configuration.pollLimits)
             sources = SourceService(
-                api: payments, log: log, background: background, work: work, reportSetAside: setAside)
+                api: payments, log: log, background: background, work: work, budget: pollBudget,
+                reportSetAside: setAside)
             intents = IntentPollers(
-                api: payments, log: log, background: background, work: work, reportSetAside: setAside)
+                api: payments, log: log, background: background, work: work, budget: pollBudget,
+                reportSetAside: setAside)
             redirects = RedirectSessions(
                 api: payments, sources: sources, intents: intents,
                 opener: configuration.urlOpener.map(CommandURLOpener.init), log: log, background: background,
@@ -237,7 +272,7 @@ public enum Daemon {
             into: &router, handler: PaymentHandler(api: parts.payments, redirects: parts.redirects),
             polls: parts.intents, cards: parts.cards,
             returnURLs: ReturnURLs(redirects: parts.redirects, merchantName: configuration.merchantName))
-        PaymentContextHandlers.register(into: &router, contexts: parts.contexts, customers: parts.customers)
+        PaymentContextHandlers.register(into: &router, contexts: parts.contexts)
         CardHandlers.register(into: &router, cards: parts.cards)
         return router
     }

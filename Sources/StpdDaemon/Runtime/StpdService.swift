@@ -41,15 +41,16 @@ final class StpdService: RPCService {
         case .pending(let run):
             return .pending { [self] in
                 let response = await run()
-                finished(request, response, connection, since: start, cancelled: Task.isCancelled || !connection.isOpen)
+                finished(
+                    request, response, connection, since: start, cancelled: Task.isCancelled || !connection.isOpen)
                 return response
             }
         }
     }
 
     /// Counts the call (a notification, which gets no response, counts as `ok`: its outcome is
-    /// not known) and logs an internal error. A call cancelled because its connection closed is
-    /// logged at debug only: nobody is there for its answer, and the transport says once that the
+    /// not known) and logs an internal error, once, with its detail. A call cancelled (its
+    /// connection closed, or its task was, as when a subscriber is dropped) is logged at debug only: nobody is there for its answer, and the transport says once that the
     /// connection closed with calls unanswered (a busy client hanging up must not flood the log).
     private func finished(
         _ request: Request, _ response: Response?, _ connection: RPCConnection, since start: ContinuousClock.Instant,
@@ -60,10 +61,11 @@ final class StpdService: RPCService {
         metrics?.request(method: request.method, error: error, duration: start.duration(to: .now))
         guard let error, error.code == RPCError.internalErrorCode else { return }
         let metadata: Logger.Metadata = ["connection": "\(connection.id)"]
-        if cancelled {
-            logger.debug("\(request.method) cancelled: its connection closed", metadata: metadata)
+        if cancelled || error.isCancellation {
+            logger.debug("\(request.method) cancelled: its connection closed or its work ended", metadata: metadata)
         } else {
-            logger.error("\(request.method) failed: \(error.message)", metadata: metadata)
+            // The detail only here: the client's error says "Internal error" (it may quote SQL).
+            logger.error("\(request.method) failed: \(error.logDetail ?? error.message)", metadata: metadata)
         }
     }
 

@@ -15,7 +15,7 @@ struct DaemonBackendFactory: CustomerBackendFactory {
     let broker: AppRequestBroker
     let serverKeyAccess: ServerKeyAccess
 
-    func makeBackend(session: String, owner: UInt32, adapter: CustomerAdapter) throws -> any CustomerBackend {
+    func makeBackend(session: String, owner: UInt32, adapter: SessionAdapter) throws -> any CustomerBackend {
         let timeout = Duration.milliseconds(Int64((adapter.timeout ?? 30) * 1000))
         let applePay = adapter.includeApplePayPaymentMethods ?? false
         switch adapter.kind {

@@ -150,6 +150,31 @@ struct StripePaymentsAPI: PaymentsAPI {
             StripeRequest(.post, "/v1/\(Intent.collection)/\(params.intentID)/confirm", params: form), as: Intent.self)
     }
 
+    /// STPAPIClient's `refreshPaymentIntent`: the client secret under a publishable key (a server
+    /// key names the intent by its path, its secret checked first), the payment method expanded.
+    private func refresh<Intent: StripeIntent>(_ clientSecret: String) async throws -> Intent {
+        let client = try client()
+        try await authorize(Intent.self, clientSecret, by: client)
+        var form: [String: JSONValue] = ["expand": Self.expandPaymentMethod]
+        if client.configuration.key.kind == .publishable { form["client_secret"] = .string(clientSecret) }
+        let id = ClientSecret.intentID(of: clientSecret)
+        return try await client.send(
+            StripeRequest(.post, "/v1/\(Intent.collection)/\(id)/refresh", params: form), as: Intent.self)
+    }
+
+    func ping(_ url: URL) async {
+        guard let client = try? client() else { return }
+        await client.ping(url)
+    }
+
+    func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent {
+        try await refresh(clientSecret)
+    }
+
+    func refreshSetupIntent(clientSecret: String) async throws -> SetupIntent {
+        try await refresh(clientSecret)
+    }
+
     private func verify<Intent: StripeIntent>(_ params: VerifyMicrodepositsParams) async throws -> Intent {
         let client = try client()
         try await authorize(Intent.self, params.clientSecret, by: client)

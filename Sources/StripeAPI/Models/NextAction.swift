@@ -34,10 +34,11 @@ import JSONRPC
 ///   and `card_await_notification` are unknown to the SDK; stpd awaits them the same way, until
 ///   `expiresAt` when the hash has one.
 /// - `stripeSDK`: `use_stripe_sdk` (3-D Secure 2). The SDK runs the native 3DS2 challenge
-///   (`stripe_3ds2_fingerprint`, ThreeDS2AuthenticationHandler), redirects for
-///   `three_d_secure_redirect` (to `stripe_js`, which is `redirect.url` here) or shows its hCaptcha
+///   (`stripe_3ds2_fingerprint`, ThreeDS2AuthenticationHandler) or shows its hCaptcha
 ///   `intent_confirmation_challenge`. stpd has no native UI: it confirms with a `return_url` and
-///   without `use_stripe_sdk`, so Stripe answers with `redirect_to_url` instead.
+///   without `use_stripe_sdk`, so Stripe answers with `redirect_to_url` instead. Its
+///   `three_d_secure_redirect` form (an intent confirmed on a server) is a web page at `stripe_js`,
+///   which the SDK opens: `kind` is `redirect` for it.
 /// - `unsupported`: no way to carry it on Linux (WeChat Pay's Android action needs the Android SDK) or
 ///   a type nobody knows (`.unknown`): the SDK fails with `unsupportedAuthenticationErrorCode`.
 public struct NextAction: StripeModel, Hashable {
@@ -119,7 +120,18 @@ public struct NextAction: StripeModel, Hashable {
     public var details: JSONValue?
     public var allResponseFields: JSONValue
 
-    public var kind: Kind { type.kind }
+    /// The type's kind, except that `use_stripe_sdk` of type `three_d_secure_redirect` (what Stripe
+    /// answers for an intent confirmed on a server, such as a subscription's first payment) is a
+    /// plain web page the SDK opens (ThreeDS2AuthenticationHandler's `handleThreeDS2Redirect`): a
+    /// redirect.
+    public var kind: Kind { isThreeDSecureRedirect ? .redirect : type.kind }
+
+    /// `use_stripe_sdk` asking for the 3-D Secure page at `stripe_js` rather than the native SDK.
+    public var isThreeDSecureRedirect: Bool { type == .useStripeSDK && sdkType == "three_d_secure_redirect" }
+
+    /// `use_stripe_sdk[type]`: `stripe_3ds2_fingerprint`, `three_d_secure_redirect`,
+    /// `intent_confirmation_challenge`; nil for other types.
+    public var sdkType: String? { type == .useStripeSDK ? detailFields?.string("type") : nil }
 
     public init(json: JSONValue, codingPath: [any CodingKey]) throws {
         let f = try ModelFields(json, codingPath: codingPath)
@@ -151,6 +163,29 @@ public struct NextAction: StripeModel, Hashable {
         default: url = nil
         }
         return url.map { ($0, f.url("return_url")) }
+    }
+
+    /// The return URL inside Alipay's `native_url` (`return_url=`, percent-encoded twice), which the
+    /// SDK requests before re-reading the intent so that its status is up to date (`marlinReturnURL`,
+    /// `_pingMarlinIfNecessary`). Only an https URL on a stripe.com host: a daemon fetches nothing else.
+    public var alipayReturnPing: URL? {
+        guard type == .alipayHandleRedirect, let native = detailFields?.string("native_url")?.removingPercentEncoding,
+            let range = native.range(of: "return_url=[^&]*", options: .regularExpression),
+            let decoded = String(native[range].dropFirst("return_url=".count)).removingPercentEncoding,
+            let url = URL(string: decoded), url.scheme == "https", let host = url.host,
+            host == "stripe.com" || host.hasSuffix(".stripe.com")
+        else { return nil }
+        return url
+    }
+
+    /// A voucher's page (OXXO, Boleto, Konbini, Multibanco: `hosted_voucher_url`), which the SDK's
+    /// VoucherDisplayHandler opens; nil for any other type.
+    public var voucherPage: URL? {
+        switch type {
+        case .oxxoDisplayDetails, .boletoDisplayDetails, .konbiniDisplayDetails, .multibancoDisplayDetails:
+            detailFields?.url("hosted_voucher_url")
+        default: nil
+        }
     }
 
     /// The page Stripe hosts for the customer: the voucher (`hosted_voucher_url`), the QR code or

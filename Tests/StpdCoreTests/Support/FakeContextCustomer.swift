@@ -131,6 +131,9 @@ final class FakeContextCustomer: PaymentContextCustomer {
         if let failure { throw failure }
     }
 
+    /// Every fake session is open (closing one is CustomerSessions' business, tested there).
+    func requireOpen(session: String, as caller: Caller) async throws {}
+
     func clearCache(session: String, as caller: Caller) async throws {
         try await enter(.clearCache, nil, session: session, owner: caller.uid)
     }

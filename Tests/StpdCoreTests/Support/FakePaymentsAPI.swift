@@ -12,6 +12,12 @@ final class FakePaymentsAPI: PaymentsAPI {
         var sources: [String: JSONValue] = [:]
         var intents: [String: JSONValue] = [:]
         var polls = 0
+        /// Reads of each intent (`retrievePaymentIntent`).
+        var intentReads: [String: Int] = [:]
+        /// Refreshes of each intent (`refreshPaymentIntent`).
+        var intentRefreshes: [String: Int] = [:]
+        /// Every ping, and every intent read, in order (`ping:<url>`, `read:<id>`).
+        var calls: [String] = []
         var created: [[String: JSONValue]] = []
     }
 
@@ -84,6 +90,20 @@ final class FakePaymentsAPI: PaymentsAPI {
         }
     }
 
+    func retrievals(of id: String) -> Int { state.withLock { $0.intentReads[id] ?? 0 } }
+    func refreshes(of id: String) -> Int { state.withLock { $0.intentRefreshes[id] ?? 0 } }
+    var calls: [String] { state.withLock { $0.calls } }
+
+    func ping(_ url: URL) async { state.withLock { $0.calls.append("ping:\(url.absoluteString)") } }
+
+    func refreshPaymentIntent(clientSecret: String) async throws -> PaymentIntent {
+        let id = clientSecret.components(separatedBy: "_secret_")[0]
+        state.withLock { $0.intentRefreshes[id, default: 0] += 1 }
+        let intent = try await retrievePaymentIntent(clientSecret: clientSecret)
+        state.withLock { $0.intentReads[id, default: 0] -= 1 }
+        return intent
+    }
+
     func setIntentStatus(_ id: String, _ status: String) {
         state.withLock { s in
             if case .object(var intent)? = s.intents[id] {
@@ -118,6 +138,10 @@ final class FakePaymentsAPI: PaymentsAPI {
 
     func retrievePaymentIntent(clientSecret: String) async throws -> PaymentIntent {
         let id = clientSecret.components(separatedBy: "_secret_")[0]
+        state.withLock {
+            $0.intentReads[id, default: 0] += 1
+            $0.calls.append("read:\(id)")
+        }
         guard let json = state.withLock({ $0.intents[id] }) else {
             throw StripeError(kind: .invalidRequest, message: "No such payment_intent: \(id)", httpStatus: 404)
         }

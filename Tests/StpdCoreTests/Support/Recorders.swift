@@ -84,8 +84,13 @@ final class RecordingSink: EventSink {
 final class RecordingListener: EventListener {
     private let received = Mutex<[Int64]>([])
     private let keep: Int?
+    /// Files it on the bus; every event it is offered is recorded, wanted or not.
+    let routing: EventFilter?
 
-    init(keep: Int? = nil) { self.keep = keep }
+    init(keep: Int? = nil, routing: EventFilter? = nil) {
+        self.keep = keep
+        self.routing = routing
+    }
 
     var seqs: [Int64] { received.withLock { $0 } }
 

@@ -171,6 +171,16 @@ class ObjectTooLarge(RpcError):
     code = 1011
 
 
+class TooManyPolls(RpcError):
+    """1012: Too many polls are running for this user.
+
+    This user already has as many intent and Source polls running as allowed (`data.limit`, raised
+    by `data.setting`). Stop one (`*.stopPolling`) or wait for one to end.
+    """
+
+    code = 1012
+
+
 class StateUnreadable(RpcError):
     """1020: An object's sealed state cannot be read on this instance.
 
@@ -220,6 +230,18 @@ class TooManyWaits(RpcError):
     """
 
     code = 2004
+
+
+class TooManySubscriptions(RpcError):
+    """2005: Too many subscriptions.
+
+    This connection or this user already holds as many subscriptions, or as many bytes of their
+    filters, as allowed; `data.scope` (`connection` or `user`), `data.limit` (a count) or
+    `data.maxBytes` (the filters' bytes), and `data.setting` say which bound. End one
+    (`events.unsubscribe`), or filter by type rather than by many object ids.
+    """
+
+    code = 2005
 
 
 class StripeCardError(RpcError):
@@ -416,13 +438,17 @@ class PaymentFailed(RpcError):
     """5003: The payment did not succeed.
 
     STPPaymentHandler's failure of an intent, carried as the error of a confirmation's result, a
-    poll's end, a redirect outcome or a payment context's didFinish: the intent requires a payment
-    method again, or is processing with a payment method that is not a delayed-notification one.
+    poll's end, a redirect outcome or a payment context's didFinish: the intent's status is not a
+    success for the call that began the action (docs/next-actions.md has the table: e.g.
+    requires_payment_method, requires_confirmation after a confirmation, processing with a payment
+    method that is not a delayed-notification one, any processing SetupIntent).
     `data.paymentIntentStatus` (`data.setupIntentStatus`) and `data.lastPaymentError`
-    (`data.lastSetupError`) are Stripe's; `data.reason` is `authenticationFailed`, `paymentError` or
-    `intentStatus` (the SDK's notAuthenticated, paymentError and intentStatus codes). Also carried
-    as didFinish's error when the app answered didCreatePaymentResult with error (`data.message`,
-    `data.code` are the app's).
+    (`data.lastSetupError`) are Stripe's; `data.reason` is the SDK's error code:
+    `authenticationFailed` or `paymentError` (requires_payment_method after an action, by Stripe's
+    last error), `requiresPaymentMethod` (requires_payment_method as confirmed or handed over),
+    `intentStatus` (a status that is not a success), `unexpected` (a status the SDK does not know);
+    the list is open. Also carried as didFinish's error when the app answered didCreatePaymentResult
+    with error (`data.message`, `data.code` are the app's).
     """
 
     code = 5003
@@ -459,9 +485,12 @@ class NextActionUnsupported(RpcError):
     """6010: stpd cannot carry this next action.
 
     Stripe asked for a next action stpd has no way to carry on Linux: `data.type` names it
-    (use_stripe_sdk's native 3-D Secure 2, WeChat Pay's Android action, a type nobody knows),
-    `data.kind` is its kind. The SDK's unsupportedAuthentication error; the intent stays in
-    requires_action.
+    (use_stripe_sdk's native 3-D Secure 2 `stripe_3ds2_fingerprint` or its hCaptcha
+    `intent_confirmation_challenge`, WeChat Pay's Android action, a redirect whose page Stripe did
+    not give, a type nobody knows), `data.kind` is its kind, and the message says what the app can
+    do instead (for use_stripe_sdk: confirm with a returnURL, or on the merchant's server with
+    return_url, so that Stripe answers with a redirect). The SDK's unsupportedAuthentication error;
+    the intent stays in requires_action.
     """
 
     code = 6010
@@ -471,9 +500,10 @@ class ReturnURLRequired(RpcError):
     """6011: This next action needs a return URL.
 
     The next action (`data.type`) sends the customer away and back, and no `returnURL` was given
-    (`data.parameter`): confirm again with one. A card that needs 3-D Secure gets a redirect only
-    when the confirmation has a return URL (without one Stripe answers use_stripe_sdk). The SDK's
-    missingReturnURL.
+    (`data.parameter`): confirm again with one. A card that needs 3-D Secure gets a redirect_to_url
+    only when the confirmation has a return URL; without one Stripe answers use_stripe_sdk, whose
+    three_d_secure_redirect page stpd opens like any redirect and whose native forms need the
+    confirmation's return URL. The SDK's missingReturnURL.
     """
 
     code = 6011
@@ -482,9 +512,10 @@ class ReturnURLRequired(RpcError):
 class IntentPollTimedOut(RpcError):
     """6012: The customer did not complete the payment in time.
 
-    A poll of an intent awaiting the customer (`data.type`) reached its deadline (`data.deadline`,
-    the SDK's for the type, or the code's expiry) with the intent still requiring action. The
-    customer may still pay until the code expires: handleNextAction polls again.
+    Not sent since protocol 2.1: a poll awaiting the customer that reaches its deadline makes one
+    last read 3 s later and, still requiring action, ends `canceled` as PaymentSheet's polling
+    screen does (docs/next-actions.md). Declared for 2.0 clients: `data.type`, `data.deadline`,
+    `data.status`.
     """
 
     code = 6012
@@ -508,11 +539,13 @@ ERRORS: dict[int, type[RpcError]] = {
     1009: AppAnswerInvalid,
     1010: StoreUnavailable,
     1011: ObjectTooLarge,
+    1012: TooManyPolls,
     1020: StateUnreadable,
     2001: CursorExpired,
     2002: SubscriptionNotFound,
     2003: CursorAhead,
     2004: TooManyWaits,
+    2005: TooManySubscriptions,
     3001: StripeCardError,
     3002: StripeInvalidRequest,
     3003: StripeAPIError,

@@ -12,6 +12,7 @@ from .schemas import (
     AppLifecycleResult,
     AppRequestAnswerParamsError,
     AppRequestAnswerResult,
+    AppRequestGetResult,
     CardValidateResult,
     CustomerListPaymentMethodsResult,
     CustomerListResult,
@@ -42,6 +43,8 @@ from .schemas import (
     PaymentContextUpdateParamsPaymentSummaryItemsItem,
     PaymentIntentAnswer,
     PaymentIntentConfirmParamsPaymentMethod,
+    PaymentIntentConfirmParamsPaymentMethodOptions,
+    PaymentIntentConfirmParamsShipping,
     PaymentIntentConfirmParamsStart,
     PaymentIntentHandleNextActionParamsStart,
     PaymentIntentListResult,
@@ -53,6 +56,8 @@ from .schemas import (
     RpcDiscoverResult,
     SetupIntentAnswer,
     SetupIntentConfirmParamsPaymentMethod,
+    SetupIntentConfirmParamsPaymentMethodOptions,
+    SetupIntentConfirmParamsShipping,
     SetupIntentConfirmParamsStart,
     SetupIntentHandleNextActionParamsStart,
     SetupIntentListResult,
@@ -120,6 +125,12 @@ class AppRequestMethods:
                 "result": result,
             }),
         )
+
+    def get(self, *, request: str) -> AppRequestGetResult:
+        """`appRequest.get`: An app request of the caller's as its last event showed it: pending, or
+        how it ended (until the retention sweep removes it).
+        """
+        return self._client.call("appRequest.get", _params({"request": request}))
 
 
 class CardMethods:
@@ -545,8 +556,11 @@ class PaymentIntentMethods:
         *,
         clientSecret: str,
         paymentMethod: PaymentIntentConfirmParamsPaymentMethod,
+        paymentMethodOptions: PaymentIntentConfirmParamsPaymentMethodOptions = OMITTED,
         returnURL: str = OMITTED,
+        shipping: PaymentIntentConfirmParamsShipping = OMITTED,
         start: PaymentIntentConfirmParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> PaymentIntentAnswer:
         """`paymentIntent.confirm`: Confirms a PaymentIntent with a saved payment method or a new one
         of any type, then handles its next action as STPPaymentHandler does.
@@ -556,8 +570,11 @@ class PaymentIntentMethods:
             _params({
                 "clientSecret": clientSecret,
                 "paymentMethod": paymentMethod,
+                "paymentMethodOptions": paymentMethodOptions,
                 "returnURL": returnURL,
+                "shipping": shipping,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -571,6 +588,7 @@ class PaymentIntentMethods:
         clientSecret: str,
         returnURL: str = OMITTED,
         start: PaymentIntentHandleNextActionParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> PaymentIntentAnswer:
         """`paymentIntent.handleNextAction`: Handles the next action of a PaymentIntent confirmed
         elsewhere (by your server), as STPPaymentHandler.handleNextAction does.
@@ -581,6 +599,7 @@ class PaymentIntentMethods:
                 "clientSecret": clientSecret,
                 "returnURL": returnURL,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -752,8 +771,11 @@ class SetupIntentMethods:
         *,
         clientSecret: str,
         paymentMethod: SetupIntentConfirmParamsPaymentMethod,
+        paymentMethodOptions: SetupIntentConfirmParamsPaymentMethodOptions = OMITTED,
         returnURL: str = OMITTED,
+        shipping: SetupIntentConfirmParamsShipping = OMITTED,
         start: SetupIntentConfirmParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> SetupIntentAnswer:
         """`setupIntent.confirm`: Confirms a SetupIntent with a saved payment method or a new one of
         any type, then handles its next action as STPPaymentHandler does.
@@ -763,8 +785,11 @@ class SetupIntentMethods:
             _params({
                 "clientSecret": clientSecret,
                 "paymentMethod": paymentMethod,
+                "paymentMethodOptions": paymentMethodOptions,
                 "returnURL": returnURL,
+                "shipping": shipping,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 
@@ -778,6 +803,7 @@ class SetupIntentMethods:
         clientSecret: str,
         returnURL: str = OMITTED,
         start: SetupIntentHandleNextActionParamsStart = OMITTED,
+        voucher: Literal["open", "display"] = OMITTED,
     ) -> SetupIntentAnswer:
         """`setupIntent.handleNextAction`: Handles the next action of a SetupIntent confirmed elsewhere
         (by your server), as STPPaymentHandler.handleNextAction does.
@@ -788,6 +814,7 @@ class SetupIntentMethods:
                 "clientSecret": clientSecret,
                 "returnURL": returnURL,
                 "start": start,
+                "voucher": voucher,
             }),
         )
 

@@ -120,6 +120,33 @@ class AppRequestEventObject(TypedDict):
     state: Literal["pending", "answered", "timedOut", "cancelled", "abandoned"]
 
 
+class AppRequestGetParams(TypedDict):
+    """The params of `appRequest.get`."""
+
+    #: The request id (the event's objectId)
+    request: str
+
+
+class AppRequestGetResult(TypedDict):
+    """Component `AppRequestGetResult`."""
+
+    #: RFC 3339
+    deadline: str
+    #: The app's error answer
+    error: NotRequired[dict[str, Any]]
+    #: The request id (areq_...)
+    id: str
+    object: Literal["app_request"]
+    #: What the app is asked to do
+    operation: str
+    #: The operation's arguments
+    params: NotRequired[Any]
+    #: The customer session asking
+    session: str
+    #: Where the request stands
+    state: Literal["pending", "answered", "timedOut", "cancelled", "abandoned"]
+
+
 class CardValidateParams(TypedDict):
     """The params of `card.validate`."""
 
@@ -1024,7 +1051,8 @@ class PaymentContextRequestPaymentParams(TypedDict):
 class PaymentContextRequestPaymentParamsPaymentIntent(TypedDict):
     """Let stpd confirm this PaymentIntent"""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
     #: scheme), or "loopback" for stpd's own return on 127.0.0.1
@@ -1178,18 +1206,27 @@ class PaymentIntentAnswer(TypedDict):
 class PaymentIntentConfirmParams(TypedDict):
     """The params of `paymentIntent.confirm`."""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: Exactly one of id or a new payment method, a member per type; each type's description names
     #: the billingDetails Stripe requires for it
     paymentMethod: PaymentIntentConfirmParamsPaymentMethod
+    #: payment_method_options, as the SDK's STPConfirmPaymentMethodOptions: typed for card and
+    #: usBankAccount, any type's under raw
+    paymentMethodOptions: NotRequired[PaymentIntentConfirmParamsPaymentMethodOptions]
     #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
     #: scheme), or "loopback" for stpd's own return on 127.0.0.1
     #: (http://127.0.0.1:PORT/return/TOKEN), which needs no URL scheme; Stripe answers 3-D Secure
     #: with a redirect only when it is given
     returnURL: NotRequired[str]
+    #: Shipping details (a PaymentIntent's only: Affirm and Afterpay need them)
+    shipping: NotRequired[PaymentIntentConfirmParamsShipping]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[PaymentIntentConfirmParamsStart]
+    #: A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded
+    #: once closed) or display (the app shows nextAction.details: succeeded at once)
+    voucher: NotRequired[Literal["open", "display"]]
 
 
 class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
@@ -1525,6 +1562,40 @@ class PaymentIntentConfirmParamsPaymentMethodNaverPay(TypedDict):
 
 
 
+class PaymentIntentConfirmParamsPaymentMethodOptions(TypedDict):
+    """payment_method_options, as the SDK's STPConfirmPaymentMethodOptions: typed for card and
+    usBankAccount, any type's under raw
+    """
+
+    #: payment_method_options[card]
+    card: NotRequired[PaymentIntentConfirmParamsPaymentMethodOptionsCard]
+    #: Any type's options in Stripe's own shape, keyed by the type (acss_debit, klarna...): sent as
+    #: given
+    raw: NotRequired[dict[str, dict[str, Any]]]
+    #: payment_method_options[us_bank_account]
+    usBankAccount: NotRequired[PaymentIntentConfirmParamsPaymentMethodOptionsUsBankAccount]
+
+
+class PaymentIntentConfirmParamsPaymentMethodOptionsCard(TypedDict):
+    """payment_method_options[card]"""
+
+    #: The network to route the card through (e.g. cartes_bancaires, visa)
+    network: NotRequired[str]
+    #: Ask for 3-D Secure (Stripe's request_three_d_secure)
+    requestThreeDSecure: NotRequired[Literal["automatic", "any", "challenge"]]
+    #: setup_future_usage for this type ("" or none: not saved)
+    setupFutureUsage: NotRequired[Literal["", "none", "off_session", "on_session"]]
+
+
+class PaymentIntentConfirmParamsPaymentMethodOptionsUsBankAccount(TypedDict):
+    """payment_method_options[us_bank_account]"""
+
+    #: setup_future_usage for this type ("" or none: not saved)
+    setupFutureUsage: NotRequired[Literal["", "none", "off_session", "on_session"]]
+    #: How the account is verified
+    verificationMethod: NotRequired[Literal["automatic", "instant", "microdeposits"]]
+
+
 class PaymentIntentConfirmParamsPaymentMethodOxxo(TypedDict):
     """OXXO, MXN: a voucher paid in cash at a store (next action oxxo_display_details); needs
     billingDetails.name, billingDetails.email
@@ -1643,6 +1714,38 @@ class PaymentIntentConfirmParamsPaymentMethodZip(TypedDict):
 
 
 
+class PaymentIntentConfirmParamsShipping(TypedDict):
+    """Shipping details (a PaymentIntent's only: Affirm and Afterpay need them)"""
+
+    #: Where it goes
+    address: PaymentIntentConfirmParamsShippingAddress
+    #: The delivery service
+    carrier: NotRequired[str]
+    #: The recipient's name
+    name: str
+    #: The recipient's phone number
+    phone: NotRequired[str]
+    #: The tracking number
+    trackingNumber: NotRequired[str]
+
+
+class PaymentIntentConfirmParamsShippingAddress(TypedDict):
+    """Where it goes"""
+
+    #: City
+    city: NotRequired[str]
+    #: Two-letter country code
+    country: NotRequired[str]
+    #: Street
+    line1: str
+    #: Street, more
+    line2: NotRequired[str]
+    #: Postal code
+    postalCode: NotRequired[str]
+    #: State, county or province
+    state: NotRequired[str]
+
+
 class PaymentIntentConfirmParamsStart(TypedDict):
     """Start the redirect session at once, if one is needed"""
 
@@ -1662,7 +1765,8 @@ class PaymentIntentGetParams(TypedDict):
 class PaymentIntentHandleNextActionParams(TypedDict):
     """The params of `paymentIntent.handleNextAction`."""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
     #: scheme), or "loopback" for stpd's own return on 127.0.0.1
@@ -1671,6 +1775,9 @@ class PaymentIntentHandleNextActionParams(TypedDict):
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[PaymentIntentHandleNextActionParamsStart]
+    #: A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded
+    #: once closed) or display (the app shows nextAction.details: succeeded at once)
+    voucher: NotRequired[Literal["open", "display"]]
 
 
 class PaymentIntentHandleNextActionParamsStart(TypedDict):
@@ -1704,7 +1811,8 @@ class PaymentIntentListResult(TypedDict):
 class PaymentIntentRetrieveParams(TypedDict):
     """The params of `paymentIntent.retrieve`."""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
 
 
@@ -1728,7 +1836,8 @@ class PaymentIntentVerifyMicrodepositsParams(TypedDict):
 
     #: The two microdeposits, in cents
     amounts: NotRequired[list[int]]
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
     #: The statement descriptor code of the one 0.01 deposit
     descriptorCode: NotRequired[str]
@@ -1753,7 +1862,8 @@ class RedirectCreateParams(TypedDict):
 class RedirectCreateParamsPaymentIntent(TypedDict):
     """The `paymentIntent` member of `RedirectCreateParams`."""
 
-    #: The PaymentIntent's client secret (never shown back)
+    #: The PaymentIntent's client secret (never shown back); a scoped one (`pi_…_scoped_secret_…`)
+    #: too
     clientSecret: str
 
 
@@ -1898,13 +2008,21 @@ class SetupIntentConfirmParams(TypedDict):
     #: Exactly one of id or a new payment method, a member per type; each type's description names
     #: the billingDetails Stripe requires for it
     paymentMethod: SetupIntentConfirmParamsPaymentMethod
+    #: payment_method_options, as the SDK's STPConfirmPaymentMethodOptions: typed for card and
+    #: usBankAccount, any type's under raw
+    paymentMethodOptions: NotRequired[SetupIntentConfirmParamsPaymentMethodOptions]
     #: Where the bank or 3-D Secure page sends the customer back: an absolute URL (your app's URL
     #: scheme), or "loopback" for stpd's own return on 127.0.0.1
     #: (http://127.0.0.1:PORT/return/TOKEN), which needs no URL scheme; Stripe answers 3-D Secure
     #: with a redirect only when it is given
     returnURL: NotRequired[str]
+    #: Shipping details (a PaymentIntent's only: Affirm and Afterpay need them)
+    shipping: NotRequired[SetupIntentConfirmParamsShipping]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[SetupIntentConfirmParamsStart]
+    #: A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded
+    #: once closed) or display (the app shows nextAction.details: succeeded at once)
+    voucher: NotRequired[Literal["open", "display"]]
 
 
 class SetupIntentConfirmParamsPaymentMethod(TypedDict):
@@ -2240,6 +2358,40 @@ class SetupIntentConfirmParamsPaymentMethodNaverPay(TypedDict):
 
 
 
+class SetupIntentConfirmParamsPaymentMethodOptions(TypedDict):
+    """payment_method_options, as the SDK's STPConfirmPaymentMethodOptions: typed for card and
+    usBankAccount, any type's under raw
+    """
+
+    #: payment_method_options[card]
+    card: NotRequired[SetupIntentConfirmParamsPaymentMethodOptionsCard]
+    #: Any type's options in Stripe's own shape, keyed by the type (acss_debit, klarna...): sent as
+    #: given
+    raw: NotRequired[dict[str, dict[str, Any]]]
+    #: payment_method_options[us_bank_account]
+    usBankAccount: NotRequired[SetupIntentConfirmParamsPaymentMethodOptionsUsBankAccount]
+
+
+class SetupIntentConfirmParamsPaymentMethodOptionsCard(TypedDict):
+    """payment_method_options[card]"""
+
+    #: The network to route the card through (e.g. cartes_bancaires, visa)
+    network: NotRequired[str]
+    #: Ask for 3-D Secure (Stripe's request_three_d_secure)
+    requestThreeDSecure: NotRequired[Literal["automatic", "any", "challenge"]]
+    #: setup_future_usage for this type ("" or none: not saved)
+    setupFutureUsage: NotRequired[Literal["", "none", "off_session", "on_session"]]
+
+
+class SetupIntentConfirmParamsPaymentMethodOptionsUsBankAccount(TypedDict):
+    """payment_method_options[us_bank_account]"""
+
+    #: setup_future_usage for this type ("" or none: not saved)
+    setupFutureUsage: NotRequired[Literal["", "none", "off_session", "on_session"]]
+    #: How the account is verified
+    verificationMethod: NotRequired[Literal["automatic", "instant", "microdeposits"]]
+
+
 class SetupIntentConfirmParamsPaymentMethodOxxo(TypedDict):
     """OXXO, MXN: a voucher paid in cash at a store (next action oxxo_display_details); needs
     billingDetails.name, billingDetails.email
@@ -2358,6 +2510,38 @@ class SetupIntentConfirmParamsPaymentMethodZip(TypedDict):
 
 
 
+class SetupIntentConfirmParamsShipping(TypedDict):
+    """Shipping details (a PaymentIntent's only: Affirm and Afterpay need them)"""
+
+    #: Where it goes
+    address: SetupIntentConfirmParamsShippingAddress
+    #: The delivery service
+    carrier: NotRequired[str]
+    #: The recipient's name
+    name: str
+    #: The recipient's phone number
+    phone: NotRequired[str]
+    #: The tracking number
+    trackingNumber: NotRequired[str]
+
+
+class SetupIntentConfirmParamsShippingAddress(TypedDict):
+    """Where it goes"""
+
+    #: City
+    city: NotRequired[str]
+    #: Two-letter country code
+    country: NotRequired[str]
+    #: Street
+    line1: str
+    #: Street, more
+    line2: NotRequired[str]
+    #: Postal code
+    postalCode: NotRequired[str]
+    #: State, county or province
+    state: NotRequired[str]
+
+
 class SetupIntentConfirmParamsStart(TypedDict):
     """Start the redirect session at once, if one is needed"""
 
@@ -2386,6 +2570,9 @@ class SetupIntentHandleNextActionParams(TypedDict):
     returnURL: NotRequired[str]
     #: Start the redirect session at once, if one is needed
     start: NotRequired[SetupIntentHandleNextActionParamsStart]
+    #: A voucher: open (default, as the SDK: a redirect session on hosted_voucher_url, succeeded
+    #: once closed) or display (the app shows nextAction.details: succeeded at once)
+    voucher: NotRequired[Literal["open", "display"]]
 
 
 class SetupIntentHandleNextActionParamsStart(TypedDict):

@@ -1,7 +1,8 @@
 import Foundation
+import StpdCore
 
 /// A store in memory, for tests of the domain: the `StateStore` contract (its suite runs against
-/// this and SQLite alike) without a file.
+/// this and SQLite alike) without a file. Only tests use it, so it lives with them, not in the product.
 public actor InMemoryStateStore: StateStore {
     private struct Filed: Hashable {
         var objectId: String

@@ -1,0 +1,56 @@
+import JSONRPC
+
+/// `appRequest.*`: the app's answer to an `appRequest.pending` event (app adapters and app key providers).
+public enum AppRequestAnswer: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public struct Failure: Codable, Sendable {
+            public var message: String
+            public var code: String?
+        }
+        public var request: String
+        public var result: JSONValue?
+        public var error: Failure?
+    }
+    public struct Result: Codable, Sendable {
+        public var answered: Bool
+        public init() { answered = true }
+    }
+    public static let name = "appRequest.answer"
+    public static let summary = "Answers an appRequest.pending event with its result, or with an error."
+    public static let description: String? = """
+        app customer sessions ask for retrieveCustomer (answer: the Stripe customer), listPaymentMethods \
+        (a list object or an array of PaymentMethods), attachPaymentMethod / detachPaymentMethod \
+        ({paymentMethod}), updateShipping ({shipping}); app key providers ask for createEphemeralKey \
+        ({apiVersion}; answer: Stripe's ephemeral key JSON). Give exactly one of result and error. Only \
+        the uid that owns the request (or root) may answer; a request answers once.
+        """
+    public static let paramsSchema = JSONSchema.object(
+        [
+            "request": .string("The request id (the event's objectId)", pattern: "^areq_[A-Za-z0-9]+$"),
+            "result": JSONSchema(["description": "What the operation asked for"]),
+            "error": .object(
+                ["message": .string("Why the app could not do it"), "code": .string("The app's own code")],
+                required: ["message"]),
+        ], required: ["request"])
+    public static let resultSchema = JSONSchema.object(
+        ["answered": JSONSchema(["const": true])], required: ["answered"])
+    public static let errors = [StpdErrors.notFound, StpdErrors.permissionDenied, StpdErrors.invalidState]
+}
+
+/// An app request of the caller's as its events show it.
+public enum AppRequestGet: RPCMethod {
+    public struct Params: Codable, Sendable {
+        public var request: String
+        public init(request: String) { self.request = request }
+    }
+    /// The request as its last event carried it (`AppRequestEvent.object`).
+    public typealias Result = JSONValue
+    public static let name = "appRequest.get"
+    public static let summary =
+        "An app request of the caller's as its last event showed it: pending, or how it ended (until the retention sweep removes it)."
+    public static let paramsSchema = JSONSchema.object(
+        ["request": .string("The request id (the event's objectId)", pattern: "^areq_[A-Za-z0-9]+$")],
+        required: ["request"])
+    public static let resultSchema = AppRequestEvent.object
+    public static let errors = [StpdErrors.notFound]
+}
