@@ -207,11 +207,15 @@ def _subscribe_idle(path, count: int, held: list[socket.socket]) -> int:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(str(path))
         held.append(sock)
-        sock.sendall(request * batch)
         reader = sock.makefile("rb")
-        for _ in range(batch):
-            line = reader.readline()
-            if b'"result"' not in line:
-                raise RuntimeError(f"events.subscribe: {line[:200]!r}")
+        # In rounds that the socket buffers hold: stpd stops reading a client that does not take
+        # its replies, and this one would wait in sendall for good.
+        for start in range(0, batch, 200):
+            rounds = min(200, batch - start)
+            sock.sendall(request * rounds)
+            for _ in range(rounds):
+                line = reader.readline()
+                if b'"result"' not in line:
+                    raise RuntimeError(f"events.subscribe: {line[:200]!r}")
         left -= batch
     return count

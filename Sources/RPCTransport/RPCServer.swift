@@ -34,7 +34,7 @@ public struct RPCServerConfiguration: Sendable {
     /// Bytes queued or reserved over all the connections of one uid: past it, each of them waits as
     /// one connection waits past `maxOutboundBytes`, so the number of connections of a uid does not
     /// multiply what it can make the daemon hold.
-    public var maxOutboundBytesPerUID = 64 << 20
+    public var maxOutboundBytesPerUID = 32 << 20
     /// Calls of one connection that run at once (each batch entry counts); past it the
     /// connection stops reading, so a client that floods requests only slows itself.
     public var maxInFlightPerConnection = 64

@@ -29,7 +29,7 @@ extension PostgresStateStore {
     /// Work nobody waits on (pruning, re-sealing) may take this long.
     static let maintenanceBound: Duration = .seconds(120)
     /// A daemon starting retries its migrations until the database answers: each try this long.
-    static let migrationBound: Duration = .seconds(10)
+    public static let migrationBound: Duration = .seconds(10)
 
     /// Runs `body` in a transaction.
     func write<T: Sendable>(

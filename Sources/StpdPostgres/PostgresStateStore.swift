@@ -73,8 +73,10 @@ public final class PostgresStateStore: StateStore, Service {
 
     /// Brings the schema up to date and returns the log's latest seq. Other operations fail as
     /// StoreUnavailable until `open()`: the daemon opens the store once its log knows where it ends.
-    public func migrate() async throws -> Int64 {
-        try await withConnection("migrations", bound: Self.migrationBound, gated: false) { [logger] connection in
+    /// `bound` is how long one try may take: the daemon retries after `migrationBound`; a test on
+    /// a loaded machine, which makes many databases at once, waits longer instead of failing.
+    public func migrate(within bound: Duration = migrationBound) async throws -> Int64 {
+        try await withConnection("migrations", bound: bound, gated: false) { [logger] connection in
             try await PostgresMigrations.migrate(connection, logger: logger)
             return try await connection.run("SELECT latest_seq FROM event_counter WHERE id = 1", logger: logger)
                 .single(Int64.self)

@@ -110,19 +110,3 @@ extension StripeKey.Kind {
         }
     }
 }
-
-/// A handler may `throw` a `StripeError`: the router sends it as its 3xxx error, with the
-/// declaration's message followed by Stripe's, and `rpcData` as `data`. The message is masked by
-/// `Redaction` in both places, since clients log errors (Stripe's messages can echo a key prefix or a
-/// card number the request carried).
-extension StripeError: RPCErrorConvertible {
-    public var rpcError: RPCError {
-        let masked = Redaction.redact(message)
-        var data = rpcData
-        if case .object(var members) = data {
-            members["message"] = .string(masked)
-            data = .object(members)
-        }
-        return StpdErrors.declaration(for: kind)(masked, data: data)
-    }
-}

@@ -1,5 +1,7 @@
 import Foundation
 import JSONRPC
+import StpdCore
+import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Testing
@@ -121,5 +123,20 @@ import Testing
         #expect(wrongKind.data?["key_kind"] == "publishable")
         #expect(wrongKind.data?["required"] == ["secret", "restricted"])
         #expect(wrongKind.message.contains("needs a secret or restricted key; the daemon has a publishable key"))
+    }
+}
+
+/// The event log's cursor errors as `events.subscribe` and `events.wait` answer them.
+@Suite struct CursorErrorMappingTests {
+    @Test func anExpiredCursorNamesTheOldestKept() {
+        let error = EventLogError.cursorExpired(oldestKept: 42).rpcError
+        #expect(error.code == StpdErrors.cursorExpired.code)
+        #expect(error.data == ["oldestSeq": 42])
+    }
+
+    @Test func aCursorAheadNamesTheLatest() {
+        let error = EventLogError.cursorAhead(latestSeq: 7).rpcError
+        #expect(error.code == StpdErrors.cursorAhead.code)
+        #expect(error.data == ["latestSeq": 7])
     }
 }

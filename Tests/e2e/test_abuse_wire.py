@@ -303,7 +303,7 @@ def test_big_replies_to_a_client_that_does_not_read_are_bounded_in_bytes(start_s
 def test_many_connections_of_one_uid_are_bounded_in_bytes_together(start_stpd, tmp_path):
     """Issue 32.4: the outbound bound was per connection, so the same attack over 256 connections
     reached 271 MB and over 1,000 309 MB. The connections of one uid share
-    STPD_MAX_OUTBOUND_BYTES_PER_UID (here 16 MiB, 64 by default): the ones past it wait unread, as
+    STPD_MAX_OUTBOUND_BYTES_PER_UID (here 16 MiB, 32 by default): the ones past it wait unread, as
     one connection past its own budget does, and RSS stays under 256 MiB (512 pages of 1 MiB were
     asked for). Calls answered where they are read (the watcher's pings) still are; what needs room
     waits until the uid reads: it only slows itself."""

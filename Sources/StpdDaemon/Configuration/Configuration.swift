@@ -34,7 +34,7 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     public var maxFrameBytes = 1 << 20
     public var maxOutboundBytes = 4 << 20
-    public var maxOutboundBytesPerUID = 64 << 20
+    public var maxOutboundBytesPerUID = 32 << 20
     /// Any string in any call's params, and any member name (bytes of UTF-8).
     public var maxStringBytes = 16 << 10
     /// An object's stored state and a page of events or objects.

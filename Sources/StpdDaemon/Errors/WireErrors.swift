@@ -4,9 +4,9 @@ import StpdCore
 import StpdProtocol
 import StripeAPI
 
-// The edge: how the domain's errors read to clients. A handler throws what the domain threw and
-// the router sends it as its contract error (`RPCErrorConvertible`); a failure kept in an
-// object's state reads the same way in replies and events (`WireFailures`).
+// The edge: how the domain's errors read to clients, all in this file. A handler throws what the
+// domain threw and the router sends it as its contract error (`RPCErrorConvertible`); a failure
+// kept in an object's state reads the same way in replies and events (`WireFailures`).
 
 /// How failures in the objects' state read to clients: as the contract's error objects.
 public struct WireFailures: FailureRenderer {
@@ -172,5 +172,61 @@ extension ObjectKind {
         case .paymentIntent, .setupIntent: "id"
         case .debug: "objectId"
         }
+    }
+}
+
+/// A cursor the log cannot serve (`events.subscribe`, `events.wait`).
+extension EventLogError: RPCErrorConvertible {
+    public var rpcError: RPCError {
+        switch self {
+        case .cursorExpired(let oldest):
+            StpdErrors.cursorExpired("the oldest seq kept is \(oldest)", data: ["oldestSeq": .int(oldest)])
+        case .cursorAhead(let latest):
+            StpdErrors.cursorAhead("the latest seq is \(latest)", data: ["latestSeq": .int(latest)])
+        }
+    }
+}
+
+/// Unless a handler names the card's place (`require(_:at:)`), it is `card`, as in paymentContext.addCard.
+extension CardRefused: RPCErrorConvertible {
+    public var rpcError: RPCError { rpcError(at: "card") }
+
+    func rpcError(at path: String, stripeNames: Bool = false) -> RPCError {
+        let what =
+            switch field {
+            case .number: "card number"
+            case .expMonth: "expiry month"
+            case .expYear: "expiry year"
+            case .cvc: "CVC"
+            }
+        let name =
+            switch (stripeNames, field) {
+            case (true, .expMonth): "exp_month"
+            case (true, .expYear): "exp_year"
+            default: field.rawValue
+            }
+        let parameter = "\(path).\(name)"
+        return StpdErrors.cardInvalid(
+            "the \(what) is \(state.rawValue) (\(parameter))",
+            data: [
+                "parameter": .string(parameter), "field": .string(field.rawValue), "state": .string(state.rawValue),
+                "brand": .string(brand.rawValue),
+            ])
+    }
+}
+
+/// A handler may `throw` a `StripeError`: the router sends it as its 3xxx error, with the
+/// declaration's message followed by Stripe's, and `rpcData` as `data`. The message is masked by
+/// `Redaction` in both places, since clients log errors (Stripe's messages can echo a key prefix or a
+/// card number the request carried).
+extension StripeError: RPCErrorConvertible {
+    public var rpcError: RPCError {
+        let masked = Redaction.redact(message)
+        var data = rpcData
+        if case .object(var members) = data {
+            members["message"] = .string(masked)
+            data = .object(members)
+        }
+        return StpdErrors.declaration(for: kind)(masked, data: data)
     }
 }

@@ -3,7 +3,8 @@ import StpdCore
 import StpdProtocol
 import StripeAPI
 
-/// `card.*`, and how a refused card reads on the wire wherever a method takes one.
+/// `card.*`, and the card checked wherever a method takes one (how a refused card reads:
+/// `Errors/WireErrors.swift`).
 enum CardHandlers {
     static func register(into router: inout MethodRouter<CallContext>, cards: CardValidator) {
         router.register(CardValidate.self) { params, _ in
@@ -21,33 +22,5 @@ extension CardValidator {
         do throws(CardRefused) { try require(card) } catch {
             throw error.rpcError(at: path, stripeNames: stripeNames)
         }
-    }
-}
-
-/// Unless a handler names the card's place (`require(_:at:)`), it is `card`, as in paymentContext.addCard.
-extension CardRefused: RPCErrorConvertible {
-    public var rpcError: RPCError { rpcError(at: "card") }
-
-    func rpcError(at path: String, stripeNames: Bool = false) -> RPCError {
-        let what =
-            switch field {
-            case .number: "card number"
-            case .expMonth: "expiry month"
-            case .expYear: "expiry year"
-            case .cvc: "CVC"
-            }
-        let name =
-            switch (stripeNames, field) {
-            case (true, .expMonth): "exp_month"
-            case (true, .expYear): "exp_year"
-            default: field.rawValue
-            }
-        let parameter = "\(path).\(name)"
-        return StpdErrors.cardInvalid(
-            "the \(what) is \(state.rawValue) (\(parameter))",
-            data: [
-                "parameter": .string(parameter), "field": .string(field.rawValue), "state": .string(state.rawValue),
-                "brand": .string(brand.rawValue),
-            ])
     }
 }

@@ -17,9 +17,7 @@ enum EventHandlers {
             let sink = ConnectionEventSink(connection: context.connection, registry: subscriptions, subscription: id)
             let subscription: Subscription
             do {
-                subscription = try await mapCursorErrors {
-                    try await log.subscribe(id: id, since: params.since, filter: wanted, sink: sink)
-                }
+                subscription = try await log.subscribe(id: id, since: params.since, filter: wanted, sink: sink)
             } catch {
                 subscriptions.cancel(id)
                 throw error
@@ -46,11 +44,9 @@ enum EventHandlers {
             let wanted = try filter(params.filter, context)
             let output = context.output
             let result = try await waits.run(connection: context.connection, uid: context.caller.uid) {
-                try await mapCursorErrors {
-                    try await log.wait(
-                        since: params.since, filter: wanted, limit: params.limit ?? 100,
-                        timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)), room: output)
-                }
+                try await log.wait(
+                    since: params.since, filter: wanted, limit: params.limit ?? 100,
+                    timeout: .milliseconds(Int64((params.timeout ?? 30) * 1000)), room: output)
             }
             return .init(events: result.events.map(EventRecord.init), next: result.next, endedEarly: result.endedEarly)
         }
@@ -74,15 +70,5 @@ enum EventHandlers {
         }
         return EventFilter(
             objectIds: params?.objects.map(Set.init), types: params?.types, viewerUID: context.caller.ownerFilter)
-    }
-
-    static func mapCursorErrors<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch EventLogError.cursorExpired(let oldest) {
-            throw StpdErrors.cursorExpired("the oldest seq kept is \(oldest)", data: ["oldestSeq": .int(oldest)])
-        } catch EventLogError.cursorAhead(let latest) {
-            throw StpdErrors.cursorAhead("the latest seq is \(latest)", data: ["latestSeq": .int(latest)])
-        }
     }
 }
