@@ -81,8 +81,9 @@ RELEASE = swift build -c release --scratch-path .build-release
 # the fleet case, which is skipped without one.
 BESIDE_POSTGRES = $(shell test -x /usr/lib/postgresql/15/bin/initdb && echo scripts/test-postgres)
 
+# make bench's cluster commits durably (fsync on, as PostgreSQL ships): the fleet case measures commits.
 bench: bench-build
-	$(BESIDE_POSTGRES) $(PYTHON) bench/run.py --bin-dir $$($(RELEASE) --show-bin-path) $(BENCH_ARGS)
+	STPD_TEST_PG_DURABLE=1 $(BESIDE_POSTGRES) $(PYTHON) bench/run.py --bin-dir $$($(RELEASE) --show-bin-path) $(BENCH_ARGS)
 
 bench-build:
 	scripts/bootstrap

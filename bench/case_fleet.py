@@ -1,11 +1,17 @@
 """The fleet on PostgreSQL beside SQLite (docs/fleet.md, "Figures").
 
 Needs the throwaway cluster of scripts/test-postgres (STPD_TEST_DATABASE_URL, STPD_TEST_PG_CTL):
-`make bench` and `make bench-smoke` run the suite beside one. Each instance gets a database of
-its own run. Figures:
+`make bench` runs the suite beside one with durable commits (STPD_TEST_PG_DURABLE=1: fsync on, as
+PostgreSQL is shipped); `make bench-smoke` beside one without. Each run of instances gets a
+database of its own. Figures:
 
-- creation: started sessions per second (as the ``create`` case) on SQLite, on PostgreSQL with one
-  instance, and with two (the connections split between them);
+- creation: started sessions per second (as the ``create`` case) on SQLite, and on PostgreSQL
+  with 1, 2 and 4 instances (the connections split between them); for each, stpd's CPU per
+  session (all instances together; the whole run, warmup included) and, on PostgreSQL, the
+  server's CPU per session, the statements per session and the round trips per commit (as
+  pg_stat_statements counts them: statements that write the objects, events and counter, or
+  begin and end a transaction, over the instances' commits), and the mean time a commit held
+  the event counter's row lock (from the instances' ``daemon.metrics``, measured by the server);
 - handle-url: p50 and p99 on SQLite, on one PostgreSQL instance, and on B for sessions A started;
 - propagation: from the reply to a commit on A (debug.emit) to the event reaching a subscriber on
   B, p50 and p99;
@@ -31,7 +37,7 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
-from harness import Client, Daemon, RpcError, StripeServer, log, percentile, remove_tree, scratch_dir
+from harness import Client, Daemon, RpcError, StripeServer, cpu_seconds, log, percentile, remove_tree, scratch_dir
 from settings import Settings
 from workload import create_source, create_started_session, run_workers
 
@@ -46,8 +52,28 @@ class Cluster:
         self.ctl = shlex.split(os.environ["STPD_TEST_PG_CTL"])
         self.options = os.environ["STPD_TEST_PG_OPTIONS"]
 
-    def sql(self, statement: str) -> None:
-        subprocess.run(["psql", self.url, "-qAtc", statement], check=True, capture_output=True, timeout=60)
+    def sql(self, statement: str, url: str | None = None) -> str:
+        return subprocess.run(["psql", url or self.url, "-qAtc", statement], check=True, capture_output=True,
+                              text=True, timeout=60).stdout
+
+    def durable(self) -> bool:
+        return self.sql("SHOW fsync").strip() == "on" and self.sql("SHOW synchronous_commit").strip() == "on"
+
+    def cpu_seconds(self) -> float:
+        """CPU of the server and every process it started (backends, WAL writer, checkpointer)
+        so far; a backend that exited since is no longer counted (the instances' pools keep theirs)."""
+        data = self.ctl[self.ctl.index("-D") + 1]
+        postmaster = int(Path(data, "postmaster.pid").read_text().split()[0])
+        total = cpu_seconds(postmaster)
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                    if int(fields[1]) == postmaster:
+                        total += cpu_seconds(int(entry.name))
+                except (OSError, ValueError):
+                    pass  # gone meanwhile
+        return total
 
     def database(self) -> str:
         name = "bench_" + uuid.uuid4().hex[:12]
@@ -74,8 +100,9 @@ def instance(settings: Settings, directory: Path, stripe: StripeServer, url: str
                        "CREDENTIALS_DIRECTORY": str(credentials)}).wait_started()
 
 
-def creation(settings: Settings, daemons: list[Daemon]) -> float:
-    """Started sessions per second, the connections split between DAEMONS."""
+def creation(settings: Settings, daemons: list[Daemon]) -> tuple[float, int]:
+    """Started sessions per second over the measured window, the connections split between
+    DAEMONS; and the sessions made in the whole run (warmup included)."""
     runs: list = []
     per = max(1, settings.create_connections // len(daemons))
 
@@ -87,8 +114,55 @@ def creation(settings: Settings, daemons: list[Daemon]) -> float:
         thread.start()
     for thread in threads:
         thread.join()
-    return sum(run.rate(run.started + settings.create_warmup, run.started + settings.create_warmup
-                        + settings.create_seconds) for run in runs)
+    return (sum(run.rate(run.started + settings.create_warmup, run.started + settings.create_warmup
+                         + settings.create_seconds) for run in runs),
+            sum(len(run.results) for run in runs))
+
+
+def metric(daemon: Daemon, name: str) -> float:
+    """A value of DAEMON's daemon.metrics (0 if absent)."""
+    for line in daemon.client().call("daemon.metrics")["text"].splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0.0
+
+
+# What a commit sends: pg_stat_statements's text of each, lowercased. Anything of these beyond one
+# statement per commit (a commit's own writes, as before issue 31) counts against it; reads'
+# BEGIN and COMMIT do not (nor does the retention's pruning, which writes neither).
+COMMIT_STATEMENTS = ("call stpd_apply", "select pg_notify", "insert into object", "update object",
+                     "delete from object", "insert into event ", "update event_counter")
+
+
+def measured_creation(settings: Settings, cluster: Cluster, daemons: list[Daemon], url: str | None) -> dict:
+    """creation() with what it cost: stpd's CPU (all DAEMONS), and on PostgreSQL (URL) the
+    server's CPU, its statements and the counter lock's hold."""
+    def stpd_cpu() -> float:
+        return sum(cpu_seconds(d.pid) for d in daemons)
+    if url:
+        cluster.sql("SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database "
+                    "WHERE datname = current_database()), 0)", url)
+        commits_before = sum(metric(d, "stpd_database_commits") for d in daemons)
+        held_before = sum(metric(d, "stpd_event_counter_held_seconds") for d in daemons)
+        server_before = cluster.cpu_seconds()
+    before = stpd_cpu()
+    rate, sessions = creation(settings, daemons)
+    figures: dict = {"sessions_per_s": rate, "sessions": sessions, "instances": len(daemons),
+                     "stpd_cpu_per_session_ms": (stpd_cpu() - before) / max(1, sessions) * 1e3}
+    if url:
+        figures["server_cpu_per_session_ms"] = (cluster.cpu_seconds() - server_before) / max(1, sessions) * 1e3
+        commits = sum(metric(d, "stpd_database_commits") for d in daemons) - commits_before
+        held = sum(metric(d, "stpd_event_counter_held_seconds") for d in daemons) - held_before
+        rows = cluster.sql("SELECT calls || '|' || lower(regexp_replace(query, '\\s+', ' ', 'g')) "
+                           "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database "
+                           "WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'", url)
+        statements = [(int(calls), text) for calls, text in (line.split("|", 1) for line in rows.splitlines() if line)]
+        writing = sum(calls for calls, text in statements if text.startswith(COMMIT_STATEMENTS))
+        figures.update(statements_per_session=sum(calls for calls, _ in statements) / max(1, sessions),
+                       commits_per_session=commits / max(1, sessions),
+                       round_trips_per_commit=writing / max(1, commits),
+                       counter_hold_us=held / max(1, commits) * 1e6)
+    return figures
 
 
 def handle_url(settings: Settings, starter: Daemon, handler: Daemon) -> dict:
@@ -221,40 +295,43 @@ def fleet(settings: Settings) -> dict:
     cluster = Cluster()
     directory = scratch_dir("fleet")
     stripe = StripeServer(settings.stripe_server, directory / "stripe")
-    daemons: list[Daemon] = []
+    running: list[Daemon] = []
     urls: list[str] = []
     result: dict = {}
     try:
-        for key, label in (("sqlite", "SQLite"), ("postgres_1", "PostgreSQL, 1 instance")):
-            if key == "sqlite":
-                alone = Daemon(settings.stpd, directory / key, directory / key / "state",
-                               stripe_api_base=stripe.base_url).wait_started()
+        result["durable_commits"] = cluster.durable()
+        for key, count in (("sqlite", 0), ("postgres_1", 1), ("postgres_2", 2), ("postgres_4", 4)):
+            url = None
+            if count == 0:
+                daemons = [Daemon(settings.stpd, directory / key, directory / key / "state",
+                                  stripe_api_base=stripe.base_url).wait_started()]
             else:
-                urls.append(cluster.database())
-                alone = instance(settings, directory / key, stripe, urls[-1], key)
-            daemons.append(alone)
-            result[key] = {"sessions_per_s": creation(settings, [alone]),
-                           "handle_url": handle_url(settings, alone, alone)}
-            alone.stop()
-            daemons.remove(alone)
-            log(f"  {label}: {result[key]['sessions_per_s']:.0f} sessions/s")
-
-        urls.append(cluster.database())
-        a = instance(settings, directory / "a", stripe, urls[-1], "a", "--debug-methods")
-        b = instance(settings, directory / "b", stripe, urls[-1], "b", "--debug-methods")
-        daemons += [a, b]
-        result["postgres_2"] = {"sessions_per_s": creation(settings, [a, b]),
-                                "handle_url": handle_url(settings, a, b)}
-        log(f"  PostgreSQL, 2 instances: {result['postgres_2']['sessions_per_s']:.0f} sessions/s")
-        result["propagation"] = propagation(settings, a, b)
-        result["recovery"] = recovery(cluster, [a, b])
-        log(f"  serving again {result['recovery']['serving_again_s']:.2f} s after PostgreSQL started")
+                url = cluster.database()
+                urls.append(url)
+                cluster.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", url)
+                daemons = [instance(settings, directory / f"{key}_{n}", stripe, url, f"{key}_{n}", "--debug-methods")
+                           for n in range(count)]
+            running += daemons
+            result[key] = measured_creation(settings, cluster, daemons, url)
+            log(f"  {key}: {result[key]['sessions_per_s']:.0f} sessions/s, "
+                f"{result[key]['stpd_cpu_per_session_ms']:.2f} ms of stpd CPU each")
+            if count == 2:
+                a, b = daemons
+                result[key]["handle_url"] = handle_url(settings, a, b)
+                result["propagation"] = propagation(settings, a, b)
+                result["recovery"] = recovery(cluster, [a, b])
+                log(f"  serving again {result['recovery']['serving_again_s']:.2f} s after PostgreSQL started")
+            elif count < 2:
+                result[key]["handle_url"] = handle_url(settings, daemons[0], daemons[0])
+            for daemon in daemons:
+                daemon.stop()
+                running.remove(daemon)
         urls.append(cluster.database())
         result["takeover"] = takeover(settings, directory, stripe, urls[-1])
         log(f"  takeover after kill -9: {result['takeover']['seconds']:.1f} s")
         return result
     finally:
-        for daemon in daemons:
+        for daemon in running:
             if daemon.proc.poll() is None:
                 daemon.stop()
         stripe.stop()

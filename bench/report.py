@@ -331,16 +331,58 @@ def _polls_rows(polls: dict, found: list[dict]) -> list[Row]:
     ]
 
 
+FLEET_STORES = [("sqlite", "SQLite"), ("postgres_1", "PostgreSQL, 1 instance"),
+                ("postgres_2", "PostgreSQL, 2 instances"), ("postgres_4", "PostgreSQL, 4 instances")]
+
+
+def _fleet_targets(fleet: dict) -> list[dict]:
+    """Issue 31's: PostgreSQL near SQLite, more instances no slower, one round trip per commit."""
+    def rate(key: str) -> float | None:
+        return _get(fleet, key, "sessions_per_s")
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return a / b if a is not None and b else None
+    one, two, four = ratio(rate("postgres_1"), rate("sqlite")), ratio(rate("postgres_2"), rate("postgres_1")), \
+        ratio(rate("postgres_4"), rate("postgres_2"))
+    trips = [t for t in (_get(fleet, key, "round_trips_per_commit") for key, _ in FLEET_STORES) if t is not None]
+    worst = max(trips) if trips else None
+    return [
+        _target("fleet_1", "fleet, PostgreSQL, 1 instance: >= 0.6x SQLite's sessions/s", one, lambda v: v >= 0.6,
+                _ratio(one)),
+        _target("fleet_2", "fleet, PostgreSQL, 2 instances: >= 1.0x one instance's", two, lambda v: v >= 1.0,
+                _ratio(two)),
+        _target("fleet_4", "fleet, PostgreSQL, 4 instances: no slower than 2 (>= 1.0x)", four, lambda v: v >= 1.0,
+                _ratio(four)),
+        _target("fleet_trips", "fleet: round trips per commit <= 2", worst, lambda v: v <= 2,
+                f"{worst:.2f}" if worst is not None else ""),
+    ]
+
+
 def _fleet_rows(fleet: dict, found: list[dict]) -> list[Row]:
     def pair(figures: dict) -> str:
         return f"{micros(figures['p50_us'])}, {micros(figures['p99_us'])}"
     rows: list[Row] = []
-    stores = [("sqlite", "SQLite"), ("postgres_1", "PostgreSQL, 1 instance"), ("postgres_2", "PostgreSQL, 2 instances")]
-    for key, label in stores:
-        if key in fleet:
+    durable = "durable commits" if fleet.get("durable_commits") else "fsync off"
+    judged = {"postgres_1": "fleet_1", "postgres_2": "fleet_2", "postgres_4": "fleet_4"}
+    for key, label in FLEET_STORES:
+        figures = fleet.get(key)
+        if not figures:
+            continue
+        cost = f"{figures['sessions_per_s']:.0f}; {figures['stpd_cpu_per_session_ms']:.2f} ms"
+        if "server_cpu_per_session_ms" in figures:
+            rows.append((f"fleet, {label} ({durable}): started sessions/s; stpd CPU per session; PostgreSQL's",
+                         f"{cost}; {figures['server_cpu_per_session_ms']:.2f} ms", "", "",
+                         _judged(found, judged[key])))
+            rows.append((f"fleet, {label}: statements per session; commits per session, round trips each; "
+                         "counter lock held per commit",
+                         f"{figures['statements_per_session']:.1f}; {figures['commits_per_session']:.1f}, "
+                         f"{figures['round_trips_per_commit']:.2f}; {micros(figures['counter_hold_us'])}", "", "",
+                         _judged(found, "fleet_trips") if key == "postgres_1" else ""))
+        else:
+            rows.append((f"fleet, {label}: started sessions/s; stpd CPU per session", cost, "", "", ""))
+        if "handle_url" in figures:
             where = " (started on A, handled on B)" if key == "postgres_2" else ""
-            rows.append((f"fleet, {label}: started sessions/s; handle-url p50, p99{where}",
-                         f"{fleet[key]['sessions_per_s']:.0f}; {pair(fleet[key]['handle_url'])}", "", "", ""))
+            rows.append((f"fleet, {label}: handle-url p50, p99{where}", pair(figures["handle_url"]), "", "", ""))
     if "propagation" in fleet:
         p = fleet["propagation"]
         rows.append(("fleet: event from a commit on A to a subscriber on B, p50, p99",
@@ -374,7 +416,7 @@ SECTIONS = [
     Section("load", _load_targets, _load_rows),
     Section("create", _create_targets, _create_rows),
     Section("polls", _polls_targets, _polls_rows),
-    Section("fleet", lambda fleet: [], _fleet_rows),
+    Section("fleet", _fleet_targets, _fleet_rows),
 ]
 
 

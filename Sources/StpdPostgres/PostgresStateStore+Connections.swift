@@ -41,13 +41,15 @@ extension PostgresStateStore {
         }
     }
 
-    /// A read-only transaction with one snapshot for all of `body`'s queries.
+    /// A read-only transaction with one snapshot for all of `body`'s queries (its BEGIN says so:
+    /// no round trip of its own).
     func read<T: Sendable>(
         _ operation: String = #function, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) async throws -> T {
-        try await write(operation) { connection, logger in
-            try await connection.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY", logger: logger)
-            return try await body(connection, logger)
+        try await withConnection(operation) { [logger] connection in
+            try await Self.transaction(connection, logger, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY") {
+                try await body($0, logger)
+            }
         }
     }
 
@@ -138,9 +140,10 @@ extension PostgresStateStore {
     }
 
     static func transaction<T: Sendable>(
-        _ connection: PostgresConnection, _ logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> T
+        _ connection: PostgresConnection, _ logger: Logger, begin: PostgresQuery = "BEGIN",
+        _ body: @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        try await connection.run("BEGIN", logger: logger)
+        try await connection.run(begin, logger: logger)
         do {
             let value = try await body(connection)
             try await connection.run("COMMIT", logger: logger)
