@@ -207,6 +207,7 @@ public enum Daemon {
                 log: log, limits: configuration.subscriptionLimits, metrics: metrics)
             waits = EventWaits(limits: configuration.waitLimits)
             self.stripe = stripe
+            cards = CardValidator(metadata: CardMetadataLookup(source: StripeCardMetadata(stripe.client)))
             let work = LeasedWork(leases: store.fleet?.leases ?? LocalLeases(), background: background)
             self.work = work
             // A row that no longer decodes is set aside, never fatal: say which, once.
