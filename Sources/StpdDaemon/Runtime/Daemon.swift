@@ -245,7 +245,7 @@ public enum Daemon {
                 companyName: { [merchantName = configuration.merchantName] caller in
                     MerchantName.resolve(given: nil, configured: merchantName, caller: caller)
                 },
-                work: work, reportSetAside: setAside)
+                work: work, reportSetAside: setAside, cardMetadata: cards.metadata)
             redirects.follow(with: contexts)
             intents.follow(with: contexts)
             Retention.schedule(on: work, log: log, sweepable: sweepable, logger: logger)
