@@ -143,4 +143,3 @@ def test_without_card_metadata_the_bundled_range_judges(start_stpd, tmp_path, st
     assert validate(client, number=UNIONPAY_19)["number"] == "invalid"
     assert validate(client, number="6200000000000005")["number"] == "valid"
     assert server.requests() == []
-
