@@ -188,12 +188,12 @@ let package = Package(
             dependencies: ["TestSupport", "RPCTransport", "JSONRPC", "StpdProtocol"]
         ),
         // The StateStore contract runs against every store, hence StpdStore and StpdPostgres (and
-        // PostgresNIO, to make a scratch database per test); StpdDaemon for how failures read to
-        // clients (WireFailures), which the tests check.
+        // PostgresNIO, to make a scratch database per test). No daemon target: these tests assert the
+        // domain's errors; their wire codes are checked in StpdDaemonTests.
         .testTarget(
             name: "StpdCoreTests",
             dependencies: [
-                "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC", "StpdDaemon",
+                "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),

@@ -1,7 +1,6 @@
 import Foundation
 import JSONRPC
 import StpdCore
-import StpdDaemon
 import Synchronization
 
 /// An `EventSink` the test reads from in order: `next()` returns the next event delivered,
@@ -72,7 +71,7 @@ struct AppRequestFixture {
 
     init(store: any StateStore = InMemoryStateStore()) async throws {
         self.store = store
-        log = try await EventLog(store: store, failures: WireFailures(), now: { t0 })
+        log = try await EventLog(store: store, failures: DomainFailures(), now: { t0 })
         work = LeasedWork(background: background)
         broker = AppRequestBroker(log: log, clock: clock, now: { t0 }, work: work)
         let subscription = try await log.subscribe(

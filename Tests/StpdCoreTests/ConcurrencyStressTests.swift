@@ -1,6 +1,5 @@
 import Foundation
 import JSONRPC
-import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Synchronization
@@ -46,7 +45,7 @@ struct ConcurrencyStressTests {
     static let adapter = SessionAdapter(kind: .app)
 
     func sessions(_ store: any StateStore, gate: Gate? = nil) async throws -> (CustomerSessions, EventLog) {
-        let log = try await EventLog(store: store, failures: WireFailures())
+        let log = try await EventLog(store: store, failures: DomainFailures())
         return (CustomerSessions(log: log, factory: Factory(gate: gate), background: BackgroundWork()), log)
     }
 
@@ -62,8 +61,8 @@ struct ConcurrencyStressTests {
             await gate.arrivals(1)
             #expect(try await sessions.close(id: session.id, for: Self.owner).status == .closed)
             gate.open()
-            let error = await wireError { try await retrieve.value }
-            #expect(error?.code == StpdErrors.invalidState.code)
+            let error = await domainError { try await retrieve.value }
+            #expect(error?.name == "invalidState")
             #expect(try await sessions.get(id: session.id, for: Self.owner).status == .closed)
             let types = try await log.store.events(after: 0, limit: 100).map(\.type)
             #expect(types == ["customer.opened", "customer.closed"])
@@ -140,7 +139,7 @@ struct ConcurrencyStressTests {
         let runner: Task<Void, Never>
 
         init(_ store: any StateStore) async throws {
-            log = try await EventLog(store: store, failures: WireFailures())
+            log = try await EventLog(store: store, failures: DomainFailures())
             let background = BackgroundWork()
             sources = SourceService(api: api, log: log, background: background)
             let intents = IntentPollers(api: api, log: log, background: background)
@@ -249,23 +248,23 @@ struct ConcurrencyStressTests {
         for _ in 0..<6 {
             let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
             let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-            let outcomes = await withTaskGroup(of: Int?.self) { group in
+            let outcomes = await withTaskGroup(of: String?.self) { group in
                 for status in [PendingActionAnswer.success, .error, .userCancellation] {
-                    group.addTask { await Self.code { try await world.answer(pending.id, status) } }
+                    group.addTask { await Self.outcome { try await world.answer(pending.id, status) } }
                 }
                 group.addTask {
-                    await Self.code {
+                    await Self.outcome {
                         try await world.contexts.select(id: view.id, for: Self.owner, paymentMethod: "pm_mc")
                     }
                 }
                 group.addTask {
-                    await Self.code {
+                    await Self.outcome {
                         try await world.contexts.remove(id: view.id, for: Self.owner, paymentMethod: "pm_mc")
                     }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(outcomes.filter { $0 == 0 }.count >= 1)
+            #expect(outcomes.filter { $0 == "ok" }.count >= 1)
             let types = try await eventTypes(world.log, view.id)
             #expect(types.filter { $0 == "paymentContext.didFinish" }.count == 1, "one answer wins: \(types)")
             let stored = try #require(try await world.contexts.table.find(view.id))
@@ -275,13 +274,13 @@ struct ConcurrencyStressTests {
         }
     }
 
-    /// 0 when `body` succeeds, else the JSON-RPC code of its error.
-    static func code<T>(_ body: () async throws -> T) async -> Int? {
+    /// "ok" when `body` succeeds, else the name of its domain error.
+    static func outcome<T>(_ body: () async throws -> T) async -> String? {
         do {
             _ = try await body()
-            return 0
-        } catch let error as any RPCErrorConvertible {
-            return error.rpcError.code
+            return "ok"
+        } catch let error as DomainError {
+            return error.name
         } catch {
             return nil
         }

@@ -1,6 +1,5 @@
 import Foundation
 import JSONRPC
-import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Testing
@@ -25,7 +24,7 @@ struct CustomerForegroundTests {
         let provider = ScriptedKeyProvider([.key(ephemeralKeyJSON(1, expiresIn: 600))])
         let keys = EphemeralKeyManager(provider: provider, now: NowBox().clock)
         let context = StripeCustomerContext(keys: keys, stripe: NoStripe())
-        let log = try await EventLog(store: InMemoryStateStore(), failures: WireFailures())
+        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures())
         let sessions = CustomerSessions(log: log, factory: OneBackend(backend: context), background: BackgroundWork())
         let adapter = SessionAdapter(kind: .stripe, keyProvider: .init(kind: .app))
         let session = try await sessions.open(for: Caller(uid: 1000), adapter: adapter, prefetch: false)
@@ -45,6 +44,7 @@ struct CustomerForegroundTests {
         // Closed: removed once the retention age has passed.
         #expect(try await sessions.sweep(before: .distantPast) == 0)
         #expect(try await sessions.sweep(before: .distantFuture) == 1)
-        #expect(await wireError { try await sessions.get(id: session.id, for: Caller(uid: 1000)) }?.code == 1001)
+        #expect(
+            await domainError { try await sessions.get(id: session.id, for: Caller(uid: 1000)) }?.name == "notFound")
     }
 }

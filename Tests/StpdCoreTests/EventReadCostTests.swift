@@ -1,7 +1,6 @@
 import Foundation
 import JSONRPC
 import StpdCore
-import StpdDaemon
 import StpdStore
 import Testing
 
@@ -18,7 +17,7 @@ struct EventReadCostTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = try SQLiteStateStore(path: dir.appendingPathComponent("state.sqlite").path)
-        let log = try await EventLog(store: store, failures: WireFailures())
+        let log = try await EventLog(store: store, failures: DomainFailures())
         let blob: JSONValue = ["blob": .string(String(repeating: "x", count: 1000))]
         for batch in 0..<(Self.othersEvents / 1000) {
             try await log.apply(

@@ -1,6 +1,5 @@
 import Foundation
 import JSONRPC
-import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Testing
@@ -25,7 +24,7 @@ struct IntentPollsTests {
 
         init(api: FakePaymentsAPI = FakePaymentsAPI(), store: InMemoryStateStore = InMemoryStateStore()) async throws {
             self.api = api
-            log = try await EventLog(store: store, failures: WireFailures())
+            log = try await EventLog(store: store, failures: DomainFailures())
             let now: @Sendable () -> Date = { [clock] in
                 IntentPollsTests.t0.addingTimeInterval(Double(clock.now.offset.components.seconds))
             }

@@ -1,6 +1,5 @@
 import Foundation
 import JSONRPC
-import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Synchronization
@@ -109,7 +108,7 @@ struct PaymentContextsTests {
             self.api = api
             self.store = store
             self.clock = clock
-            log = try await EventLog(store: store, failures: WireFailures())
+            log = try await EventLog(store: store, failures: DomainFailures())
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
             work = LeasedWork(background: background)
             sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)
@@ -408,16 +407,16 @@ struct PaymentContextsTests {
     @Test func selectingAnUnknownPaymentMethodIsNotFound() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
-        let error = await wireError {
+        let error = await domainError {
             try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_nope")
         }
-        #expect(error?.code == StpdErrors.notFound.code)
+        #expect(error?.name == "notInObject")
         #expect(world.customer.calls(.select).isEmpty)
         // Another user's context is not found either.
-        let other = await wireError {
+        let other = await domainError {
             try await world.contexts.select(id: view.id, for: Caller(uid: 2000), paymentMethod: "pm_visa")
         }
-        #expect(other?.code == StpdErrors.notFound.code)
+        #expect(other?.name == "notFound")
     }
 
     @Test func selectingRemembersTheChoiceForTheCustomersNextContext() async throws {
@@ -545,12 +544,12 @@ struct PaymentContextsTests {
         customer.fail(.attach, with: StpdErrors.backendError("attach refused"))
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
-        let refused = await wireError {
+        let refused = await thrownError {
             try await world.contexts.addCard(
                 id: view.id, for: Caller(uid: 1000),
                 card: CardInput(number: "4242424242424242", expMonth: 1, expYear: 2030, zip: "10115"))
         }
-        #expect(refused?.code == StpdErrors.backendError.code)
+        #expect((refused as? RPCError)?.code == StpdErrors.backendError.code, "the adapter's error as it threw it")
         let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(after.selectedPaymentMethod == "pm_mc")
         #expect(after.paymentOptions.count == 2)
@@ -578,20 +577,20 @@ struct PaymentContextsTests {
         #expect(removedLast.selectedPaymentMethod == nil)
         #expect(customer.calls(.detach).map(\.argument) == ["pm_visa", "pm_mc", "pm_amex"])
 
-        let unknown = await wireError {
+        let unknown = await domainError {
             try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         }
-        #expect(unknown?.code == StpdErrors.notFound.code)
+        #expect(unknown?.name == "notInObject")
     }
 
     @Test func removingIsRefusedWhenTheConfigurationForbidsDeleting() async throws {
         let customer = Self.cards()
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", configuration: .init(canDeletePaymentOptions: false)))
-        let error = await wireError {
+        let error = await domainError {
             try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         }
-        #expect(error?.code == StpdErrors.invalidState.code)
+        #expect(error?.name == "invalidState")
         #expect(customer.calls(.detach).isEmpty)
         #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).paymentOptions.count == 2)
     }
@@ -652,19 +651,19 @@ struct PaymentContextsTests {
         #expect(asked.shippingAddress == nil)
 
         // One address at a time.
-        let busy = await wireError {
+        let busy = await domainError {
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.berlin)
         }
-        #expect(busy?.code == StpdErrors.invalidState.code)
+        #expect(busy?.name == "invalidState")
 
         let since = try await world.mark()
         let refused = try await world.answer(
             pending.id, .invalid, error: .init(message: "We do not ship there", code: "no_ship"))
         #expect(refused.pendingAction == nil)
         #expect(refused.shippingAddress == nil)
-        #expect(refused.shippingError?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
-        #expect(refused.shippingError?["data"]?["message"] == "We do not ship there")
-        #expect(refused.shippingError?["data"]?["code"] == "no_ship")
+        #expect(failure(refused.shippingError)?.domainErrorName == "paymentFailed")
+        #expect(failure(refused.shippingError)?.domainData["message"] == "We do not ship there")
+        #expect(failure(refused.shippingError)?.domainData["code"] == "no_ship")
         #expect(try await world.types(view.id, since: since) == ["paymentContext.shippingInvalid"])
 
         // Without the app's error, the SDK's default title.
@@ -672,7 +671,7 @@ struct PaymentContextsTests {
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
                 .pendingAction)
         let plain = try await world.answer(again.id, .invalid)
-        #expect(plain.shippingError?["message"]?.stringValue?.contains("Invalid Shipping Address") == true)
+        #expect(failure(plain.shippingError) == .domain(.paymentFailed(detail: "Invalid Shipping Address", data: [:])))
         #expect(customer.calls(.updateShipping).isEmpty)
     }
 
@@ -753,11 +752,11 @@ struct PaymentContextsTests {
                 .init(label: "Standard", amount: 500, decimal: "5.00"),
                 .init(label: "Shop", amount: 1500, decimal: "15.00"),
             ])
-        let unknown = await wireError {
+        let unknown = await domainError {
             try await world.contexts.selectShippingMethod(
                 id: view.id, for: Caller(uid: 1000), shippingMethod: "teleport")
         }
-        #expect(unknown?.code == StpdErrors.notFound.code)
+        #expect(unknown?.name == "notInObject")
 
         // The configuration's company name wins over the daemon's.
         let own = try await world.create(.init(session: "cs_1", amount: 1, configuration: .init(companyName: "Acme")))
@@ -796,12 +795,12 @@ struct PaymentContextsTests {
             id: view.id, for: Caller(uid: 1000), amount: 700, currency: nil, country: nil)
         #expect(reset.paymentSummaryItems.map(\.label) == ["Standard", "Shop"])
         #expect(reset.paymentAmount == 1200)
-        let both = await wireError {
+        let both = await domainError {
             try await world.contexts.setAmount(
                 id: view.id, for: Caller(uid: 1000), amount: 1, currency: nil, country: nil,
                 summaryItems: [.init(label: "x", amount: 1)])
         }
-        #expect(both?.code == RPCError.invalidParamsCode)
+        #expect(both?.name == "invalidInput")
         // No items at all, as 23.x's amount model takes them: none shown, the shipping method paid alone.
         let none = try await world.contexts.setAmount(
             id: view.id, for: Caller(uid: 1000), amount: nil, currency: nil, country: nil, summaryItems: [])
@@ -1012,13 +1011,6 @@ struct PaymentContextsTests {
         ) {
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: incomplete)
         }
-        let refused = await wireError {
-            try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: incomplete)
-        }
-        #expect(refused?.code == StpdErrors.shippingAddressIncomplete.code)
-        #expect(refused?.data?["parameter"] == "address.phone")
-        #expect(
-            refused?.data?["parameters"] == ["address.phone", "address.address.state", "address.address.postalCode"])
         let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
         #expect(after.shippingAddress == nil && after.pendingAction == nil)
         #expect(customer.calls(.updateShipping).isEmpty)
@@ -1111,7 +1103,7 @@ struct PaymentContextsTests {
         let done = try await world.answer(pending.id, status)
         #expect(done.lastResult?["status"] == .string(status.rawValue))
         if status == .error {
-            #expect(done.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
+            #expect(failure(done.lastResult?["error"])?.domainErrorName == "paymentFailed")
         } else {
             #expect(done.lastResult?["error"] == .null)
         }
@@ -1128,10 +1120,10 @@ struct PaymentContextsTests {
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         let done = try await world.answer(
             pending.id, .error, error: .init(message: "Your card was declined", code: "card_declined"))
-        let error = try #require(done.lastResult?["error"])
-        #expect(error["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
-        #expect(error["data"]?["message"] == "Your card was declined")
-        #expect(error["data"]?["code"] == "card_declined")
+        let error = try #require(failure(done.lastResult?["error"]))
+        #expect(error.domainErrorName == "paymentFailed")
+        #expect(error.domainData["message"] == "Your card was declined")
+        #expect(error.domainData["code"] == "card_declined")
     }
 
     @Test func answeringTwiceOrAnUnknownActionIsPendingActionGone() async throws {
@@ -1140,10 +1132,12 @@ struct PaymentContextsTests {
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
         _ = try await world.answer(pending.id, .success)
         for action in [pending.id, "pact_unknown"] {
-            let error = await wireError { try await world.answer(action, .success) }
-            #expect(error?.code == StpdErrors.pendingActionGone.code)
-            #expect(error?.code == 5001)
-            #expect(error?.data?["action"] == .string(action))
+            let error = await domainError { try await world.answer(action, .success) }
+            if case .pendingActionGone(let gone, _) = error {
+                #expect(gone == action)
+            } else {
+                Issue.record("\(String(describing: error)) is not pendingActionGone")
+            }
         }
     }
 
@@ -1154,14 +1148,14 @@ struct PaymentContextsTests {
         let shipping = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
                 .pendingAction)
-        let wrongForShipping = await wireError { try await world.answer(shipping.id, .success) }
-        #expect(wrongForShipping?.code == RPCError.invalidParamsCode)
+        let wrongForShipping = await domainError { try await world.answer(shipping.id, .success) }
+        #expect(wrongForShipping?.name == "invalidInput")
         _ = try await world.answer(shipping.id, .valid)
 
         let payment = try #require(try await world.requestPayment(view.id).pendingAction)
         for status in [PendingActionAnswer.valid, .invalid] {
-            let error = await wireError { try await world.answer(payment.id, status) }
-            #expect(error?.code == -32602)
+            let error = await domainError { try await world.answer(payment.id, status) }
+            #expect(error?.name == "invalidInput")
         }
         // Still waiting.
         #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == payment.id)
@@ -1172,8 +1166,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        let error = await wireError { try await world.answer(pending.id, .success, by: 2000) }
-        #expect(error?.code == StpdErrors.pendingActionGone.code)
+        let error = await domainError { try await world.answer(pending.id, .success, by: 2000) }
+        #expect(error?.name == "pendingActionGone")
         #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
         #expect(try await world.answer(pending.id, .success, by: 0).lastResult?["status"] == "success")
     }
@@ -1225,8 +1219,8 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards())
         let view = try await world.create()
         // Nothing to cancel yet.
-        let idle = await wireError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
-        #expect(idle?.code == StpdErrors.invalidState.code)
+        let idle = await domainError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
+        #expect(idle?.name == "invalidState")
 
         #expect(try await world.requestPayment(view.id).needs == .paymentOption)
         let since = try await world.mark()
@@ -1239,8 +1233,8 @@ struct PaymentContextsTests {
         // Waiting for the app (no input needed): not the customer's to cancel.
         _ = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
         #expect(try await world.requestPayment(view.id).pendingAction != nil)
-        let busy = await wireError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
-        #expect(busy?.code == StpdErrors.invalidState.code)
+        let busy = await domainError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
+        #expect(busy?.name == "invalidState")
     }
 
     @Test func cancellingWhileTheAppValidatesAnAddressDropsItsDeadline() async throws {
@@ -1261,8 +1255,8 @@ struct PaymentContextsTests {
         #expect(cancelled.pendingAction == nil)
         // The deadline's timer ends with it (else it holds off the daemon's idle exit until the deadline).
         #expect(await world.jobs.idle())
-        let gone = await wireError { try await world.answer(pending.id, .valid) }
-        #expect(gone?.code == StpdErrors.pendingActionGone.code)
+        let gone = await domainError { try await world.answer(pending.id, .valid) }
+        #expect(gone?.name == "pendingActionGone")
     }
 
     @Test func closingDropsThePendingAction() async throws {
@@ -1273,10 +1267,10 @@ struct PaymentContextsTests {
         #expect(closed.status == .closed)
         #expect(closed.pendingAction == nil)
         #expect(await world.jobs.idle())
-        let gone = await wireError { try await world.answer(pending.id, .success) }
-        #expect(gone?.code == StpdErrors.pendingActionGone.code)
-        let shut = await wireError { try await world.requestPayment(view.id) }
-        #expect(shut?.code == StpdErrors.invalidState.code)
+        let gone = await domainError { try await world.answer(pending.id, .success) }
+        #expect(gone?.name == "pendingActionGone")
+        let shut = await domainError { try await world.requestPayment(view.id) }
+        #expect(shut?.name == "invalidState")
         #expect(try await world.contexts.close(id: view.id, for: Caller(uid: 1000)).status == .closed)
     }
 
@@ -1295,18 +1289,20 @@ struct PaymentContextsTests {
         #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
         world.clock.advance(by: .seconds(1))
         let finished = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        let error = try #require(finished.lastResult?["error"])
+        let error = try #require(failure(finished.lastResult?["error"]))
         #expect(finished.lastResult?["status"] == "error")
-        #expect(error["code"] == .int(Int64(StpdErrors.pendingActionTimedOut.code)))
-        #expect(error["code"] == 5002)
-        #expect(error["data"]?["action"] == .string(pending.id))
-        #expect(error["data"]?["kind"] == "didCreatePaymentResult")
+        if case .domain(.pendingActionTimedOut(let action, let kind, _)) = error {
+            #expect(action == pending.id)
+            #expect(kind == "didCreatePaymentResult")
+        } else {
+            Issue.record("\(error) is not pendingActionTimedOut")
+        }
         #expect(finished.pendingAction == nil)
         #expect(finished.requestState == .none)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
-        let late = await wireError { try await world.answer(pending.id, .success) }
-        #expect(late?.code == StpdErrors.pendingActionGone.code)
+        let late = await domainError { try await world.answer(pending.id, .success) }
+        #expect(late?.name == "pendingActionGone")
     }
 
     @Test func anUnansweredAddressValidationIsShippingInvalidWithATimeoutError() async throws {
@@ -1320,8 +1316,11 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         world.clock.advance(by: .seconds(45))
         let invalid = try await world.until(view.id, since: since, types: ["paymentContext.shippingInvalid"])
-        #expect(invalid.shippingError?["code"] == 5002)
-        #expect(invalid.shippingError?["data"]?["kind"] == "didUpdateShippingAddress")
+        if case .domain(.pendingActionTimedOut(_, let kind, _)) = failure(invalid.shippingError) {
+            #expect(kind == "didUpdateShippingAddress")
+        } else {
+            Issue.record("\(String(describing: invalid.shippingError)) is not pendingActionTimedOut")
+        }
         #expect(invalid.pendingAction == nil)
         #expect(invalid.shippingAddress == nil)
         // The customer can submit again.
@@ -1395,7 +1394,7 @@ struct PaymentContextsTests {
         #expect(try await after.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
         clock.advance(by: .seconds(1))
         let finished = try await after.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        #expect(finished.lastResult?["error"]?["code"] == 5002)
+        #expect(failure(finished.lastResult?["error"])?.domainErrorName == "pendingActionTimedOut")
     }
 
     @Test func aLoadInterruptedByARestartRunsAgainAndTheWaitingRequestGoesOn() async throws {
@@ -1447,8 +1446,8 @@ struct PaymentContextsTests {
         _ = try await world.requestPayment(view.id, intent: secret)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
         #expect(done.lastResult?["status"] == "error")
-        #expect(done.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.paymentFailed.code)))
-        #expect(done.lastResult?["error"]?["data"]?["paymentIntentStatus"] == "requires_payment_method")
+        #expect(failure(done.lastResult?["error"])?.domainErrorName == "paymentFailed")
+        #expect(failure(done.lastResult?["error"])?.domainData["paymentIntentStatus"] == "requires_payment_method")
     }
 
     @Test func aManagedIntentNeedingARedirectFinishesWhenTheRedirectReturns() async throws {

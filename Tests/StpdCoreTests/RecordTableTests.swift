@@ -1,6 +1,5 @@
 import Foundation
 import JSONRPC
-import StpdDaemon
 import StpdProtocol
 import Synchronization
 import Testing
@@ -45,7 +44,7 @@ struct RecordTableTests {
 
         init(_ store: any StateStore) async throws {
             self.store = store
-            log = try await EventLog(store: store, failures: WireFailures())
+            log = try await EventLog(store: store, failures: DomainFailures())
             table = RecordTable(log: log, now: { t0 }, reportSetAside: { [setAside] _, id, _ in setAside.append(id) })
         }
 
@@ -129,14 +128,17 @@ struct RecordTableTests {
                 record.closed = true
                 return .closed
             }
-            let error = await wireError {
+            let error = await domainError {
                 try await setup.table.update("c1", for: Self.owner) { record in
                     record.closed = false
                     return .bumped
                 }
             }
-            #expect(error?.code == StpdErrors.invalidState.code)
-            #expect(error?.data?["state"] == "closed")
+            if case .invalidState(_, _, let state, _) = error {
+                #expect(state == "closed")
+            } else {
+                Issue.record("\(String(describing: error)) is not invalidState")
+            }
             // Looking without changing is fine.
             #expect(try await setup.table.update("c1", for: Self.owner) { _ in nil }.record.closed)
             #expect(try await setup.events("c1").map(\.type) == ["counter.created", "counter.closed"])

@@ -34,13 +34,13 @@ struct RedirectReportTests {
                 id: session.id, for: app, outcome: .closed, url: nil, message: "Done tapped")
             #expect(done.status == .completed)
             #expect(done.completion?.trigger == "closed")
-            let error = try #require(done.completion?.error)
-            #expect(error["code"] == .int(Int64(StpdErrors.redirectCancelled.code)))
-            #expect(error["data"]?["sdkDomain"] == "com.stripe.lib")
-            #expect(error["data"]?["sdkCode"] == 80)
-            #expect(error["data"]?["message"] == "Done tapped")
+            let error = try #require(failure(done.completion?.error))
+            #expect(error.domainErrorName == "redirectCancelled")
+            #expect(error.domainData["sdkDomain"] == "com.stripe.lib")
+            #expect(error.domainData["sdkCode"] == 80)
+            #expect(error.domainData["message"] == "Done tapped")
             #expect(done.outcome?.result == "error")
-            #expect(done.outcome?.error == error)
+            #expect(failure(done.outcome?.error) == error)
             // Completion happens once: the return URL arriving afterwards matches nothing.
             #expect(try await world.redirects.handleURL(try #require(done.returnURL), for: app) == nil)
             #expect(try await events(world, session.id).filter { $0 == "redirect.completed" }.count == 1)
@@ -53,10 +53,10 @@ struct RedirectReportTests {
         let native = try await started(
             world, type: "alipay", details: ["native_url": "alipays://platformapi/startapp?x=1"], mode: .automatic)
         for session in [browser, native] {
-            let error = await wireError {
+            let error = await domainError {
                 try await world.redirects.report(id: session.id, for: app, outcome: .closed, url: nil, message: nil)
             }
-            #expect(error?.code == StpdErrors.invalidState.code)
+            #expect(error?.name == "invalidState")
         }
     }
 
@@ -68,11 +68,14 @@ struct RedirectReportTests {
         let world = try await World()
         let session = try await started(world, mode: .inApp)
         #expect(session.openURL?.hasPrefix("https://hooks.stripe.com/redirect/authenticate/") == true)
-        let unnamed = await wireError {
+        let unnamed = await domainError {
             try await world.redirects.report(id: session.id, for: app, outcome: .loadFailed, url: nil, message: nil)
         }
-        #expect(unnamed?.code == RPCError.invalidParamsCode)
-        #expect(unnamed?.data?["parameter"] == "url")
+        if case .invalidInput(let input, _) = unnamed {
+            #expect(input == "url")
+        } else {
+            Issue.record("\(String(describing: unnamed)) is not invalidInput")
+        }
         let bank = try await world.redirects.report(
             id: session.id, for: app, outcome: .loadFailed, url: "https://secure.ing-bank.example/ideal/auth?trx=1",
             message: nil)
@@ -81,8 +84,9 @@ struct RedirectReportTests {
             id: session.id, for: app, outcome: .loadFailed, url: session.openURL, message: "offline")
         #expect(failed.status == .completed)
         #expect(failed.completion?.trigger == "loadFailed")
-        #expect(failed.completion?.error?["code"] == .int(Int64(StpdErrors.redirectLoadFailed.code)))
-        #expect(failed.completion?.error?["data"]?["sdkCode"] == 40)
+        let error = try #require(failure(failed.completion?.error))
+        #expect(error.domainErrorName == "redirectLoadFailed")
+        #expect(error.domainData["sdkCode"] == 40)
     }
 
     /// A page stpd opened in the desktop's browser (`opener: daemon`) is the SDK's external-browser
@@ -98,10 +102,10 @@ struct RedirectReportTests {
                 for: app, sourceID: id, clientSecret: nil, followUpTimeout: nil)
             let session = try await world.redirects.start(id: created.id, for: app, mode: mode, opener: .daemon)
             #expect(opener.opened.withLock { $0.last } == session.openURL)
-            let closed = await wireError {
+            let closed = await domainError {
                 try await world.redirects.report(id: session.id, for: app, outcome: .closed, url: nil, message: nil)
             }
-            #expect(closed?.code == StpdErrors.invalidState.code)
+            #expect(closed?.name == "invalidState")
             #expect(try await world.redirects.foreground(for: app) == [session.id])
         }
     }
@@ -128,9 +132,10 @@ struct RedirectReportTests {
         let done = try await world.redirects.report(
             id: session.id, for: app, outcome: .nativeOpenFailed, url: nil, message: nil)
         #expect(done.status == .completed)
-        #expect(done.completion?.error?["code"] == .int(Int64(StpdErrors.redirectOpenFailed.code)))
-        #expect(done.completion?.error?["data"]?["sdkDomain"] == "STPRedirectContextErrorDomain")
-        #expect(done.completion?.error?["data"]?["sdkCode"] == 0)
+        let error = try #require(failure(done.completion?.error))
+        #expect(error.domainErrorName == "redirectOpenFailed")
+        #expect(error.domainData["sdkDomain"] == "STPRedirectContextErrorDomain")
+        #expect(error.domainData["sdkCode"] == 0)
         #expect(done.outcome?.result == "error")
     }
 
@@ -159,10 +164,10 @@ struct RedirectReportTests {
                 ]
                 s.intents[id] = .object(intent)
             }
-            let error = await wireError {
+            let error = await domainError {
                 try await world.redirects.create(for: app, paymentIntentSecret: secret, followUpTimeout: nil)
             }
-            #expect(error?.code == StpdErrors.redirectUnavailable.code)
+            #expect(error?.name == "redirectUnavailable")
         }
     }
 
@@ -170,9 +175,9 @@ struct RedirectReportTests {
         let world = try await World()
         let id = world.api.addSource(returnURL: "not a url")
         try await world.knownSource(id)
-        let error = await wireError {
+        let error = await domainError {
             try await world.redirects.create(for: app, sourceID: id, clientSecret: nil, followUpTimeout: nil)
         }
-        #expect(error?.code == StpdErrors.redirectUnavailable.code)
+        #expect(error?.name == "redirectUnavailable")
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import JSONRPC
-import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Testing
@@ -25,7 +24,7 @@ struct RedirectSessionsTests {
 
         init(opener: (any URLOpener)? = nil, store: InMemoryStateStore? = nil) async throws {
             let store = store ?? self.store
-            log = try await EventLog(store: store, failures: WireFailures())
+            log = try await EventLog(store: store, failures: DomainFailures())
             work = LeasedWork(background: background)
             sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)
             intents = IntentPollers(api: api, log: log, background: background, clock: clock, work: work)
@@ -183,12 +182,15 @@ struct RedirectSessionsTests {
         let consumed = world.api.addSource(status: "consumed")
         for (id, reason) in [(card, "flow"), (consumed, "status")] {
             try await world.knownSource(id)
-            let error = await wireError {
+            let error = await domainError {
                 try await world.redirects.create(
                     for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
             }
-            #expect(error?.code == StpdErrors.redirectUnavailable.code)
-            #expect(error?.data?["reason"] == .string(reason))
+            if case .redirectUnavailable(_, let data) = error {
+                #expect(data["reason"] == .string(reason))
+            } else {
+                Issue.record("\(String(describing: error)) is not redirectUnavailable")
+            }
         }
     }
 
@@ -207,10 +209,10 @@ struct RedirectSessionsTests {
         #expect(try await world.outcome(session.id).result == "succeeded")
 
         let settled = world.api.addIntent(status: "succeeded")
-        let error = await wireError {
+        let error = await domainError {
             try await world.redirects.create(for: Caller(uid: 1000), paymentIntentSecret: settled, followUpTimeout: nil)
         }
-        #expect(error?.code == StpdErrors.redirectUnavailable.code)
+        #expect(error?.name == "redirectUnavailable")
     }
 
     /// A SetupIntent's session completes as a PaymentIntent's does, then reports the retrieved
@@ -234,11 +236,11 @@ struct RedirectSessionsTests {
 
         let settled = world.api.addIntent(id: "seti_456", status: "succeeded")
         let done = try await world.api.retrieveSetupIntent(clientSecret: settled)
-        let error = await wireError {
+        let error = await domainError {
             try await world.redirects.create(
                 for: Caller(uid: 1000), intent: done, clientSecret: settled, followUpTimeout: nil)
         }
-        #expect(error?.code == StpdErrors.redirectUnavailable.code)
+        #expect(error?.name == "redirectUnavailable")
     }
 
     /// Confirming either intent opens a session for a redirect_to_url next action, started at once
@@ -293,10 +295,10 @@ struct RedirectSessionsTests {
         try await world.knownSource(id)
         let session = try await world.redirects.create(
             for: Caller(uid: 1000), sourceID: id, clientSecret: nil, followUpTimeout: nil)
-        let error = await wireError {
+        let error = await domainError {
             try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: nil, opener: .daemon)
         }
-        #expect(error?.code == StpdErrors.disabled.code)
+        #expect(error?.name == "disabled")
         #expect(try await world.redirects.get(id: session.id, for: Caller(uid: 1000)).status == .notStarted)
     }
 
@@ -312,14 +314,14 @@ struct RedirectSessionsTests {
             id: session.id, for: Caller(uid: 1000), mode: .automatic, opener: .daemon)
         #expect(started.status == .completed)
         #expect(started.completion?.trigger == "error")
-        #expect(started.completion?.error?["code"] == .int(Int64(StpdErrors.redirectOpenFailed.code)))
+        #expect(failure(started.completion?.error)?.domainErrorName == "redirectOpenFailed")
     }
 
     @Test func aMalformedURLIsAnInvalidParameter() async throws {
         let world = try await World()
-        let error = await wireError {
+        let error = await domainError {
             try await world.redirects.handleURL("not a url", for: .daemon)
         }
-        #expect(error?.code == RPCError.invalidParamsCode)
+        #expect(error?.name == "invalidInput")
     }
 }

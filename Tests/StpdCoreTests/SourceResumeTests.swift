@@ -1,6 +1,5 @@
 import Foundation
 import JSONRPC
-import StpdDaemon
 import StpdProtocol
 import StripeAPI
 import Synchronization
@@ -55,7 +54,7 @@ struct SourceResumeTests {
     let app = Caller(uid: 1000)
 
     private func service() async throws -> (SourceService, EventLog, Task<Void, Never>) {
-        let log = try await EventLog(store: InMemoryStateStore(), failures: WireFailures())
+        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures())
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         let sources = SourceService(
             api: api, log: log, background: background, clock: clock,

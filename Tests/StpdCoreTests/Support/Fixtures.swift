@@ -67,22 +67,3 @@ func changes(_ count: Int, type: String = "payment_context.updated") -> [StateCh
 extension Array where Element == Event {
     var seqs: [Int64] { map(\.seq) }
 }
-
-/// The error `body` throws as a client sees it (the domain's errors converted as the router
-/// converts them); records an issue when nothing is thrown.
-func wireError<T>(
-    sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws -> T
-) async -> RPCError? {
-    do {
-        _ = try await body()
-        Issue.record("expected an error", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as any RPCErrorConvertible {
-        return error.rpcError
-    } catch let error as RPCError {
-        return error
-    } catch {
-        Issue.record("\(error) has no JSON-RPC form", sourceLocation: sourceLocation)
-        return nil
-    }
-}

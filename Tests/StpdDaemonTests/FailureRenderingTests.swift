@@ -10,7 +10,7 @@ import Testing
 /// A failure an object keeps is typed and Codable, and clients see it as the contract's error
 /// object. Rows written before failures were typed hold that error object itself: they still
 /// load, and show the same error.
-@Suite struct FailureTests {
+@Suite struct FailureRenderingTests {
     let wire = WireFailures()
 
     static let failures: [Failure] = [
