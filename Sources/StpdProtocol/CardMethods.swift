@@ -46,11 +46,13 @@ public enum CardValidate: RPCMethod {
     }
     public static let name = "card.validate"
     public static let summary =
-        "Validates card details as typed, field by field, with the SDK's STPCardValidator rules; nothing is sent to Stripe."
+        "Validates card details as typed, field by field, with the SDK's STPCardValidator rules; the card is not sent to Stripe."
     public static let description: String? = """
         Each field is valid, invalid, or incomplete (a prefix of something valid). number: spaces are \
         ignored, any other non-digit makes it invalid; the brand comes from the SDK's bundled BIN ranges, \
-        which also give the length; then the Luhn check. expMonth: 1-12, "0" and "1" incomplete. expYear: \
+        which also give the length (for a UnionPay number, whose length varies, the ranges Stripe's card \
+        metadata answers for its first six digits, as the SDK asks them; the bundled ones when it does \
+        not answer); then the Luhn check. expMonth: 1-12, "0" and "1" incomplete. expYear: \
         two digits as an MM/YY field takes them (a four-digit year is compared whole), from this month to \
         50 years ahead, judged with expMonth. cvc: 3 digits, or 4 for amex and unknown brands. An absent \
         field is empty, hence incomplete. source.create, paymentIntent.confirm, setupIntent.confirm and \

@@ -379,6 +379,10 @@ public final class StripeTestState: @unchecked Sendable {
                 spec: ParamSpec(expand),
                 handler: { s, c throws(APIError) in try s.deleteEphemeralKey(&c) }),
             Route(
+                method: "GET", pattern: ["edge-internal", "card-metadata"], access: .publishable,
+                spec: ParamSpec(["key", "bin_prefix"]),
+                handler: { s, c throws(APIError) in try s.cardMetadata(&c) }),
+            Route(
                 method: "POST", pattern: ["v1", "sources"], access: .publishable, spec: ParamSpec(sourceParams),
                 handler: { s, c throws(APIError) in try s.createSource(&c) }),
             Route(

@@ -8,7 +8,7 @@ import Testing
 /// The cases of the SDK's own tests, ported: `Stripe/StripeiOSTests/STPCardValidatorTest.swift`
 /// (stripe-ios at 33336ff, the newest stored) and `STPBinRangeTest.swift`. Left out: the cases of
 /// `validatingCardBrand: false` (stpd always validates the brand), the display format
-/// (`fragmentLength`) and the card-metadata fetches (stpd validates offline).
+/// (`fragmentLength`) and the card-metadata fetches (`CardMetadataLookupTests`).
 @Suite("CardValidator")
 struct CardValidatorTests {
     /// STPCardValidatorTest.cardData: (brand, number, state).

@@ -102,7 +102,7 @@ struct PaymentContextsTests {
         init(
             customer: FakeContextCustomer = FakeContextCustomer(), api: FakePaymentsAPI = FakePaymentsAPI(),
             store: InMemoryStateStore = InMemoryStateStore(), clock: ManualClock = ManualClock(),
-            timeout: Double = 600, companyName: String? = "Shop"
+            timeout: Double = 600, companyName: String? = "Shop", cardMetadata: CardMetadataLookup? = nil
         ) async throws {
             self.customer = customer
             self.api = api
@@ -122,7 +122,8 @@ struct PaymentContextsTests {
             contexts = PaymentContexts(
                 customers: customer, api: api, redirects: redirects, log: log, background: background,
                 pendingActionTimeout: timeout, companyName: { _ in companyName }, clock: clock,
-                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) }, work: work)
+                now: { [clock] in t0.addingTimeInterval(Double(clock.now.offset.components.seconds)) }, work: work,
+                cardMetadata: cardMetadata)
             redirects.follow(with: contexts)
             intents.follow(with: contexts)
             runner = Task { [background] in await background.run() }
@@ -525,6 +526,17 @@ struct PaymentContextsTests {
         }
         #expect(customer.calls(.attach).isEmpty)
         #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).paymentOptions.count == 2)
+    }
+
+    @Test func addCardLooksUpUnionPaysVariableLengths() async throws {
+        let customer = Self.cards()
+        let service = CardMetadataLookupTests.Service()
+        let world = try await World(customer: customer, cardMetadata: CardMetadataLookup(source: service))
+        let view = try await world.create(.init(session: "cs_1"))
+        let card = CardInput(number: CardMetadataLookupTests.card19, expMonth: 10, expYear: 2030, zip: "10115")
+        _ = try await world.contexts.addCard(id: view.id, for: Caller(uid: 1000), card: card)
+        #expect(service.prefixes == ["620550"])
+        #expect(customer.calls(.attach).count == 1)
     }
 
     @Test func aFailedAttachLeavesTheSelectionAlone() async throws {

@@ -85,6 +85,10 @@ ALLOWED = (
 # form: this module's postponed annotations would hide NotRequired from the class form.)
 _RefreshParams = TypedDict("_RefreshParams", {"client_secret": NotRequired[str], "expand": NotRequired[list[str]]})
 
+# What the SDK sends to Stripe's card metadata service (STPBINRange.retrieve): the publishable key
+# and a six-digit BIN prefix, as a query.
+_CardMetadataParams = TypedDict("_CardMetadataParams", {"key": str, "bin_prefix": str})
+
 
 # Endpoints the SDK calls that the package does not list: (method, template, params, why).
 SDK_ENDPOINTS = (
@@ -93,6 +97,8 @@ SDK_ENDPOINTS = (
      "the intent through refresh, since it \"often isn't updated instantaneously\" after the app-to-app return"),
     ("POST", "/v1/setup_intents/{intent}/refresh", _RefreshParams,
      "the same, retrieveOrRefreshSetupIntent"),
+    ("GET", "/edge-internal/card-metadata", _CardMetadataParams,
+     "STPBINController.retrieveBINRanges: a UnionPay prefix's account ranges and their lengths (19-digit cards)"),
 )
 
 
@@ -215,7 +221,7 @@ class RequestCheck:
         nor a browser's on the stand-in's bank pages (its ``/favicon.ico``)."""
         for request in requests:
             if not (request.get("idempotency_key") or "").startswith(TEST_CALL_PREFIX) \
-                    and request.get("path", "").startswith(("/v1/", "/v2/")):
+                    and request.get("path", "").startswith(("/v1/", "/v2/", "/edge-internal/")):
                 self.requests.append((test, request))
 
     def findings(self, types: StripeTypes | None = None) -> list[str]:

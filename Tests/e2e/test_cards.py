@@ -110,3 +110,36 @@ def test_add_card_refuses_an_invalid_card(start_stpd, tmp_path, stripe_test_serv
     assert_refused(error, "card.number", "incomplete", "visa")
     assert server.requests() == []
     assert client.call("paymentContext.get", {"context": context})["paymentOptions"] == []
+
+
+UNIONPAY_19 = "6205500000000000004"  # Stripe's 19-digit UnionPay test card
+
+
+def test_a_19_digit_unionpay_card_validates_and_confirms(start_stpd, tmp_path, stripe_test_server):
+    """The bundled UnionPay range is 16 digits; the card metadata (GET /edge-internal/card-metadata
+    with the publishable key, once per six-digit prefix) says 620550 is 19, as the SDK learns it."""
+    server = stripe_test_server
+    client = stpd_for(start_stpd, tmp_path / "stpd", server).client()
+    whole = validate(client, number="6205 5000 0000 0000 004", expMonth="12", expYear=str(LAST_YEAR + 3)[2:],
+                     cvc="123")
+    assert whole == {"brand": "unionPay", "number": "valid", "expMonth": "valid", "expYear": "valid",
+                     "cvc": "valid", "card": "valid"}
+    assert validate(client, number=UNIONPAY_19[:16])["number"] == "incomplete"
+    lookups = server.requests(path="/edge-internal/card-metadata")
+    assert len(lookups) == 1 and lookups[0]["method"] == "GET", lookups  # cached per prefix
+
+    pi = server.api("POST", "/v1/payment_intents", {"amount": 1099, "currency": "eur", "payment_method_types": ["card"]})
+    card = {"number": UNIONPAY_19, "expMonth": 12, "expYear": LAST_YEAR + 3, "cvc": "123"}
+    confirmed = client.call("paymentIntent.confirm", {"clientSecret": pi["client_secret"], "paymentMethod": {"card": card}})
+    assert confirmed["paymentIntent"]["status"] == "succeeded"
+    assert len(server.requests(path="/edge-internal/card-metadata")) == 1
+
+
+def test_without_card_metadata_the_bundled_range_judges(start_stpd, tmp_path, stripe_test_server):
+    """With a secret key stpd has no publishable key to ask the card metadata with: the bundled
+    16-digit range judges, and the card is refused before any request, as before."""
+    server = stripe_test_server
+    client = stpd_for(start_stpd, tmp_path / "stpd", server, env={"STPD_STRIPE_KEY": server.secret_key}).client()
+    assert validate(client, number=UNIONPAY_19)["number"] == "invalid"
+    assert validate(client, number="6200000000000005")["number"] == "valid"
+    assert server.requests() == []

@@ -54,11 +54,16 @@ def test_a_good_request_passes(types):
     assert problems(types, "POST", "/v1/customers/cus_1", {"shipping": ""}) == []  # emptied
 
 def test_the_sdks_own_endpoints_are_known(types):
-    """The refresh endpoints the SDK calls for Cash App and Klarna, which the package omits."""
+    """The refresh endpoints the SDK calls for Cash App and Klarna, and its card metadata lookup,
+    which the package omits."""
     for collection, intent in [("payment_intents", "pi_1"), ("setup_intents", "seti_1")]:
         path = f"/v1/{collection}/{intent}/refresh"
         assert problems(types, "POST", path, {"client_secret": f"{intent}_secret_x", "expand": ["payment_method"]}) == []
         assert problems(types, "POST", path, {"amount": "1"}) == ["amount: unknown field"]
+    # The card metadata lookup for UnionPay's variable-length prefixes.
+    metadata = "/edge-internal/card-metadata"
+    assert problems(types, "GET", metadata, {"key": "pk_test_x", "bin_prefix": "620550"}) == []
+    assert problems(types, "GET", metadata, {"bin_prefix": "620550"}) == ["key: required, missing"]
 
 
 def test_known_bad_requests_are_caught_and_named(types):

@@ -6,10 +6,10 @@ import StpdProtocol
 /// at 4079712, the newest stored; its duplicate 444509 row is left out).
 ///
 /// The SDK adds ranges it fetches from Stripe's internal card-metadata service for UnionPay
-/// prefixes (variable lengths) and for card brand choice (Cartes Bancaires). stpd validates
-/// offline, with the bundled ranges only, as the SDK does until such a fetch answers: so
-/// `cartesBancaires` is never detected (a co-branded card reads as its Visa or Mastercard brand)
-/// and a UnionPay number is 16 digits (19 for 621598).
+/// prefixes (variable lengths) and for card brand choice (Cartes Bancaires). stpd fetches them for
+/// UnionPay's prefixes (`CardMetadataLookup`); without an answer a UnionPay number is 16 digits
+/// (19 for 621598), as the SDK's is until its fetch answers. `cartesBancaires` is never detected
+/// (a co-branded card reads as its Visa or Mastercard brand).
 struct BINRange: Sendable, Hashable {
     var low: String
     var high: String
@@ -23,13 +23,17 @@ struct BINRange: Sendable, Hashable {
         return cut(digits, to: low) >= cut(low, to: low) && cut(digits, to: high) <= cut(high, to: high)
     }
 
-    /// Every range that `digits` (or a number starting with them) may fall in.
-    static func all(matching digits: String) -> [BINRange] { bundled.filter { $0.matches(digits) } }
+    /// Every range that `digits` (or a number starting with them) may fall in; `fetched` are the
+    /// card metadata's ranges for its prefix (`CardMetadataLookup`), after the bundled ones as the
+    /// SDK appends them.
+    static func all(matching digits: String, fetched: [BINRange] = []) -> [BINRange] {
+        (bundled + fetched).filter { $0.matches(digits) }
+    }
 
     /// The SDK's `mostSpecificBINRange`: the matching range with the longest bound; a named brand
     /// over `unknown` at equal length, and the later row among equals (the SDK's stable sort, last).
-    static func mostSpecific(for digits: String) -> BINRange {
-        let ranked = bundled.enumerated().filter { $0.element.matches(digits) }.max { a, b in
+    static func mostSpecific(for digits: String, fetched: [BINRange] = []) -> BINRange {
+        let ranked = (bundled + fetched).enumerated().filter { $0.element.matches(digits) }.max { a, b in
             (a.element.low.count, a.element.brand != .unknown ? 1 : 0, a.offset)
                 < (b.element.low.count, b.element.brand != .unknown ? 1 : 0, b.offset)
         }

@@ -7,27 +7,48 @@ import StripeAPI
 /// Two differences, on purpose:
 /// - a four-digit expiry year is compared whole: the SDK's form takes two digits, and its check of
 ///   an `STPCardParams` keeps the last two, which would read 1930 as 2030;
-/// - brands and lengths come from the bundled BIN ranges only (`BINRange`).
+/// - brands and lengths come from the bundled BIN ranges (`BINRange`) and, for UnionPay's
+///   variable-length prefixes, from Stripe's card metadata when `metadata` answers
+///   (`CardMetadataLookup`); the SDK's form waits for that answer, stpd's call does.
 ///
 /// Today's year and month are read from the injected clock in `calendar`'s time zone (the SDK reads
 /// the device's; stpd's default calendar is the host's).
 public struct CardValidator: Sendable {
     let now: @Sendable () -> Date
     let calendar: Calendar
+    /// The card metadata lookup for variable-length prefixes (nil: the bundled ranges only).
+    public var metadata: CardMetadataLookup?
 
     public init(
-        now: @escaping @Sendable () -> Date = Date.init, calendar: Calendar = Calendar(identifier: .gregorian)
+        now: @escaping @Sendable () -> Date = Date.init, calendar: Calendar = Calendar(identifier: .gregorian),
+        metadata: CardMetadataLookup? = nil
     ) {
         self.now = now
         self.calendar = calendar
+        self.metadata = metadata
+    }
+
+    /// `validate` with the card metadata's ranges for the number's prefix, looked up for `caller`.
+    public func validate(
+        number: String?, expMonth: String?, expYear: String?, cvc: String?, for caller: Caller
+    ) async -> CardValidate.Result {
+        let fetched = await metadata?.ranges(for: number ?? "", uid: caller.uid) ?? []
+        return validate(number: number, expMonth: expMonth, expYear: expYear, cvc: cvc, fetched: fetched)
     }
 
     /// Each field as typed; an absent one is empty, hence incomplete, as an empty text field is.
+    /// With the bundled ranges only.
     public func validate(number: String?, expMonth: String?, expYear: String?, cvc: String?) -> CardValidate.Result {
+        validate(number: number, expMonth: expMonth, expYear: expYear, cvc: cvc, fetched: [])
+    }
+
+    func validate(
+        number: String?, expMonth: String?, expYear: String?, cvc: String?, fetched: [BINRange]
+    ) -> CardValidate.Result {
         let today = calendar.dateComponents([.year, .month], from: now())
-        let brand = Self.brand(of: number ?? "")
+        let brand = Self.brand(of: number ?? "", fetched: fetched)
         let states = [
-            Self.numberState(number ?? ""), Self.monthState(expMonth ?? ""),
+            Self.numberState(number ?? "", fetched: fetched), Self.monthState(expMonth ?? ""),
             Self.yearState(expYear ?? "", month: expMonth ?? "", today: (today.year ?? 0, today.month ?? 0)),
             Self.cvcState(cvc ?? "", brand: brand),
         ]
@@ -39,10 +60,20 @@ public struct CardValidator: Sendable {
 
     /// What the SDK's card forms wait for before they send a card: the first field that is not
     /// valid is refused. The CVC is judged only when given, since Stripe takes a card without one.
-    public func require(_ card: CardInput) throws(CardRefused) {
+    /// With the card metadata's ranges looked up for `caller`.
+    public func require(_ card: CardInput, for caller: Caller) async throws(CardRefused) {
+        let fetched = await metadata?.ranges(for: card.number, uid: caller.uid) ?? []
+        try require(card, fetched: fetched)
+    }
+
+    /// With the bundled ranges only.
+    public func require(_ card: CardInput) throws(CardRefused) { try require(card, fetched: []) }
+
+    func require(_ card: CardInput, fetched: [BINRange]) throws(CardRefused) {
         let twoDigits = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
         let result = validate(
-            number: card.number, expMonth: twoDigits(card.expMonth), expYear: twoDigits(card.expYear), cvc: card.cvc)
+            number: card.number, expMonth: twoDigits(card.expMonth), expYear: twoDigits(card.expYear), cvc: card.cvc,
+            fetched: fetched)
         let fields: [(CardRefused.Field, CardValidationState)] =
             [(.number, result.number), (.expMonth, result.expMonth), (.expYear, result.expYear)]
             + (card.cvc == nil ? [] : [(.cvc, result.cvc)])
@@ -56,19 +87,21 @@ public struct CardValidator: Sendable {
     /// `validationState(forNumber:validatingCardBrand: true)`: whitespace is dropped, any other
     /// non-digit is invalid; a number no brand issues is invalid; the most specific BIN range gives
     /// the length; a full-length number must pass the Luhn check.
-    static func numberState(_ typed: String) -> CardValidationState {
+    static func numberState(_ typed: String, fetched: [BINRange] = []) -> CardValidationState {
         let number = removingWhitespace(typed)
         guard !number.isEmpty else { return .incomplete }
         guard isNumeric(number) else { return .invalid }
-        let range = BINRange.mostSpecific(for: number)
+        let range = BINRange.mostSpecific(for: number, fetched: fetched)
         guard range.brand != .unknown else { return .invalid }
         if number.count < range.length { return .incomplete }
         return number.count == range.length && isLuhnValid(number) ? .valid : .invalid
     }
 
     /// `brand(forNumber:)`: the one brand whose ranges the number's digits fall in, else unknown.
-    static func brand(of typed: String) -> CardBrand {
-        let brands = Set(BINRange.all(matching: digits(of: typed)).map(\.brand)).subtracting([.unknown])
+    static func brand(of typed: String, fetched: [BINRange] = []) -> CardBrand {
+        let brands = Set(BINRange.all(matching: digits(of: typed), fetched: fetched).map(\.brand)).subtracting([
+            .unknown
+        ])
         return brands.count == 1 ? brands.first! : .unknown
     }
 

@@ -32,7 +32,7 @@ extension PaymentContexts {
     /// The options screen's "add card": create, attach through the adapter, select, remember.
     public func addCard(id: String, for caller: Caller, card: CardInput) async throws -> PaymentContextView {
         let record = try await record(id, caller, open: true)
-        try CardValidator(now: now).require(card)
+        try await CardValidator(now: now, metadata: cardMetadata).require(card, for: caller)
         try Self.requireBillingFields(record.configuration.requiredBillingAddressFields ?? "postalCode", of: card)
         let method = try await api.createCardPaymentMethod(card)
         try await customers.attach(session: record.session, paymentMethod: method.id, as: record.caller)

@@ -67,6 +67,8 @@ public final class PaymentContexts: Sendable {
     let background: BackgroundWork
     let clock: any Clock<Duration>
     let now: @Sendable () -> Date
+    /// UnionPay's variable-length prefixes for `addCard` (`CardMetadataLookup`).
+    let cardMetadata: CardMetadataLookup?
     let defaultTimeout: Double
     /// The merchant's name for a context whose configuration names none, by caller (the daemon's
     /// rule: STPD_MERCHANT_NAME, else the calling app's name).
@@ -78,9 +80,11 @@ public final class PaymentContexts: Sendable {
         background: BackgroundWork, pendingActionTimeout: Double = 600,
         companyName: @escaping @Sendable (Caller) -> String? = { _ in nil },
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = Date.init,
-        work: LeasedWork? = nil, reportSetAside: @escaping SetAsideReporter = { _, _, _ in }
+        work: LeasedWork? = nil, reportSetAside: @escaping SetAsideReporter = { _, _, _ in },
+        cardMetadata: CardMetadataLookup? = nil
     ) {
         self.work = work ?? LeasedWork(background: background)
+        self.cardMetadata = cardMetadata
         self.customers = customers
         self.api = api
         self.redirects = redirects

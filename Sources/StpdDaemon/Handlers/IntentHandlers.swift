@@ -27,8 +27,9 @@ enum IntentHandlers {
             return .init(intent: intent.clientFields, nextAction: intent.nextAction.map { NextActionView($0) })
         }
         router.register(IntentConfirm<K>.self) { params, context in
-            try cards.require(params.paymentMethod.card, at: "paymentMethod.card")
-            try cards.require(params.paymentMethod.rawCard, at: "paymentMethod.raw.card", stripeNames: true)
+            try await cards.require(params.paymentMethod.card, at: "paymentMethod.card", for: context.caller)
+            try await cards.require(
+                params.paymentMethod.rawCard, at: "paymentMethod.raw.card", stripeNames: true, for: context.caller)
             var confirm = try params.paymentMethod.confirmParams(
                 clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod",
                 setupIntent: Intent.kind == .setupIntent)

@@ -10,7 +10,7 @@ enum SourceHandlers {
         cards: CardValidator, merchantName: String?
     ) {
         router.register(SourceCreate.self) { params, context in
-            try cards.require(params.params.card, at: "params.card")
+            try await cards.require(params.params.card, at: "params.card", for: context.caller)
             let name = MerchantName.resolve(
                 given: params.merchantName, configured: merchantName, caller: context.caller)
             var constructed = try params.params.sourceParams(at: "params")

@@ -207,6 +207,7 @@ public enum Daemon {
                 log: log, limits: configuration.subscriptionLimits, metrics: metrics)
             waits = EventWaits(limits: configuration.waitLimits)
             self.stripe = stripe
+            cards = CardValidator(metadata: CardMetadataLookup(source: StripeCardMetadata(stripe.client)))
             let work = LeasedWork(leases: store.fleet?.leases ?? LocalLeases(), background: background)
             self.work = work
             // A row that no longer decodes is set aside, never fatal: say which, once.
@@ -244,7 +245,7 @@ public enum Daemon {
                 companyName: { [merchantName = configuration.merchantName] caller in
                     MerchantName.resolve(given: nil, configured: merchantName, caller: caller)
                 },
-                work: work, reportSetAside: setAside)
+                work: work, reportSetAside: setAside, cardMetadata: cards.metadata)
             redirects.follow(with: contexts)
             intents.follow(with: contexts)
             Retention.schedule(on: work, log: log, sweepable: sweepable, logger: logger)

@@ -148,7 +148,7 @@ class CardMethods:
         number: str = OMITTED,
     ) -> CardValidateResult:
         """`card.validate`: Validates card details as typed, field by field, with the SDK's
-        STPCardValidator rules; nothing is sent to Stripe.
+        STPCardValidator rules; the card is not sent to Stripe.
         """
         return self._client.call(
             "card.validate",
