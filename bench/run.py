@@ -72,6 +72,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cases", nargs="*", metavar="CASE", help=", ".join(CASES) + " (default: all)")
     parser.add_argument("--bin-dir", type=Path, help="directory holding stpd and stripe-test-server")
+    parser.add_argument("--stand-in", type=Path, metavar="PATH",
+                        help="the stripe-test-server to run instead of --bin-dir's (bench-smoke: the debug one)")
     parser.add_argument("--smoke", action="store_true", help="every case for a few seconds at tiny scales")
     parser.add_argument("--out", type=Path, default=BENCH_DIR / "results" / "latest.json")
     parser.add_argument("--compare", type=Path, metavar="OLD.json", help="also print ratios against an earlier run")
@@ -99,9 +101,10 @@ def main() -> int:
         parser.error(f"unknown case {unknown[0]!r}: choose from {', '.join(CASES)}")
     if not args.bin_dir:
         parser.error("--bin-dir is required")
-    for name in ("stpd", "stripe-test-server"):
-        if not (args.bin_dir / name).is_file():
-            parser.error(f"no {name} in {args.bin_dir}: build it first (make bench builds it)")
+    stand_in = args.stand_in or args.bin_dir / "stripe-test-server"
+    for path in (args.bin_dir / "stpd", stand_in):
+        if not path.is_file():
+            parser.error(f"no {path}: build it first (make bench builds it)")
 
     # Stopped by a signal, the cases' cleanups still stop every process they started (SIGINT is
     # ignored in a background job of a non-interactive shell, hence both, explicitly).
@@ -112,7 +115,7 @@ def main() -> int:
 
     limit = raise_nofile()
     programs = {**build_c(REPO_ROOT / ".build-bench"), "peer.py": BENCH_DIR / "peer.py"}
-    settings = make_settings(args.bin_dir / "stpd", args.bin_dir / "stripe-test-server", programs, args.smoke,
+    settings = make_settings(args.bin_dir / "stpd", stand_in, programs, args.smoke,
                              args.cache_dir)
     chosen = args.cases or list(CASES)
     build = "release" if "release" in str(args.bin_dir.resolve()) else "debug"
