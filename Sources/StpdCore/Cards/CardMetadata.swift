@@ -93,12 +93,14 @@ public actor CardMetadataLookup {
     }
 
     /// The answer's ranges that can judge a number with this prefix: numeric bounds that start
-    /// with it, a length the SDK allows (at most 19). An answer with none of them is still an answer.
+    /// with it, a length the SDK allows (at most 19), bounds no longer than a card number (so the
+    /// cache holds at most maxEntries x maxRangesPerAnswer short strings). An answer with none of
+    /// them is still an answer.
     static func accepted(_ answer: [CardMetadataRange]?, prefix: String) -> [BINRange]? {
         guard let answer, answer.count <= maxRangesPerAnswer else { return nil }
         return answer.compactMap { range in
             guard CardValidator.isNumeric(range.low), CardValidator.isNumeric(range.high),
-                range.low.count >= prefix.count, range.high.count >= prefix.count,
+                (prefix.count...19).contains(range.low.count), (prefix.count...19).contains(range.high.count),
                 range.low.hasPrefix(prefix) || range.high.hasPrefix(prefix), (1...19).contains(range.panLength)
             else { return nil }
             return BINRange(low: range.low, high: range.high, length: range.panLength, brand: range.brand)
