@@ -1,4 +1,5 @@
 import JSONRPC
+import StpdValues
 
 /// `appRequest.*`: the app's answer to an `appRequest.pending` event (app adapters and app key providers).
 public enum AppRequestAnswer: RPCMethod {

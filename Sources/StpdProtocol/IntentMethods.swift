@@ -1,4 +1,5 @@
 import JSONRPC
+import StpdValues
 
 let paymentIntentSecret = PaymentIntentNaming.secretSchema
 

@@ -1,7 +1,7 @@
 import Foundation
 import JSONRPC
 import StpdProtocol
-@_spi(Testing) import StpdProtocol
+@_spi(Testing) import StpdValues
 import Testing
 
 @testable import StpdCore

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import Synchronization
 
 /// Asks the app itself over the socket, for the customer-session adapter and the ephemeral key

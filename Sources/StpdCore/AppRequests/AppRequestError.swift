@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 
 /// The error an app answers a request with, instead of a result.
 public struct AppRequestFailure: Sendable, Hashable, Codable {
