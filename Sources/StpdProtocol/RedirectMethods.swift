@@ -1,4 +1,5 @@
 import JSONRPC
+import StpdValues
 
 let redirectErrors: [ErrorDeclaration] =
     [StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.redirectUnavailable, StpdErrors.tooManyPolls]

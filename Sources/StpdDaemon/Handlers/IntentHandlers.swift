@@ -44,8 +44,9 @@ enum IntentHandlers {
                 confirm.returnURL = $0
                 return answer(
                     try await handler.confirm(
-                        Intent.self, confirm, for: context.caller, start: params.start, voucher: params.voucher ?? .open
-                    ))
+                        Intent.self, confirm, for: context.caller,
+                        start: params.start.map(RedirectSessions.StartOptions.init),
+                        voucher: params.voucher ?? .open))
             }
         }
         router.register(IntentHandleNextAction<K>.self) { params, context in
@@ -54,7 +55,7 @@ enum IntentHandlers {
                 answer(
                     try await handler.handleNextAction(
                         Intent.self, clientSecret: params.clientSecret, returnURL: $0, for: context.caller,
-                        start: params.start, voucher: params.voucher ?? .open))
+                        start: params.start.map(RedirectSessions.StartOptions.init), voucher: params.voucher ?? .open))
             }
         }
         router.register(IntentVerifyMicrodeposits<K>.self) { params, context in
