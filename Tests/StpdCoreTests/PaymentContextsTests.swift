@@ -202,13 +202,16 @@ struct PaymentContextsTests {
 
         func answer(
             _ action: String?, _ status: PendingActionAnswer, by uid: UInt32 = 1000,
-            error: PaymentContextAnswer.Params.Failure? = nil,
+            error: AppRequestFailure? = nil,
             methods: [ShippingMethod]? = nil, selected: String? = nil
         ) async throws -> PaymentContextView {
-            try await contexts.answer(
+            let offers = methods?.map {
+                ShippingMethodOffer(identifier: $0.identifier, label: $0.label, detail: $0.detail, amount: $0.amount)
+            }
+            return try await contexts.answer(
                 for: Caller(uid: uid),
                 .init(
-                    action: action ?? "pact_none", status: status, error: error, shippingMethods: methods,
+                    action: action ?? "pact_none", status: status, error: error, shippingMethods: offers,
                     selectedShippingMethod: selected))
         }
     }

@@ -41,12 +41,7 @@ struct PaymentContextRecord: DurableRecord {
     }
 
     /// A shipping method the app offered for the address.
-    struct ShippingMethod: Codable, Sendable {
-        var identifier: String
-        var label: String
-        var detail: String?
-        var amount: Int
-    }
+    typealias ShippingMethod = ShippingMethodOffer
 
     /// One of the app's own paymentSummaryItems.
     struct SummaryItem: Codable, Sendable {
@@ -239,12 +234,6 @@ extension PaymentConfiguration {
 extension PaymentContextView.Option {
     init(_ stored: PaymentContextRecord.Option) {
         self.init(id: stored.id, label: stored.label, type: stored.type, paymentMethod: stored.paymentMethod)
-    }
-}
-
-extension PaymentContextRecord.ShippingMethod {
-    init(_ wire: StpdProtocol.ShippingMethod) {
-        self.init(identifier: wire.identifier, label: wire.label, detail: wire.detail, amount: wire.amount)
     }
 }
 

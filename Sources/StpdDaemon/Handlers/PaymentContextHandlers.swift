@@ -50,7 +50,7 @@ enum PaymentContextHandlers {
                 paymentIntent: params.paymentIntent.map { ($0.clientSecret, $0.returnURL) })
         }
         router.register(PaymentContextAnswer.self) { params, context in
-            try await contexts.answer(for: context.caller, params)
+            try await contexts.answer(for: context.caller, PendingActionCompletion(params))
         }
         router.register(PaymentContextCancel.self) { params, context in
             try await contexts.cancel(id: params.context, for: context.caller)
