@@ -148,11 +148,18 @@ struct PaymentContextsTests {
             -> PaymentContextView
         {
             let since = try await mark()
+            let configuration = params.configuration.map {
+                PaymentContextConfiguration(
+                    requiredBillingAddressFields: $0.requiredBillingAddressFields,
+                    requiredShippingAddressFields: $0.requiredShippingAddressFields, shippingType: $0.shippingType,
+                    verifyPrefilledShippingAddress: $0.verifyPrefilledShippingAddress, companyName: $0.companyName,
+                    canDeletePaymentOptions: $0.canDeletePaymentOptions)
+            }
             let created = try await contexts.create(
                 for: Caller(uid: owner),
                 PaymentContextTerms(
                     session: params.session, amount: params.amount ?? 0, currency: params.currency,
-                    country: params.country, configuration: params.configuration,
+                    country: params.country, configuration: configuration,
                     validatesShipping: params.validatesShipping ?? false,
                     prefilledShippingAddress: params.prefilledShippingAddress,
                     defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout

@@ -26,7 +26,7 @@ public struct PaymentContextTerms: Sendable {
     public var amount: Int
     public var currency: String?
     public var country: String?
-    public var configuration: PaymentConfiguration?
+    public var configuration: PaymentContextConfiguration?
     /// The app answers didUpdateShippingAddress.
     public var validatesShipping: Bool
     public var prefilledShippingAddress: ShippingAddressParams?
@@ -35,7 +35,7 @@ public struct PaymentContextTerms: Sendable {
 
     public init(
         session: String, amount: Int = 0, currency: String? = nil, country: String? = nil,
-        configuration: PaymentConfiguration? = nil, validatesShipping: Bool = false,
+        configuration: PaymentContextConfiguration? = nil, validatesShipping: Bool = false,
         prefilledShippingAddress: ShippingAddressParams? = nil, defaultPaymentMethod: String? = nil,
         pendingActionTimeout: Double? = nil
     ) {
@@ -101,7 +101,7 @@ public final class PaymentContexts: Sendable {
     /// A new context on the caller's own open session, loading at once.
     public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
         try await customers.requireOpen(session: terms.session, as: caller)
-        var configuration = PaymentContextRecord.Configuration(terms.configuration ?? PaymentConfiguration())
+        var configuration = terms.configuration ?? PaymentContextConfiguration()
         if configuration.companyName == nil { configuration.companyName = defaultCompanyName(caller) ?? "" }
         let stamp = now()
         var record = PaymentContextRecord(
@@ -147,7 +147,7 @@ public final class PaymentContexts: Sendable {
     /// their last one's amount the payment amount (0 for none).
     public func setAmount(
         id: String, for caller: Caller, amount: Int?, currency: String?, country: String?,
-        summaryItems: [PaymentSummaryItemInput]? = nil
+        summaryItems: [AppSummaryItem]? = nil
     ) async throws -> PaymentContextView {
         if summaryItems != nil, amount != nil {
             throw DomainError.invalidInput(input: "amount", detail: "give amount or paymentSummaryItems, not both")
@@ -159,7 +159,7 @@ public final class PaymentContexts: Sendable {
                 record.customSummaryItems = nil
             }
             if let summaryItems {
-                record.customSummaryItems = summaryItems.map { .init(label: $0.label, amount: $0.amount) }
+                record.customSummaryItems = summaryItems
                 record.amount = summaryItems.last?.amount ?? 0
             }
             if let currency { record.currency = currency.uppercased() }

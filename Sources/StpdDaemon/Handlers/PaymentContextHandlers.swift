@@ -23,7 +23,7 @@ enum PaymentContextHandlers {
         router.register(PaymentContextUpdate.self) { params, context in
             try await contexts.setAmount(
                 id: params.context, for: context.caller, amount: params.amount, currency: params.currency,
-                country: params.country, summaryItems: params.paymentSummaryItems)
+                country: params.country, summaryItems: params.paymentSummaryItems?.map(AppSummaryItem.init))
         }
         router.register(PaymentContextSelectPaymentMethod.self) { params, context in
             try await contexts.select(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)
@@ -65,7 +65,8 @@ extension PaymentContextTerms {
     init(_ params: PaymentContextCreate.Params) {
         self.init(
             session: params.session, amount: params.amount ?? 0, currency: params.currency, country: params.country,
-            configuration: params.configuration, validatesShipping: params.validatesShipping ?? false,
+            configuration: params.configuration.map(PaymentContextConfiguration.init),
+            validatesShipping: params.validatesShipping ?? false,
             prefilledShippingAddress: params.prefilledShippingAddress,
             defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout)
     }

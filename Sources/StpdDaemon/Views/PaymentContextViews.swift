@@ -19,3 +19,17 @@ extension ShippingMethodOffer {
         self.init(identifier: wire.identifier, label: wire.label, detail: wire.detail, amount: wire.amount)
     }
 }
+
+extension PaymentContextConfiguration {
+    init(_ wire: PaymentConfiguration) {
+        self.init(
+            requiredBillingAddressFields: wire.requiredBillingAddressFields,
+            requiredShippingAddressFields: wire.requiredShippingAddressFields, shippingType: wire.shippingType,
+            verifyPrefilledShippingAddress: wire.verifyPrefilledShippingAddress, companyName: wire.companyName,
+            canDeletePaymentOptions: wire.canDeletePaymentOptions)
+    }
+}
+
+extension AppSummaryItem {
+    init(_ wire: PaymentSummaryItemInput) { self.init(label: wire.label, amount: wire.amount) }
+}
