@@ -1,4 +1,5 @@
 import JSONRPC
+import StripeAPI
 
 let paymentIntentSecret = PaymentIntentNaming.secretSchema
 
@@ -147,15 +148,40 @@ public enum IntentHandleNextAction<K: IntentNaming>: RPCMethod {
 
 public enum IntentVerifyMicrodeposits<K: IntentNaming>: RPCMethod {
     public struct Params: Codable, Sendable {
+        public typealias Proof = VerifyMicrodepositsParams.Proof
         public var clientSecret: String
-        /// The two deposits, in cents.
-        public var amounts: [Int]?
-        /// The descriptor code of the one deposit (SM followed by four characters).
-        public var descriptorCode: String?
-        public init(clientSecret: String, amounts: [Int]? = nil, descriptorCode: String? = nil) {
+        /// The two deposits, in cents (`amounts`), or the descriptor code of the one deposit (SM
+        /// followed by four characters, `descriptorCode`): the schema takes exactly one.
+        public var proof: Proof
+        public init(clientSecret: String, proof: Proof) {
             self.clientSecret = clientSecret
-            self.amounts = amounts
-            self.descriptorCode = descriptorCode
+            self.proof = proof
+        }
+
+        enum CodingKeys: String, CodingKey { case clientSecret, amounts, descriptorCode }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            clientSecret = try container.decode(String.self, forKey: .clientSecret)
+            switch try container.exactlyOne(of: [.amounts, .descriptorCode]) {
+            case .descriptorCode: proof = .descriptorCode(try container.decode(String.self, forKey: .descriptorCode))
+            default:
+                let amounts = try container.decode([Int].self, forKey: .amounts)
+                guard amounts.count == 2 else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .amounts, in: container, debugDescription: "give the two deposits")
+                }
+                proof = .amounts(amounts[0], amounts[1])
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(clientSecret, forKey: .clientSecret)
+            switch proof {
+            case .amounts(let first, let second): try container.encode([first, second], forKey: .amounts)
+            case .descriptorCode(let code): try container.encode(code, forKey: .descriptorCode)
+            }
         }
     }
     public typealias Result = IntentAnswer<K>
@@ -176,7 +202,8 @@ public enum IntentVerifyMicrodeposits<K: IntentNaming>: RPCMethod {
                 ]),
                 "descriptorCode": .string(
                     "The statement descriptor code of the one 0.01 deposit", pattern: "^SM[A-Za-z0-9]{4}$"),
-            ], required: ["clientSecret"])
+            ], required: ["clientSecret"]
+        ).exactlyOne(of: ["amounts", "descriptorCode"])
     }
     public static var resultSchema: JSONSchema { Result.schema }
     public static var errors: [ErrorDeclaration] { stripeCallErrors }

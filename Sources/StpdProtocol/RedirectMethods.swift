@@ -19,14 +19,38 @@ public enum RedirectCreate: RPCMethod {
             public var clientSecret: String
             public init(clientSecret: String) { self.clientSecret = clientSecret }
         }
-        public var source: SourceRef?
-        public var paymentIntent: PaymentIntentRef?
+        /// What the session redirects for: the schema takes exactly one of `source` and `paymentIntent`.
+        public enum Target: Sendable {
+            case source(SourceRef)
+            case paymentIntent(PaymentIntentRef)
+        }
+        public var target: Target
         /// Seconds the follow-up poll of a Source runs after completion (default STPD_REDIRECT_POLL_TIMEOUT).
         public var followUpTimeout: Double?
-        public init(source: SourceRef? = nil, paymentIntent: PaymentIntentRef? = nil, followUpTimeout: Double? = nil) {
-            self.source = source
-            self.paymentIntent = paymentIntent
+        public init(_ target: Target, followUpTimeout: Double? = nil) {
+            self.target = target
             self.followUpTimeout = followUpTimeout
+        }
+
+        enum CodingKeys: String, CodingKey { case source, paymentIntent, followUpTimeout }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            followUpTimeout = try container.decodeIfPresent(Double.self, forKey: .followUpTimeout)
+            switch try container.exactlyOne(of: [.source, .paymentIntent]) {
+            case .paymentIntent:
+                target = .paymentIntent(try container.decode(PaymentIntentRef.self, forKey: .paymentIntent))
+            default: target = .source(try container.decode(SourceRef.self, forKey: .source))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch target {
+            case .source(let source): try container.encode(source, forKey: .source)
+            case .paymentIntent(let intent): try container.encode(intent, forKey: .paymentIntent)
+            }
+            try container.encodeIfPresent(followUpTimeout, forKey: .followUpTimeout)
         }
     }
     public typealias Result = RedirectSessionView
@@ -44,7 +68,8 @@ public enum RedirectCreate: RPCMethod {
             "source": .object(["id": sourceID, "clientSecret": clientSecretSchema], required: ["id"]),
             "paymentIntent": .object(["clientSecret": paymentIntentSecret], required: ["clientSecret"]),
             "followUpTimeout": .number("Seconds to poll a Source after completion (default 10)", minimum: 0),
-        ])
+        ]
+    ).exactlyOne(of: ["source", "paymentIntent"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
     public static let errors = redirectErrors
 }

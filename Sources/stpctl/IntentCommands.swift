@@ -171,8 +171,12 @@ struct IntentVerifyCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand
     }
 
     func run() async throws {
-        let params = IntentVerifyMicrodeposits<K>.Params(
-            clientSecret: secret.clientSecret, amounts: cents, descriptorCode: descriptorCode)
+        // validate() took exactly one of the two, and two amounts.
+        let proof: IntentVerifyMicrodeposits<K>.Params.Proof =
+            if let cents, cents.count == 2 { .amounts(cents[0], cents[1]) } else {
+                .descriptorCode(descriptorCode ?? "")
+            }
+        let params = IntentVerifyMicrodeposits<K>.Params(clientSecret: secret.clientSecret, proof: proof)
         try global.printAnswer(
             try await global.connection().run { try await $0.call(IntentVerifyMicrodeposits<K>.self, params) })
     }

@@ -78,9 +78,12 @@ struct RedirectCreateCommand: AsyncParsableCommand, ClientCommand {
     }
 
     func run() async throws {
-        let params = RedirectCreate.Params(
-            source: source.map { .init(id: $0, clientSecret: clientSecret) },
-            paymentIntent: paymentIntent.map { .init(clientSecret: $0) }, followUpTimeout: followUpTimeout)
+        // validate() took exactly one of the two.
+        let target: RedirectCreate.Params.Target =
+            if let paymentIntent { .paymentIntent(.init(clientSecret: paymentIntent)) } else {
+                .source(.init(id: source ?? "", clientSecret: clientSecret))
+            }
+        let params = RedirectCreate.Params(target, followUpTimeout: followUpTimeout)
         try await global.printRedirect(RedirectCreate.self, params)
     }
 }

@@ -58,16 +58,7 @@ enum IntentHandlers {
             }
         }
         router.register(IntentVerifyMicrodeposits<K>.self) { params, context in
-            let proof: VerifyMicrodepositsParams.Proof
-            switch (params.amounts, params.descriptorCode) {
-            case (let amounts?, nil) where amounts.count == 2: proof = .amounts(amounts[0], amounts[1])
-            case (nil, let code?): proof = .descriptorCode(code)
-            default:
-                throw RPCError.invalidParams(
-                    "give exactly one of amounts (the two deposits) and descriptorCode",
-                    parameter: params.amounts == nil ? "amounts" : "descriptorCode")
-            }
-            let verify = VerifyMicrodepositsParams(clientSecret: params.clientSecret, proof: proof)
+            let verify = VerifyMicrodepositsParams(clientSecret: params.clientSecret, proof: params.proof)
             return answer(try await handler.verifyMicrodeposits(Intent.self, verify, for: context.caller))
         }
         router.register(IntentGet<K>.self) { params, context in try await polls.get(id: params.id, for: context.caller)

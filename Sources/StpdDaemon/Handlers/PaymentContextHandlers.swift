@@ -21,9 +21,15 @@ enum PaymentContextHandlers {
             try await contexts.retryLoading(id: params.context, for: context.caller)
         }
         router.register(PaymentContextUpdate.self) { params, context in
-            try await contexts.setAmount(
-                id: params.context, for: context.caller, amount: params.amount, currency: params.currency,
-                country: params.country, summaryItems: params.paymentSummaryItems)
+            let total: PaymentContexts.Total? =
+                switch params.total {
+                case .amount(let amount)?: .amount(amount)
+                case .paymentSummaryItems(let items)?: .summaryItems(items.map { ($0.label, $0.amount) })
+                case nil: nil
+                }
+            return try await contexts.setAmount(
+                id: params.context, for: context.caller, total: total, currency: params.currency,
+                country: params.country)
         }
         router.register(PaymentContextSelectPaymentMethod.self) { params, context in
             try await contexts.select(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)

@@ -6,19 +6,17 @@ import StpdProtocol
 enum RedirectHandlers {
     static func register(into router: inout MethodRouter<CallContext>, redirects: RedirectSessions) {
         router.register(RedirectCreate.self) { params, context in
-            switch (params.source, params.paymentIntent) {
-            case (let source?, nil):
+            switch params.target {
+            case .source(let source):
                 try await naming(inputsInside: "source") {
                     try await redirects.create(
                         for: context.caller, sourceID: source.id, clientSecret: source.clientSecret,
                         followUpTimeout: params.followUpTimeout)
                 }
-            case (nil, let intent?):
+            case .paymentIntent(let intent):
                 try await redirects.create(
                     for: context.caller, paymentIntentSecret: intent.clientSecret,
                     followUpTimeout: params.followUpTimeout)
-            default:
-                throw RPCError.invalidParams("give exactly one of source and paymentIntent", parameter: "source")
             }
         }
         router.register(RedirectStart.self) { params, context in
