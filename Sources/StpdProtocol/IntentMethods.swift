@@ -214,35 +214,23 @@ public struct IntentIDParams: Codable, Sendable {
     public init(id: String) { self.id = id }
 }
 
-public enum IntentGet<K: IntentNaming>: RPCMethod {
-    public typealias Params = IntentIDParams
-    public typealias Result = IntentView
-    public static var name: String { "\(K.prefix).get" }
-    public static var summary: String { "A \(K.noun) stpd polls or polled, as last read, with its poll." }
-    public static var paramsSchema: JSONSchema { .object(["id": K.idSchema], required: ["id"]) }
-    public static var resultSchema: JSONSchema { .ref("Intent") }
-    public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
-}
+public typealias IntentGet<K: IntentNaming> = ObjectGet<IntentListing<K>>
+public typealias IntentList<K: IntentNaming> = ObjectList<IntentListing<K>>
 
-public enum IntentList<K: IntentNaming>: RPCMethod {
-    public typealias Params = ListParams<IntentPollStatus>
-    public struct Result: Codable, Sendable {
-        public var intents: [IntentView]
-        public var hasMore: Bool
-        public init(intents: [IntentView], hasMore: Bool) {
-            self.intents = intents
-            self.hasMore = hasMore
-        }
-    }
-    public static var name: String { "\(K.prefix).list" }
-    public static var summary: String {
+/// The intents stpd polls or polled, of one kind, as `<kind>.get` and `<kind>.list` show them.
+public enum IntentListing<K: IntentNaming>: ListedKind {
+    public typealias IDParams = IntentIDParams
+    public typealias View = IntentView
+    public typealias Status = IntentPollStatus
+    public static var prefix: String { K.prefix }
+    public static var idSchema: JSONSchema { K.idSchema }
+    public static var component: String { "Intent" }
+    public static var plural: String { "intents" }
+    public static var getSummary: String { "A \(K.noun) stpd polls or polled, as last read, with its poll." }
+    public static var listSummary: String {
         "A page of the \(K.noun)s stpd polls or polled for the caller (root: everyone's), oldest first."
     }
-    public static var paramsSchema: JSONSchema {
-        Params.schema("intents", statusDescription: "Only those whose poll has this status")
-    }
-    public static var resultSchema: JSONSchema { .page("intents", of: .ref("Intent")) }
-    public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
+    public static var statusDescription: String { "Only those whose poll has this status" }
 }
 
 public enum IntentStopPolling<K: IntentNaming>: RPCMethod {
@@ -255,11 +243,6 @@ public enum IntentStopPolling<K: IntentNaming>: RPCMethod {
     public static var paramsSchema: JSONSchema { .object(["id": K.idSchema], required: ["id"]) }
     public static var resultSchema: JSONSchema { .ref("Intent") }
     public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
-}
-
-extension IntentList.Result: ListResult {
-    public var items: [IntentView] { intents }
-    public init(items: [IntentView], hasMore: Bool) { self.init(intents: items, hasMore: hasMore) }
 }
 
 extension IntentView: Identified {}

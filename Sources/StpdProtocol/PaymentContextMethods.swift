@@ -66,31 +66,21 @@ public enum PaymentContextCreate: RPCMethod {
     public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
-public enum PaymentContextGet: RPCMethod {
-    public typealias Params = PaymentContextParams
-    public typealias Result = PaymentContextView
-    public static let name = "paymentContext.get"
-    public static let summary = "A payment context's full state."
-    public static let paramsSchema = JSONSchema.object(["context": paymentContextID], required: ["context"])
-    public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = [StpdErrors.notFound]
-}
+public typealias PaymentContextGet = ObjectGet<PaymentContextListing>
+public typealias PaymentContextList = ObjectList<PaymentContextListing>
 
-public enum PaymentContextList: RPCMethod {
-    public typealias Params = ListParams<PaymentContextStatus>
-    public struct Result: Codable, Sendable {
-        public var contexts: [PaymentContextView]
-        public var hasMore: Bool
-        public init(contexts: [PaymentContextView], hasMore: Bool) {
-            self.contexts = contexts
-            self.hasMore = hasMore
-        }
-    }
-    public static let name = "paymentContext.list"
-    public static let summary = "A page of the caller's payment contexts (root: everyone's), oldest first."
-    public static let paramsSchema = Params.schema("contexts", statusDescription: "Only contexts with this status")
-    public static let resultSchema = JSONSchema.page("contexts", of: .ref("PaymentContext"))
-    public static let errors = [StpdErrors.notFound]
+/// Payment contexts as `paymentContext.get` and `paymentContext.list` show them.
+public enum PaymentContextListing: ListedKind {
+    public typealias IDParams = PaymentContextParams
+    public typealias View = PaymentContextView
+    public typealias Status = PaymentContextStatus
+    public static let prefix = "paymentContext"
+    public static let idSchema = paymentContextID
+    public static let component = "PaymentContext"
+    public static let plural = "contexts"
+    public static let getSummary = "A payment context's full state."
+    public static let listSummary = "A page of the caller's payment contexts (root: everyone's), oldest first."
+    public static let statusDescription = "Only contexts with this status"
 }
 
 public enum PaymentContextRetryLoading: RPCMethod {

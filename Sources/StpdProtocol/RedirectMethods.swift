@@ -159,31 +159,21 @@ public struct RedirectSessionParams: Codable, Sendable {
     public init(session: String) { self.session = session }
 }
 
-public enum RedirectGet: RPCMethod {
-    public typealias Params = RedirectSessionParams
-    public typealias Result = RedirectSessionView
-    public static let name = "redirect.get"
-    public static let summary = "A redirect session's state."
-    public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
-    public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = [StpdErrors.notFound]
-}
+public typealias RedirectGet = ObjectGet<RedirectListing>
+public typealias RedirectList = ObjectList<RedirectListing>
 
-public enum RedirectList: RPCMethod {
-    public typealias Params = ListParams<RedirectStatus>
-    public struct Result: Codable, Sendable {
-        public var sessions: [RedirectSessionView]
-        public var hasMore: Bool
-        public init(sessions: [RedirectSessionView], hasMore: Bool) {
-            self.sessions = sessions
-            self.hasMore = hasMore
-        }
-    }
-    public static let name = "redirect.list"
-    public static let summary = "A page of the caller's redirect sessions (root: everyone's), oldest first."
-    public static let paramsSchema = Params.schema("sessions", statusDescription: "Only sessions with this status")
-    public static let resultSchema = JSONSchema.page("sessions", of: .ref("RedirectSession"))
-    public static let errors = [StpdErrors.notFound]
+/// Redirect sessions as `redirect.get` and `redirect.list` show them.
+public enum RedirectListing: ListedKind {
+    public typealias IDParams = RedirectSessionParams
+    public typealias View = RedirectSessionView
+    public typealias Status = RedirectStatus
+    public static let prefix = "redirect"
+    public static let idSchema = redirectSessionID
+    public static let component = "RedirectSession"
+    public static let plural = "sessions"
+    public static let getSummary = "A redirect session's state."
+    public static let listSummary = "A page of the caller's redirect sessions (root: everyone's), oldest first."
+    public static let statusDescription = "Only sessions with this status"
 }
 
 public enum RedirectCancel: RPCMethod {

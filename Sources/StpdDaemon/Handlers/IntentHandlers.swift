@@ -61,13 +61,9 @@ enum IntentHandlers {
             let verify = VerifyMicrodepositsParams(clientSecret: params.clientSecret, proof: params.proof)
             return answer(try await handler.verifyMicrodeposits(Intent.self, verify, for: context.caller))
         }
-        router.register(IntentGet<K>.self) { params, context in try await polls.get(id: params.id, for: context.caller)
-        }
-        router.register(IntentList<K>.self) { params, context in
-            let (intents, hasMore) = try await polls.list(
-                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
-            return .init(intents: intents, hasMore: hasMore)
-        }
+        router.registerReads(
+            IntentListing<K>.self, get: { try await polls.get(id: $0, for: $1) },
+            list: { try await polls.list(for: $0, status: $1, startingAfter: $2, limit: $3) })
         router.register(IntentStopPolling<K>.self) { params, context in
             try await polls.stop(id: params.id, for: context.caller)
         }

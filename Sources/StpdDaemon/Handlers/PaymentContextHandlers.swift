@@ -8,15 +8,9 @@ enum PaymentContextHandlers {
         router.register(PaymentContextCreate.self) { params, context in
             try await contexts.create(for: context.caller, PaymentContextTerms(params))
         }
-        router.register(PaymentContextGet.self) { params, context in
-            try await contexts.get(id: params.context, for: context.caller)
-        }
-        router.register(PaymentContextList.self) { params, context in
-            try await context.holdPage()
-            let (contexts, hasMore) = try await contexts.list(
-                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
-            return .init(contexts: contexts, hasMore: hasMore)
-        }
+        router.registerReads(
+            PaymentContextListing.self, get: { try await contexts.get(id: $0, for: $1) },
+            list: { try await contexts.list(for: $0, status: $1, startingAfter: $2, limit: $3) })
         router.register(PaymentContextRetryLoading.self) { params, context in
             try await contexts.retryLoading(id: params.context, for: context.caller)
         }
