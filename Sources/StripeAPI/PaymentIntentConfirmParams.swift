@@ -257,6 +257,8 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public var paymentMethodData: PaymentMethodData?
     /// Sent with `paymentMethodData` only; for a card, given fields override the card's own.
     public var billingDetails: BillingDetails?
+    /// The new PaymentMethod's `metadata` (`STPPaymentMethodParams.metadata`), with `paymentMethodData` only.
+    public var paymentMethodMetadata: [String: String]?
     public var returnURL: String?
     public var savePaymentMethod: Bool?
     public var setupFutureUsage: SetupFutureUsage?
@@ -313,7 +315,8 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
         if let paymentMethodID {
             out["payment_method"] = .string(paymentMethodID)
         } else if let data = paymentMethodData {
-            out["payment_method_data"] = .object(data.createParams(billingDetails: billingDetails))
+            out["payment_method_data"] = .object(
+                data.createParams(billingDetails: billingDetails, metadata: paymentMethodMetadata))
             if let own = data.options {
                 options[data.type] = .object((options[data.type]?.objectValue ?? [:]).merging(own) { _, own in own })
             }
@@ -333,10 +336,17 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
 extension PaymentMethodData {
     /// The PaymentMethod's params, as `POST /v1/payment_methods` and `payment_method_data` take them;
     /// a card's own name and address go to `billing_details`, which `billingDetails` overrides field
-    /// by field (an address as a whole).
-    public func createParams(billingDetails: PaymentIntentConfirmParams.BillingDetails? = nil) -> [String: JSONValue] {
-        var pm: [String: JSONValue] = ["type": .string(type)]
-        if case .raw(_, let fields) = self { pm.merge(fields) { given, _ in given } }
+    /// by field (an address as a whole). `allow_redisplay` is `unspecified` unless a `raw` type says
+    /// otherwise, as `STPPaymentMethodParams` always sends it; `metadata` replaces a raw type's own.
+    public func createParams(
+        billingDetails: PaymentIntentConfirmParams.BillingDetails? = nil, metadata: [String: String]? = nil
+    ) -> [String: JSONValue] {
+        var pm: [String: JSONValue] = ["type": .string(type), "allow_redisplay": "unspecified"]
+        if case .raw(_, let fields) = self {
+            pm.merge(fields) { _, given in given }
+            pm["type"] = .string(type)
+        }
+        if let metadata, !metadata.isEmpty { pm["metadata"] = .object(metadata.mapValues(JSONValue.string)) }
         pm[type] = details.map(JSONValue.object) ?? pm[type]
         var billing = pm["billing_details"]?.objectValue ?? [:]
         if case .card(let card) = self {

@@ -36,6 +36,8 @@ struct StripePaymentsAPI: PaymentsAPI {
         return params
     }
 
+    /// The whole form of a confirmation, as STPPaymentHandler sends it: the payment method expanded
+    /// (`expand: ["payment_method"]`), signed as above. SDKConfirmFormTests holds it to the SDK's.
     static func confirmForm(_ params: PaymentIntentConfirmParams, by client: StripeClient)
         -> [String: JSONValue]
     {
@@ -43,6 +45,7 @@ struct StripePaymentsAPI: PaymentsAPI {
         if let data = form["payment_method_data"]?.objectValue {
             form["payment_method_data"] = .object(signed(data, by: client))
         }
+        form["expand"] = expandPaymentMethod
         return form
     }
 
@@ -144,10 +147,11 @@ struct StripePaymentsAPI: PaymentsAPI {
     private func confirm<Intent: StripeIntent>(_ params: PaymentIntentConfirmParams) async throws -> Intent {
         let client = try client()
         try await authorize(Intent.self, params.clientSecret, by: client)
-        var form = Self.confirmForm(params, by: client)
-        form["expand"] = Self.expandPaymentMethod
         return try await client.send(
-            StripeRequest(.post, "/v1/\(Intent.collection)/\(params.intentID)/confirm", params: form), as: Intent.self)
+            StripeRequest(
+                .post, "/v1/\(Intent.collection)/\(params.intentID)/confirm",
+                params: Self.confirmForm(params, by: client)),
+            as: Intent.self)
     }
 
     /// STPAPIClient's `refreshPaymentIntent`: the client secret under a publishable key (a server
