@@ -336,16 +336,12 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
 extension PaymentMethodData {
     /// The PaymentMethod's params, as `POST /v1/payment_methods` and `payment_method_data` take them;
     /// a card's own name and address go to `billing_details`, which `billingDetails` overrides field
-    /// by field (an address as a whole). `allow_redisplay` is `unspecified` unless a `raw` type says
-    /// otherwise, as `STPPaymentMethodParams` always sends it; `metadata` replaces a raw type's own.
+    /// by field (an address as a whole). `metadata` replaces a raw type's own.
     public func createParams(
         billingDetails: PaymentIntentConfirmParams.BillingDetails? = nil, metadata: [String: String]? = nil
     ) -> [String: JSONValue] {
-        var pm: [String: JSONValue] = ["type": .string(type), "allow_redisplay": "unspecified"]
-        if case .raw(_, let fields) = self {
-            pm.merge(fields) { _, given in given }
-            pm["type"] = .string(type)
-        }
+        var pm: [String: JSONValue] = ["type": .string(type)]
+        if case .raw(_, let fields) = self { pm.merge(fields) { given, _ in given } }
         if let metadata, !metadata.isEmpty { pm["metadata"] = .object(metadata.mapValues(JSONValue.string)) }
         pm[type] = details.map(JSONValue.object) ?? pm[type]
         var billing = pm["billing_details"]?.objectValue ?? [:]

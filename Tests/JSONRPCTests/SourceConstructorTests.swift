@@ -158,7 +158,7 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
         #expect(params.paymentMethodData == .plain(.bancontact))
         #expect(
             params.formParams(for: .publishable)["payment_method_data"] == [
-                "type": "bancontact", "allow_redisplay": "unspecified", "billing_details": ["name": "Jo"],
+                "type": "bancontact", "billing_details": ["name": "Jo"],
             ])
         let ideal = try PaymentMethodInput("ideal", ["bank": "ing"]).confirmParams(
             clientSecret: secret, returnURL: "app://done")

@@ -46,16 +46,13 @@ private let joFields = [
                 ])
     }
 
-    /// `allow_redisplay` is `unspecified` on every new PaymentMethod, as STPPaymentMethodParams sends
-    /// it; a raw type may say otherwise, and given metadata replaces a raw type's own.
-    @Test func allowRedisplayAndMetadata() {
-        #expect(PaymentMethodData.plain(.paypal).createParams()["allow_redisplay"] == "unspecified")
-        let raw = PaymentMethodData.raw(
-            type: "satispay", fields: ["allow_redisplay": "always", "metadata": ["a": "1"], "type": "card"])
-        #expect(raw.createParams()["allow_redisplay"] == "always")
+    /// Given metadata replaces a raw type's own; a raw type's fields keep its type.
+    @Test func metadata() {
+        let raw = PaymentMethodData.raw(type: "satispay", fields: ["metadata": ["a": "1"], "type": "card"])
         #expect(raw.createParams()["type"] == "satispay")
         #expect(raw.createParams(metadata: ["b": "2"])["metadata"] == ["b": "2"])
         #expect(raw.createParams()["metadata"] == ["a": "1"])
+        #expect(PaymentMethodData.plain(.paypal).createParams(metadata: [:])["metadata"] == nil)
     }
 
     @Test func cardData() {
@@ -65,8 +62,7 @@ private let joFields = [
             PaymentIntentConfirmParams(clientSecret: secret, paymentMethodData: .card(card)).formParams(
                 for: .publishable))
         #expect(
-            body == "client_secret=pi_123_secret_abc&payment_method_data[allow_redisplay]=unspecified"
-                + "&payment_method_data[billing_details][address][postal_code]=10115"
+            body == "client_secret=pi_123_secret_abc&payment_method_data[billing_details][address][postal_code]=10115"
                 + "&payment_method_data[billing_details][name]=Jo&payment_method_data[card][cvc]=123"
                 + "&payment_method_data[card][exp_month]=12&payment_method_data[card][exp_year]=2030"
                 + "&payment_method_data[card][number]=4242424242424242&payment_method_data[type]=card")
@@ -254,13 +250,10 @@ private let joFields = [
     func paymentIntentForm(data: PaymentMethodData, billing: Billing?, expected: [String]) {
         let params = PaymentIntentConfirmParams(
             clientSecret: secret, paymentMethodData: data, billingDetails: billing, returnURL: "app://done")
-        // Every type says allow_redisplay=unspecified, as STPPaymentMethodParams does (raw's own wins).
-        let redisplay = "payment_method_data[allow_redisplay]=unspecified"
         let pairs = form(params)
-        #expect(pairs.contains(redisplay), "\(data.type)")
         #expect(pairs.first == "client_secret=pi_123_secret_abc")
         #expect(pairs.last == "return_url=app://done")
-        #expect(Array(pairs.dropFirst().dropLast()).filter { $0 != redisplay } == expected, "\(data.type)")
+        #expect(Array(pairs.dropFirst().dropLast()) == expected, "\(data.type)")
         for field in data.requiredBillingDetails {
             #expect(billing?.value(at: field) != nil, "\(data.type) needs \(field)")
         }
