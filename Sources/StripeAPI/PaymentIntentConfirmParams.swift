@@ -129,14 +129,17 @@ public enum Mandates {
         "au_becs_debit", "bacs_debit", "bancontact", "ideal", "sepa_debit", "eps", "sofort", "link", "us_bank_account",
     ]
     /// `STPPaymentMethodType.requiresMandateDataForPaymentIntent` (PaymentSheet): with
-    /// `setup_future_usage=off_session`.
+    /// `setup_future_usage=off_session`, the confirmation's or the type's own
+    /// (`payment_method_options[<type>][setup_future_usage]`).
     public static let paymentIntentOffSession: Set<String> = [
         "paypal", "cashapp", "revolut_pay", "amazon_pay", "klarna", "satispay",
     ]
-    /// `STPSetupIntentConfirmParams.mandateDataIfRequired` (`STPSetupIntentConfirmParams.swift`, 00c6f77).
+    /// `STPSetupIntentConfirmParams.mandateDataIfRequired` (`STPSetupIntentConfirmParams.swift`, 00c6f77),
+    /// plus PaymentSheet's `STPPaymentMethodType.requiresMandateDataForSetupIntent` (PayPal, Revolut Pay,
+    /// Satispay; `PaymentSheet+API.swift`, `makeSetupIntentParams`).
     public static let setupIntent: Set<String> = [
         "au_becs_debit", "alipay", "bacs_debit", "bancontact", "ideal", "sepa_debit", "eps", "link", "us_bank_account",
-        "cashapp", "paypal", "revolut_pay", "klarna", "amazon_pay", "twint", "kr_card", "naver_pay",
+        "cashapp", "paypal", "revolut_pay", "klarna", "amazon_pay", "twint", "kr_card", "naver_pay", "satispay",
     ]
 }
 
@@ -320,7 +323,9 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
             if let own = data.options {
                 options[data.type] = .object((options[data.type]?.objectValue ?? [:]).merging(own) { _, own in own })
             }
-            if data.needsMandate(setupIntent: isSetupIntent, setupFutureUsage: setupFutureUsage) {
+            // PaymentSheet reads off_session from the type's own setup_future_usage too.
+            let typeUsage = options[data.type]?["setup_future_usage"]?.stringValue.flatMap(SetupFutureUsage.init)
+            if data.needsMandate(setupIntent: isSetupIntent, setupFutureUsage: setupFutureUsage ?? typeUsage) {
                 out["mandate_data"] = Self.onlineMandate
             }
         }
