@@ -30,16 +30,7 @@ enum IntentHandlers {
             try await cards.require(params.paymentMethod.card, at: "paymentMethod.card", for: context.caller)
             try await cards.require(
                 params.paymentMethod.rawCard, at: "paymentMethod.raw.card", stripeNames: true, for: context.caller)
-            var confirm = try params.paymentMethod.confirmParams(
-                clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod",
-                setupIntent: Intent.kind == .setupIntent)
-            confirm.paymentMethodOptions = params.paymentMethodOptions?.stripeFields ?? [:]
-            if let shipping = params.shipping {
-                guard Intent.kind == .paymentIntent else {
-                    throw RPCError.invalidParams("a SetupIntent takes no shipping", parameter: "shipping")
-                }
-                confirm.shipping = shipping.stripeFields
-            }
+            var confirm = try params.confirmParams(setupIntent: Intent.kind == .setupIntent)
             return try await returnURLs.resolve(params.returnURL, for: context) {
                 confirm.returnURL = $0
                 return answer(
