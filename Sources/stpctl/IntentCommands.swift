@@ -28,7 +28,8 @@ struct IntentCommand<K: IntentNaming>: AsyncParsableCommand {
                 """,
             subcommands: [
                 IntentConfirmCommand<K>.self, IntentRetrieveCommand<K>.self, IntentHandleCommand<K>.self,
-                IntentVerifyCommand<K>.self, IntentShowCommand<K>.self, IntentListCommand<K>.self,
+                IntentVerifyCommand<K>.self, ObjectShowCommand<IntentListing<K>>.self,
+                ObjectListCommand<IntentListing<K>>.self,
                 IntentStopCommand<K>.self,
             ])
     }
@@ -171,8 +172,12 @@ struct IntentVerifyCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand
     }
 
     func run() async throws {
-        let params = IntentVerifyMicrodeposits<K>.Params(
-            clientSecret: secret.clientSecret, amounts: cents, descriptorCode: descriptorCode)
+        // validate() took exactly one of the two, and two amounts.
+        let proof: IntentVerifyMicrodeposits<K>.Params.Proof =
+            if let cents, cents.count == 2 { .amounts(cents[0], cents[1]) } else {
+                .descriptorCode(descriptorCode ?? "")
+            }
+        let params = IntentVerifyMicrodeposits<K>.Params(clientSecret: secret.clientSecret, proof: proof)
         try global.printAnswer(
             try await global.connection().run { try await $0.call(IntentVerifyMicrodeposits<K>.self, params) })
     }
@@ -181,32 +186,6 @@ struct IntentVerifyCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand
 struct IntentIDArgument: ParsableArguments {
     @Argument(help: ArgumentHelp("The intent's id (pi_... or seti_...).", valueName: "id"))
     var id: String
-}
-
-struct IntentShowCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "show", abstract: IntentGet<K>.summary)
-    }
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var target: IntentIDArgument
-
-    func run() async throws {
-        let params = IntentIDParams(id: target.id)
-        global.printIntent(try await global.connection().run { try await $0.call(IntentGet<K>.self, params) })
-    }
-}
-
-struct IntentListCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "list", abstract: IntentList<K>.summary)
-    }
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var list: ListOptions<IntentPollStatus>
-
-    func run() async throws {
-        let result = try await list.fetch(IntentList<K>.self, on: global.connection())
-        global.output.result(result) { IntentRender.intents($0.intents.map(asJSON)) }
-    }
 }
 
 struct IntentStopCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand {

@@ -143,24 +143,28 @@ public final class PaymentContexts: Sendable {
         return view
     }
 
+    /// What an update sets the payment to: an amount (stpd builds the summary items), or the app's
+    /// own summary items, the last one the total.
+    public enum Total: Sendable {
+        case amount(Int)
+        case summaryItems([AppSummaryItem])
+    }
+
     /// The SDK's setters. Setting the amount replaces summary items the app set; setting items makes
     /// their last one's amount the payment amount (0 for none).
     public func setAmount(
-        id: String, for caller: Caller, amount: Int?, currency: String?, country: String?,
-        summaryItems: [AppSummaryItem]? = nil
+        id: String, for caller: Caller, total: Total?, currency: String?, country: String?
     ) async throws -> PaymentContextView {
-        if summaryItems != nil, amount != nil {
-            throw DomainError.invalidInput(input: "amount", detail: "give amount or paymentSummaryItems, not both")
-        }
         _ = try await record(id, caller, open: true)
         return try await update(id, for: caller) { record in
-            if let amount {
+            switch total {
+            case .amount(let amount)?:
                 record.amount = amount
                 record.customSummaryItems = nil
-            }
-            if let summaryItems {
-                record.customSummaryItems = summaryItems
-                record.amount = summaryItems.last?.amount ?? 0
+            case .summaryItems(let items)?:
+                record.customSummaryItems = items
+                record.amount = items.last?.amount ?? 0
+            case nil: break
             }
             if let currency { record.currency = currency.uppercased() }
             if let country { record.country = country.uppercased() }
