@@ -56,11 +56,26 @@ struct RedirectOptions: ParsableArguments {
     var returnURL: String?
     @Option(help: ArgumentHelp("Start the redirect session at once in this mode.", valueName: "mode"))
     var start: ModeArgument?
+    @Option(
+        help: ArgumentHelp(
+            "A voucher (OXXO, Boleto, Konbini...): 'open' its hosted page as a redirect session, as the SDK does (the default), or 'display' it yourself from nextAction.details.",
+            valueName: "handling"))
+    var voucher: VoucherHandling?
 
     var startOptions: RedirectStartOptions? { start.map { RedirectStartOptions(mode: $0.mode) } }
 }
 
 extension IntentPollStatus: ExpressibleByArgument {}
+extension VoucherHandling: ExpressibleByArgument {}
+
+/// A JSON option's value decoded as the contract's type, or a usage error naming the option.
+func decodeOption<T: Decodable>(_ type: T.Type, _ json: String, option: String) throws -> T {
+    do {
+        return try JSONCoding.decode(T.self, from: Data(json.utf8))
+    } catch {
+        throw ValidationError("\(option) is not a valid JSON object for it: \(error)")
+    }
+}
 
 extension GlobalOptions {
     /// Prints an answer and exits 1 when its result is failed.
@@ -90,6 +105,16 @@ struct IntentConfirmCommand<K: IntentNaming>: AsyncParsableCommand, ClientComman
     @OptionGroup var secret: ClientSecretArgument
     @Option(help: ArgumentHelp("A saved PaymentMethod.", valueName: "pm_...")) var id: String?
     @Option(help: ArgumentHelp("The paymentMethod object, as JSON.", valueName: "json")) var paymentMethod: String?
+    @Option(
+        help: ArgumentHelp(
+            "paymentMethodOptions as JSON, e.g. '{\"card\":{\"network\":\"visa\"}}' or any type's under raw.",
+            valueName: "json"))
+    var paymentMethodOptions: String?
+    @Option(
+        help: ArgumentHelp(
+            "A PaymentIntent's shipping as JSON (Affirm and Afterpay need it): name, address, phone...",
+            valueName: "json"))
+    var shipping: String?
     @OptionGroup var redirect: RedirectOptions
 
     func validate() throws {
@@ -97,19 +122,17 @@ struct IntentConfirmCommand<K: IntentNaming>: AsyncParsableCommand, ClientComman
     }
 
     func run() async throws {
-        let method: PaymentMethodInput
-        if let id {
-            method = PaymentMethodInput(id: id)
-        } else {
-            do {
-                method = try JSONCoding.decode(PaymentMethodInput.self, from: Data((paymentMethod ?? "").utf8))
-            } catch {
-                throw ValidationError("--payment-method is not a JSON object: \(error)")
-            }
-        }
+        let method =
+            try id.map { PaymentMethodInput(id: $0) }
+            ?? decodeOption(PaymentMethodInput.self, paymentMethod ?? "", option: "--payment-method")
         let params = IntentConfirm<K>.Params(
             clientSecret: secret.clientSecret, paymentMethod: method, returnURL: redirect.returnURL,
-            start: redirect.startOptions)
+            start: redirect.startOptions,
+            paymentMethodOptions: try paymentMethodOptions.map {
+                try decodeOption(ConfirmPaymentMethodOptions.self, $0, option: "--payment-method-options")
+            },
+            shipping: try shipping.map { try decodeOption(ConfirmShipping.self, $0, option: "--shipping") },
+            voucher: redirect.voucher)
         try global.printAnswer(try await global.connection().run { try await $0.call(IntentConfirm<K>.self, params) })
     }
 }
@@ -140,7 +163,8 @@ struct IntentHandleCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand
 
     func run() async throws {
         let params = IntentHandleNextAction<K>.Params(
-            clientSecret: secret.clientSecret, returnURL: redirect.returnURL, start: redirect.startOptions)
+            clientSecret: secret.clientSecret, returnURL: redirect.returnURL, start: redirect.startOptions,
+            voucher: redirect.voucher)
         try global.printAnswer(
             try await global.connection().run { try await $0.call(IntentHandleNextAction<K>.self, params) })
     }
