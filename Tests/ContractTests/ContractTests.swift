@@ -179,7 +179,7 @@ private func resolve(_ pointer: String, in document: JSONValue) -> JSONValue? {
         let directory = try TemporaryDirectory(prefix: "stpd-contract")
         defer { directory.remove() }
         let store = try SQLiteStateStore(path: directory.appending("stpd.sqlite"))
-        let log = try await EventLog(store: store, failures: WireFailures())
+        let log = try await EventLog(store: store, views: WireViews())
         var configuration = DaemonConfiguration(stateDirectory: directory.path)
         configuration.debugMethods = debugMethods
         let stripe = StripeSetup(configuration: configuration, logger: Logger(label: "test"))  // no key: no HTTP client

@@ -71,7 +71,7 @@ struct AppRequestFixture {
 
     init(store: any StateStore = InMemoryStateStore()) async throws {
         self.store = store
-        log = try await EventLog(store: store, failures: DomainFailures(), now: { t0 })
+        log = try await EventLog(store: store, views: DomainViews(), now: { t0 })
         work = LeasedWork(background: background)
         broker = AppRequestBroker(log: log, clock: clock, now: { t0 }, work: work)
         let subscription = try await log.subscribe(

@@ -23,7 +23,7 @@ struct ByteLimitsTests {
     @Test(arguments: StoreKind.allCases)
     func aStateOverTheBoundIsRefusedWholeAndNamesTheObject(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures(), limits: Self.limits())
+            let log = try await EventLog(store: store, views: DomainViews(), limits: Self.limits())
             let big: JSONValue = ["label": .string(String(repeating: "y", count: 5000))]
             do {
                 try await log.apply([change("ok_1", "a.created"), change("pc_big", "a.created", state: big)])
@@ -39,7 +39,7 @@ struct ByteLimitsTests {
     @Test(arguments: StoreKind.allCases)
     func aWaitEndsEarlyAtItsBytesAndNextContinues(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures(), limits: Self.limits())
+            let log = try await EventLog(store: store, views: DomainViews(), limits: Self.limits())
             try await log.apply((1...6).map { change("pc_\($0)", "a", state: Self.blob) })
             let held = Mutex<[Int]>([])
             let room = OutputRoom(
@@ -58,7 +58,7 @@ struct ByteLimitsTests {
     }
 
     @Test func aCallerGoneBeforeThePageIsReadGetsNoPage() async throws {
-        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures(), limits: Self.limits())
+        let log = try await EventLog(store: InMemoryStateStore(), views: DomainViews(), limits: Self.limits())
         try await log.apply([change("pc_1", "a")])
         let gone = OutputRoom(hold: { _ in false }, giveBack: { _ in })
         await #expect(throws: CancellationError.self) {
@@ -69,7 +69,7 @@ struct ByteLimitsTests {
     @Test(arguments: StoreKind.allCases)
     func aListPageEndsAtItsBytesWithHasMore(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures(), limits: Self.limits(pageBytes: 100))
+            let log = try await EventLog(store: store, views: DomainViews(), limits: Self.limits(pageBytes: 100))
             let table = RecordTable<RecordTableTests.Counter>(log: log, now: { t0 })
             for n in 1...3 {
                 let created = t0 + Double(n)

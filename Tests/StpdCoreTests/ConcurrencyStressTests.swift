@@ -45,7 +45,7 @@ struct ConcurrencyStressTests {
     static let adapter = SessionAdapter(kind: .app)
 
     func sessions(_ store: any StateStore, gate: Gate? = nil) async throws -> (CustomerSessions, EventLog) {
-        let log = try await EventLog(store: store, failures: DomainFailures())
+        let log = try await EventLog(store: store, views: DomainViews())
         return (CustomerSessions(log: log, factory: Factory(gate: gate), background: BackgroundWork()), log)
     }
 
@@ -125,7 +125,7 @@ struct ConcurrencyStressTests {
                     #expect(types.last == "customer.closed", "close always lands: \(types)")
                     #expect(types.filter { $0 == "customer.closed" }.count == 1)
                     let stored = try #require(try await sessions.table.find(id))
-                    try await expectLastEventCarries(log, id, sessions.table.view(stored))
+                    try await expectLastEventCarries(log, id, stored)
                 }
             }
         }
@@ -139,7 +139,7 @@ struct ConcurrencyStressTests {
         let runner: Task<Void, Never>
 
         init(_ store: any StateStore) async throws {
-            log = try await EventLog(store: store, failures: DomainFailures())
+            log = try await EventLog(store: store, views: DomainViews())
             let background = BackgroundWork()
             sources = SourceService(api: api, log: log, background: background)
             let intents = IntentPollers(api: api, log: log, background: background)
@@ -197,7 +197,7 @@ struct ConcurrencyStressTests {
                     #expect(ends.count == 1, "one end: \(types)")
                     if types.contains("redirect.cancelled") { #expect(types.last == "redirect.cancelled") }
                     let stored = try #require(try await world.redirects.table.find(id))
-                    try await expectLastEventCarries(world.log, id, world.redirects.table.view(stored))
+                    try await expectLastEventCarries(world.log, id, stored)
                 }
             }
         }
@@ -235,7 +235,7 @@ struct ConcurrencyStressTests {
                     #expect(ends.count == 1, "one end: \(types)")
                     #expect(types.last == ends.first)
                     let stored = try #require(try await world.sources.table.find(id))
-                    try await expectLastEventCarries(world.log, id, world.sources.table.view(stored))
+                    try await expectLastEventCarries(world.log, id, stored)
                 }
             }
         }
@@ -270,7 +270,7 @@ struct ConcurrencyStressTests {
             let stored = try #require(try await world.contexts.table.find(view.id))
             #expect(stored.selected == nil || stored.options.contains { $0.id == stored.selected })
             #expect(stored.pending == nil)
-            try await expectLastEventCarries(world.log, view.id, world.contexts.table.view(stored))
+            try await expectLastEventCarries(world.log, view.id, stored)
         }
     }
 
@@ -294,9 +294,9 @@ struct ConcurrencyStressTests {
         try await log.store.events(after: 0, limit: 100_000).filter { $0.objectId == id }.map(\.type)
     }
 
-    func expectLastEventCarries<V: Encodable>(_ log: EventLog, _ id: String, _ view: V) async throws {
+    func expectLastEventCarries<R: DurableRecord>(_ log: EventLog, _ id: String, _ record: R) async throws {
         let last = try await log.store.events(after: 0, limit: 100_000).last { $0.objectId == id }
-        #expect(last?.object == (try JSONCoding.value(of: view)), "the last event of \(id) carries its stored state")
+        #expect(last?.object == (try record.publicState(log.views)), "the last event of \(id) carries its stored state")
     }
 
     /// Waits (bounded) until `condition` holds, for what background work finishes.

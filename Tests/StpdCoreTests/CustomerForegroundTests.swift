@@ -24,7 +24,7 @@ struct CustomerForegroundTests {
         let provider = ScriptedKeyProvider([.key(ephemeralKeyJSON(1, expiresIn: 600))])
         let keys = EphemeralKeyManager(provider: provider, now: NowBox().clock)
         let context = StripeCustomerContext(keys: keys, stripe: NoStripe())
-        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures())
+        let log = try await EventLog(store: InMemoryStateStore(), views: DomainViews())
         let sessions = CustomerSessions(log: log, factory: OneBackend(backend: context), background: BackgroundWork())
         let adapter = SessionAdapter(kind: .stripe, keyProvider: .init(kind: .app))
         let session = try await sessions.open(for: Caller(uid: 1000), adapter: adapter, prefetch: false)

@@ -8,7 +8,7 @@ struct EventLogPruneTests {
     @Test func aPruneIsDueEachTimeTheLogGrewByPruneEvery() async throws {
         let retention = EventRetention(maxCount: 150)
         #expect(retention.pruneEvery == 100)
-        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures(), retention: retention)
+        let log = try await EventLog(store: InMemoryStateStore(), views: DomainViews(), retention: retention)
         var due = log.pruneDue.makeAsyncIterator()
         // Crossing the threshold inside one commit counts once.
         try await log.apply(changes(60))

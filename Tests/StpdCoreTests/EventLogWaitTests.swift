@@ -23,7 +23,7 @@ struct EventLogWaitTests {
     @Test(arguments: StoreKind.allCases)
     func returnsExistingMatchesAtOnceWithNextAtTheLastSeqScanned(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply([change("1", "a"), change("2", "b"), change("3", "a"), change("4", "b")])
 
             // The clock never moves: this can only return because matches were already there.
@@ -43,7 +43,7 @@ struct EventLogWaitTests {
     @Test(arguments: StoreKind.allCases)
     func respectsLimit(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply([change("1", "a"), change("2", "b"), change("3", "a"), change("4", "a")])
 
             let first = try await log.wait(
@@ -61,7 +61,7 @@ struct EventLogWaitTests {
     @Test(arguments: StoreKind.allCases)
     func waitsForAMatchingEventAndReturnsIt(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             let clock = ManualClock()
             let executor = SerialThreadExecutor()
             defer { executor.shutdown() }
@@ -82,7 +82,7 @@ struct EventLogWaitTests {
     @Test(arguments: StoreKind.allCases)
     func timesOutWithNoEventsAndNextUnchanged(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             let clock = ManualClock()
             let executor = SerialThreadExecutor()
             defer { executor.shutdown() }
@@ -103,7 +103,7 @@ struct EventLogWaitTests {
     @Test(arguments: StoreKind.allCases)
     func timeoutAfterOnlyNonMatchingEventsStillAdvancesNext(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply([change("1", "b"), change("2", "b")])
             let clock = ManualClock()
             let executor = SerialThreadExecutor()
@@ -122,7 +122,7 @@ struct EventLogWaitTests {
     }
 
     @Test func zeroTimeoutDoesNotWait() async throws {
-        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures())
+        let log = try await EventLog(store: InMemoryStateStore(), views: DomainViews())
         let result = try await log.wait(since: 0, filter: typeA, limit: 10, timeout: .zero, clock: ManualClock())
         #expect(result.events.isEmpty)
         #expect(result.next == 0)
@@ -132,7 +132,7 @@ struct EventLogWaitTests {
     func checksTheCursor(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let log = try await EventLog(
-                store: store, failures: DomainFailures(), retention: EventRetention(maxCount: 1))
+                store: store, views: DomainViews(), retention: EventRetention(maxCount: 1))
             try await log.apply(changes(3))
             try await log.prune()  // prunedThrough 2
 
@@ -152,7 +152,7 @@ struct EventLogWaitTests {
     /// some matching event happens to come. Everything runs on one serial executor with a
     /// non-actor store, so once that executor is idle, `wait` has either returned or is stuck.
     @Test func cancelledWaitReturnsWithoutAnEvent() async throws {
-        let log = try await EventLog(store: LockedStore(), failures: DomainFailures())
+        let log = try await EventLog(store: LockedStore(), views: DomainViews())
         let clock = ManualClock()
         let executor = SerialThreadExecutor()
         defer { executor.shutdown() }

@@ -17,7 +17,7 @@ struct EventReadCostTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = try SQLiteStateStore(path: dir.appendingPathComponent("state.sqlite").path)
-        let log = try await EventLog(store: store, failures: DomainFailures())
+        let log = try await EventLog(store: store, views: DomainViews())
         let blob: JSONValue = ["blob": .string(String(repeating: "x", count: 1000))]
         for batch in 0..<(Self.othersEvents / 1000) {
             try await log.apply(

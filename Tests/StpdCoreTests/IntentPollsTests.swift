@@ -24,7 +24,7 @@ struct IntentPollsTests {
 
         init(api: FakePaymentsAPI = FakePaymentsAPI(), store: InMemoryStateStore = InMemoryStateStore()) async throws {
             self.api = api
-            log = try await EventLog(store: store, failures: DomainFailures())
+            log = try await EventLog(store: store, views: DomainViews())
             let now: @Sendable () -> Date = { [clock] in
                 IntentPollsTests.t0.addingTimeInterval(Double(clock.now.offset.components.seconds))
             }

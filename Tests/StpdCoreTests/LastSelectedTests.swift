@@ -25,7 +25,7 @@ import Testing
         (SessionAdapter(kind: .backend, url: "http://127.0.0.1:1/api"), false), (SessionAdapter(kind: .app), false),
     ])
     func onlyAStripeSessionRemembersAContextsChoice(adapter: SessionAdapter, remembers: Bool) async throws {
-        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures())
+        let log = try await EventLog(store: InMemoryStateStore(), views: DomainViews())
         let sessions = CustomerSessions(log: log, factory: Backend(), background: BackgroundWork())
         let caller = Caller(uid: 1000)
         let session = try await sessions.open(for: caller, adapter: adapter, prefetch: false).id

@@ -108,7 +108,7 @@ struct PaymentContextsTests {
             self.api = api
             self.store = store
             self.clock = clock
-            log = try await EventLog(store: store, failures: DomainFailures())
+            log = try await EventLog(store: store, views: DomainViews())
             background = BackgroundWork(began: { [jobs] in jobs.began() }, ended: { [jobs] in jobs.ended() })
             work = LeasedWork(background: background)
             sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)

@@ -17,7 +17,7 @@ struct RecordTableTests {
         var summary: String { rawValue }
     }
 
-    struct Counter: DurableRecord {
+    struct Counter: ViewedInDomain {
         static let kind = ObjectKind.debug
         static let schemaVersion = 1
         static let removed: CounterEvent? = .removed
@@ -44,7 +44,7 @@ struct RecordTableTests {
 
         init(_ store: any StateStore) async throws {
             self.store = store
-            log = try await EventLog(store: store, failures: DomainFailures())
+            log = try await EventLog(store: store, views: DomainViews())
             table = RecordTable(log: log, now: { t0 }, reportSetAside: { [setAside] _, id, _ in setAside.append(id) })
         }
 

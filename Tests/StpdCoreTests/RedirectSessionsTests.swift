@@ -24,7 +24,7 @@ struct RedirectSessionsTests {
 
         init(opener: (any URLOpener)? = nil, store: InMemoryStateStore? = nil) async throws {
             let store = store ?? self.store
-            log = try await EventLog(store: store, failures: DomainFailures())
+            log = try await EventLog(store: store, views: DomainViews())
             work = LeasedWork(background: background)
             sources = SourceService(api: api, log: log, background: background, clock: clock, work: work)
             intents = IntentPollers(api: api, log: log, background: background, clock: clock, work: work)

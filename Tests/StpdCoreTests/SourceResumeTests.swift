@@ -54,7 +54,7 @@ struct SourceResumeTests {
     let app = Caller(uid: 1000)
 
     private func service() async throws -> (SourceService, EventLog, Task<Void, Never>) {
-        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures())
+        let log = try await EventLog(store: InMemoryStateStore(), views: DomainViews())
         let start = Date(timeIntervalSince1970: 1_700_000_000)
         let sources = SourceService(
             api: api, log: log, background: background, clock: clock,
@@ -63,11 +63,12 @@ struct SourceResumeTests {
         return (sources, log, runner)
     }
 
-    private func finished(_ log: EventLog, _ id: String) async throws -> SourceView {
+    /// The record its `source.pollFinished` event carries.
+    private func finished(_ log: EventLog, _ id: String) async throws -> SourceRecord {
         let found = try await log.wait(
             since: 0, filter: EventFilter(objectIds: [id], types: ["source.pollFinished"]), limit: 1,
             timeout: .seconds(10))
-        return try JSONCoding.typed(SourceView.self, from: try #require(found.events.first).object)
+        return try JSONCoding.typed(SourceRecord.self, from: try #require(found.events.first).object)
     }
 
     @Test func foregroundWithAPollRequestInFlightSendsNoSecondRequest() async throws {
@@ -83,8 +84,8 @@ struct SourceResumeTests {
         #expect(try await sources.resumeAll(for: app) == [id])
         api.fake.setSourceStatus(id, "chargeable")
         gate.open()
-        let view = try await finished(log, id)
-        #expect(view.poll?.sourceStatus == "chargeable")
+        let record = try await finished(log, id)
+        #expect(record.poll?.sourceStatus == "chargeable")
         #expect(api.fake.state.withLock { $0.polls } == 1)
     }
 
@@ -113,8 +114,8 @@ struct SourceResumeTests {
         await until { clock.sleeperCount == 0 }
         clock.advance(by: .seconds(20))
         #expect(try await sources.resumeAll(for: app) == [id])
-        let view = try await finished(log, id)
-        #expect(view.poll?.sourceStatus == "pending")
+        let record = try await finished(log, id)
+        #expect(record.poll?.sourceStatus == "pending")
         #expect(api.fake.state.withLock { $0.polls } == 1)
     }
 }

@@ -10,7 +10,7 @@ struct SubscriptionTests {
     @Test(arguments: StoreKind.allCases)
     func sinceZeroReplaysEverythingThenDeliversLiveEvents(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply(changes(3))
             let sink = RecordingSink()
 
@@ -29,7 +29,7 @@ struct SubscriptionTests {
     @Test(arguments: StoreKind.allCases)
     func sinceReplaysOnlyWhatCameAfterIt(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply(changes(4))
             let sink = RecordingSink()
 
@@ -47,7 +47,7 @@ struct SubscriptionTests {
     @Test(arguments: StoreKind.allCases)
     func liveOnlySubscriptionGetsOnlyLaterEvents(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply(changes(2))
             let sink = RecordingSink()
 
@@ -66,7 +66,7 @@ struct SubscriptionTests {
     @Test(arguments: StoreKind.allCases)
     func eventsCommittedDuringReplayArriveExactlyOnceInOrder(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply(changes(3))
             let gate = Gate()
             let sink = RecordingSink(holdSendOf: (seq: 1, gate: gate))
@@ -91,7 +91,7 @@ struct SubscriptionTests {
     func eventsCommittedAfterReplayReadTheEndAreDeliveredFromTheHeldOnes(kind: StoreKind) async throws {
         try await kind.withStore { inner in
             let store = GatedStore(inner)
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply(changes(2))
             let sink = RecordingSink()
             let subscription = try await log.subscribe(id: "s", since: 0, filter: EventFilter(), sink: sink)
@@ -111,7 +111,7 @@ struct SubscriptionTests {
     @Test(arguments: StoreKind.allCases)
     func filtersApplyToReplayAndLiveEvents(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply([change("pc_1"), change("pc_2"), change("pc_1", owner: 1001), change("pc_1")])  // 1-4
             let sink = RecordingSink()
             let filter = EventFilter(objectIds: ["pc_1"], types: ["payment_context.*"], viewerUID: 1000)
@@ -132,7 +132,7 @@ struct SubscriptionTests {
     @Test(arguments: StoreKind.allCases)
     func refusedOfferDropsTheSubscriberWithTheLastDeliveredSeq(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply(changes(1))
             let sink = RecordingSink(acceptOffers: 2)
             await log.start(try await log.subscribe(id: "s", since: 0, filter: EventFilter(), sink: sink))
@@ -153,7 +153,7 @@ struct SubscriptionTests {
     func pruningDuringReplayDropsTheSubscriberInsteadOfSkipping(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let log = try await EventLog(
-                store: store, failures: DomainFailures(), retention: EventRetention(maxCount: 3))
+                store: store, views: DomainViews(), retention: EventRetention(maxCount: 3))
             try await log.apply(changes(600))
             let gate = Gate()
             let sink = RecordingSink(holdSendOf: (seq: 2, gate: gate))
@@ -178,7 +178,7 @@ struct SubscriptionTests {
     @Test(arguments: StoreKind.allCases)
     func holdLimitOverflowDuringReplayDropsTheSubscriber(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply(changes(3))
             let gate = Gate()
             let sink = RecordingSink(holdSendOf: (seq: 2, gate: gate))
@@ -209,7 +209,7 @@ struct SubscriptionTests {
     @Test(arguments: StoreKind.allCases)
     func onlyMatchingLiveEventsCountAgainstTheHoldLimit(kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let log = try await EventLog(store: store, failures: DomainFailures())
+            let log = try await EventLog(store: store, views: DomainViews())
             try await log.apply([change("1", "a"), change("2", "a"), change("3", "a")])
             let gate = Gate()
             let sink = RecordingSink(holdSendOf: (seq: 1, gate: gate))
@@ -232,7 +232,7 @@ struct SubscriptionTests {
     func cursorBelowPrunedThroughIsExpiredAndAboveLatestIsAhead(kind: StoreKind) async throws {
         try await kind.withStore { store in
             let log = try await EventLog(
-                store: store, failures: DomainFailures(), retention: EventRetention(maxCount: 2))
+                store: store, views: DomainViews(), retention: EventRetention(maxCount: 2))
             try await log.apply(changes(5))
             #expect(try await log.prune() == 3)  // keeps 4, 5: prunedThrough 3
 
@@ -252,7 +252,7 @@ struct SubscriptionTests {
     }
 
     @Test func unsubscribeStopsLiveDelivery() async throws {
-        let log = try await EventLog(store: InMemoryStateStore(), failures: DomainFailures())
+        let log = try await EventLog(store: InMemoryStateStore(), views: DomainViews())
         let sink = RecordingSink()
         await log.start(try await log.subscribe(id: "s", since: nil, filter: EventFilter(), sink: sink))
         try await log.apply(changes(1))

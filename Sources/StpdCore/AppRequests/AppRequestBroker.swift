@@ -422,7 +422,7 @@ extension AppRequestBroker: Sweepable {
 
 /// What is stored of an app request: its public state (the event object) and whose it is.
 /// A result is stored only to hand it to an asker on another daemon (`handoff`), never in its view.
-struct AppRequestRecord: DurableRecord {
+struct AppRequestRecord: ViewedInDomain {
     static let kind = ObjectKind.appRequest
     /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
     static let schemaVersion = 1

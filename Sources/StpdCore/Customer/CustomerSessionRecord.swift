@@ -3,7 +3,7 @@ import JSONRPC
 import StpdProtocol
 
 /// What is stored of a customer session: the view's fields plus the adapter with its credentials.
-struct CustomerSessionRecord: DurableRecord {
+struct CustomerSessionRecord: ViewedInDomain {
     static let kind = ObjectKind.customerSession
     /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
     static let schemaVersion = 1
@@ -45,7 +45,7 @@ struct CustomerSessionRecord: DurableRecord {
 
 /// The last PaymentMethod a uid selected for a Stripe customer, shared by that uid's sessions
 /// (the SDK keeps it per customer). Its new state never depends on the old: written with `put`.
-struct CustomerPreference: DurableRecord {
+struct CustomerPreference: ViewedInDomain {
     static let kind = ObjectKind.customerPreference
     /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
     static let schemaVersion = 1

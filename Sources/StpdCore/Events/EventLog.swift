@@ -68,8 +68,10 @@ public final class EventLog: Sendable {
     /// Other processes append to the store too (a fleet on one database): the seqs before this
     /// process's own events may be theirs, so they are read from the store to be published.
     public let shared: Bool
-    /// How failures in the objects' state read to clients (the daemon's; see `Failure`).
-    public let failures: any FailureRenderer
+    /// What clients see of the objects, their events' public state and failures (the daemon's
+    /// port: see `RecordViews` and `Failure`).
+    public let views: any RecordViews
+    public var failures: any FailureRenderer { views }
     private let now: @Sendable () -> Date
     /// Told how many events each commit appended (the daemon counts them for `daemon.metrics`).
     private let appended: @Sendable (Int) -> Void
@@ -82,14 +84,14 @@ public final class EventLog: Sendable {
     private let started: Atomic<Bool>
 
     public init(
-        store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
+        store: any StateStore, views: any RecordViews, retention: EventRetention = EventRetention(),
         limits: ByteLimits = ByteLimits(), shared: Bool = false, now: @escaping @Sendable () -> Date = Date.init,
         appended: @escaping @Sendable (Int) -> Void = { _ in }
     )
         async throws
     {
         self.store = store
-        self.failures = failures
+        self.views = views
         self.retention = retention
         self.limits = limits
         self.shared = shared
@@ -104,12 +106,12 @@ public final class EventLog: Sendable {
     /// until `start(after:)` says where the log ends. Until then subscribing fails as
     /// StoreUnavailable (a live subscription would not know where "live" begins).
     public init(
-        awaiting store: any StateStore, failures: any FailureRenderer, retention: EventRetention = EventRetention(),
+        awaiting store: any StateStore, views: any RecordViews, retention: EventRetention = EventRetention(),
         limits: ByteLimits = ByteLimits(), now: @escaping @Sendable () -> Date = Date.init,
         appended: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.store = store
-        self.failures = failures
+        self.views = views
         self.retention = retention
         self.limits = limits
         shared = true

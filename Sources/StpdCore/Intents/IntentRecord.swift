@@ -5,7 +5,7 @@ import StripeAPI
 
 /// What stpd stores of an intent it polls: the object as last read (without its client secret,
 /// kept apart so it never reaches an event), and its poll. Its id is Stripe's (`pi_…`, `seti_…`).
-struct IntentRecord<Intent: StripeIntent>: DurableRecord {
+struct IntentRecord<Intent: StripeIntent>: ViewedInDomain {
     struct Poll: Codable, Sendable {
         /// Tells this poll's results from those of one it replaced.
         var id: String

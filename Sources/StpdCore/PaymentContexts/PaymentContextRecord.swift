@@ -5,7 +5,7 @@ import StripeAPI
 
 /// What stpd stores of a payment context: the SDK's state plus what a restart needs (the pending
 /// action's deadline, a managed PaymentIntent's client secret).
-struct PaymentContextRecord: DurableRecord {
+struct PaymentContextRecord: ViewedInDomain {
     typealias RequestState = PaymentRequestState
 
     struct Pending: Codable, Sendable {

@@ -7,7 +7,6 @@ import StpdValues
 /// it without decoding it.
 public protocol DurableRecord: Codable, Sendable {
     associatedtype Event: EventName
-    associatedtype View: Encodable & Sendable
 
     static var kind: ObjectKind { get }
     /// The version of the stored form (what `Codable` makes of the record), kept in each row's
@@ -26,8 +25,8 @@ public protocol DurableRecord: Codable, Sendable {
     var owner: UInt32 { get }
     var createdAt: Date { get }
     var updatedAt: Date { get set }
-    /// What replies and events carry (secrets left out), with failures as `failures` shows them.
-    func view(_ failures: any FailureRenderer) -> View
+    /// What its events carry (secrets left out), as `views` shows it (the edge's port).
+    func publicState(_ views: any RecordViews) throws -> JSONValue
 
     /// The status lists filter by, if the kind has one.
     var queryStatus: String? { get }
@@ -53,6 +52,17 @@ extension DurableRecord {
     public var isFinished: Bool { false }
     public var isTerminal: Bool { false }
     public var lookupKeys: [String] { [] }
+}
+
+/// A kind whose view is the domain's own, no type of the contract (an app request, a
+/// preference): what replies and events carry, with failures as `failures` shows them.
+public protocol ViewedInDomain: DurableRecord {
+    associatedtype View: Encodable & Sendable
+    func view(_ failures: any FailureRenderer) -> View
+}
+
+extension ViewedInDomain {
+    public func publicState(_ views: any RecordViews) throws -> JSONValue { try JSONCoding.value(of: view(views)) }
 }
 
 /// A lookup key made of parts, unambiguous whatever the parts hold.

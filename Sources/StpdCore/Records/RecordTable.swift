@@ -38,13 +38,13 @@ public final class RecordTable<R: DurableRecord>: Sendable {
 
     private var store: any StateStore { log.store }
 
-    /// The record after a mutation, what clients see of it, and the event it committed (nil:
-    /// nothing changed); `before` is the state the mutation was applied to.
+    /// The record after a mutation and the event it committed (nil: nothing changed); `before`
+    /// is the state the mutation was applied to.
     public struct Change: Sendable {
         public var record: R
-        public var view: R.View
         public var event: R.Event?
         public var before: R
+        let failures: any FailureRenderer
     }
 
     public struct Page: Sendable {
@@ -81,7 +81,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             }
             var record = current
             guard let event = try mutate(&record) else {
-                return Change(record: current, view: view(current), event: nil, before: current)
+                return Change(record: current, event: nil, before: current, failures: log.failures)
             }
             if current.isTerminal {
                 let state = current.queryStatus ?? "finished"
@@ -89,9 +89,8 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             }
             record.updatedAt = now()
             do {
-                let shown = view(record)
-                try await commit([try change(record, event, .version(version), view: shown)])
-                return Change(record: record, view: shown, event: event, before: current)
+                try await commit([try change(record, event, .version(version))])
+                return Change(record: record, event: event, before: current, failures: log.failures)
             } catch is StoreConflict {
                 continue  // Someone committed first: compute again from what they committed.
             }
@@ -152,8 +151,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
     }
 
     private func change(
-        _ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false,
-        view: R.View? = nil
+        _ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false
     ) throws -> StateChange {
         let object = StoredObject(
             id: record.id, kind: R.kind.rawValue, ownerUID: record.owner, state: try StoredForm.state(of: record),
@@ -161,14 +159,14 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             live: record.isLive, finished: record.isFinished)
         return StateChange(
             object: object, eventType: event.type, removesObject: removing,
-            publicState: try JSONCoding.value(of: view ?? self.view(record)), precondition: precondition,
+            publicState: try record.publicState(log.views), precondition: precondition,
             keys: removing ? [] : record.lookupKeys)
     }
 
     // MARK: Reading
 
-    /// What clients see of `record` (replies and events carry it).
-    public func view(_ record: R) -> R.View { record.view(log.failures) }
+    /// What clients see of `record` (replies and events carry it), for a kind whose view is the domain's own.
+    public func view(_ record: R) -> R.View where R: ViewedInDomain { record.view(log.failures) }
 
     /// The record, whoever owns it (the daemon's own work).
     public func find(_ id: String) async throws -> R? { try await load(id)?.record }
@@ -290,6 +288,11 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             return nil
         }
     }
+}
+
+extension RecordTable.Change where R: ViewedInDomain {
+    /// What clients see of the record.
+    public var view: R.View { record.view(failures) }
 }
 
 /// Told when a row that does not decode is set aside: its kind, id and the decoding error.

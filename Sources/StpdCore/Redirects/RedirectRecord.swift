@@ -5,7 +5,7 @@ import StpdProtocol
 /// What stpd stores of a redirect session: the view's fields plus the client secret it needs for
 /// the follow-up, and the lookup key its return URL is filed under while it is in progress (the
 /// store orders a key's records by when they were filed: the earliest started wins a URL).
-struct RedirectRecord: DurableRecord {
+struct RedirectRecord: ViewedInDomain {
     typealias Status = RedirectStatus
     enum Kind: String, Codable, Sendable {
         case source, paymentIntent, setupIntent

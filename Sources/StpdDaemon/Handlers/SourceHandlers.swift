@@ -17,9 +17,9 @@ enum SourceHandlers {
             let returnURL = constructed.redirect?["return_url"]?.stringValue
             try PaymentMethodInput.checkReturnURL(returnURL, parameter: "params.returnURL")
             guard returnURL == PaymentMethodInput.returnURLLoopback else {
-                let (view, secret) = try await sources.create(
+                let (record, secret) = try await sources.create(
                     for: context.caller, params: constructed.formParams(merchantName: name))
-                return SourceResult(source: view, clientSecret: secret)
+                return SourceResult(source: SourceView(record), clientSecret: secret)
             }
             guard let loopback = redirects.loopback else {
                 throw DomainError.disabled(setting: "loopback", detail: "this stpd serves no loopback return")
@@ -28,24 +28,29 @@ enum SourceHandlers {
             let issued = try await loopback.issue(appName: name)
             defer { loopback.forget(issued) }
             constructed.redirect?["return_url"] = .string(issued.url)
-            let (view, secret) = try await sources.create(
+            let (record, secret) = try await sources.create(
                 for: context.caller, params: constructed.formParams(merchantName: name), loopback: issued)
-            return SourceResult(source: view, clientSecret: secret)
+            return SourceResult(source: SourceView(record), clientSecret: secret)
         }
         router.register(SourceRetrieve.self) { params, context in
-            let (view, source) = try await sources.retrieve(
+            let (record, source) = try await sources.retrieve(
                 id: params.id, clientSecret: params.clientSecret, for: context.caller)
-            return SourceResult(source: view, clientSecret: source.clientSecret)
+            return SourceResult(source: SourceView(record), clientSecret: source.clientSecret)
         }
         router.registerReads(
-            SourceListing.self, get: { try await sources.get(id: $0, for: $1) },
-            list: { try await sources.list(for: $0, status: $1?.rawValue, startingAfter: $2, limit: $3) })
+            SourceListing.self, get: { SourceView(try await sources.get(id: $0, for: $1)) },
+            list: {
+                let (records, hasMore) = try await sources.list(
+                    for: $0, status: $1?.rawValue, startingAfter: $2, limit: $3)
+                return (records.map { SourceView($0) }, hasMore)
+            })
         router.register(SourcePoll.self) { params, context in
-            try await sources.startPoll(
-                id: params.id, for: context.caller, clientSecret: params.clientSecret, timeout: params.timeout)
+            SourceView(
+                try await sources.startPoll(
+                    id: params.id, for: context.caller, clientSecret: params.clientSecret, timeout: params.timeout))
         }
         router.register(SourceStopPolling.self) { params, context in
-            try await sources.stopPoll(id: params.id, for: context.caller)
+            SourceView(try await sources.stopPoll(id: params.id, for: context.caller))
         }
     }
 }

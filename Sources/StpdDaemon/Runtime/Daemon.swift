@@ -27,10 +27,10 @@ public enum Daemon {
         let log =
             opened.fleet == nil
             ? try await EventLog(
-                store: store, failures: WireFailures(), retention: configuration.eventRetention,
+                store: store, views: WireViews(), retention: configuration.eventRetention,
                 limits: configuration.byteLimits, appended: appended)
             : EventLog(
-                awaiting: store, failures: WireFailures(), retention: configuration.eventRetention,
+                awaiting: store, views: WireViews(), retention: configuration.eventRetention,
                 limits: configuration.byteLimits, appended: appended)
 
         let facts = ProcessFacts(

@@ -20,6 +20,18 @@ struct DomainFailures: FailureRenderer {
     }
 }
 
+/// The domain's tests see records as the domain keeps them: an event carries its record's own
+/// Codable form (the tests read it back as the record), no view of the contract. How each kind reads
+/// to clients is checked where the views live, in StpdDaemonTests and ContractTests.
+struct DomainViews: RecordViews {
+    private let failures = DomainFailures()
+
+    func render(_ failure: Failure) -> JSONValue { failures.render(failure) }
+    func describe(_ error: any Error) -> JSONValue { failures.describe(error) }
+
+    func source(_ record: SourceRecord) throws -> JSONValue { try JSONCoding.value(of: record) }
+}
+
 /// A failure `DomainFailures` rendered, read back as the domain's type.
 func failure(_ rendered: JSONValue?) -> Failure? {
     rendered.flatMap { try? JSONCoding.typed(Failure.self, from: $0) }

@@ -1,0 +1,20 @@
+import JSONRPC
+import StpdCore
+import StpdProtocol
+
+/// The domain's `RecordViews` port: each kind's record as the contract's view (`<Kind>Views.swift`
+/// beside this file), its failures as the contract's errors (`WireFailures`). The event log asks
+/// it for the public state an event carries; the handlers show the records the services return
+/// with the same views, so a reply and its event agree.
+public struct WireViews: RecordViews {
+    public static let failures = WireFailures()
+
+    public init() {}
+
+    public func render(_ failure: Failure) -> JSONValue { Self.failures.render(failure) }
+    public func describe(_ error: any Error) -> JSONValue { Self.failures.describe(error) }
+
+    public func source(_ record: SourceRecord) throws -> JSONValue {
+        try JSONCoding.value(of: SourceView(record, self))
+    }
+}
