@@ -25,6 +25,9 @@ from settings import Settings
 from workload import create_source, create_started_session, run_workers
 
 POLL_INTERVAL = 1.5
+# The case's one uid runs every poll: the per-uid budget (200 polls, 10 requests/s by default)
+# is raised to what 10,000 polls on the SDK's schedule need.
+POLL_BUDGET = {"STPD_MAX_POLLS_PER_UID": "100000", "STPD_POLL_REQUESTS_PER_SECOND_PER_UID": "10000"}
 
 
 def create(settings: Settings) -> dict:
@@ -87,7 +90,8 @@ def polls(settings: Settings) -> dict:
     tap = Tap(settings.programs["tap"], stripe.port, directory / "tap.log")
     daemon = None
     try:
-        daemon = Daemon(settings.stpd, directory, directory / "state", stripe_api_base=tap.base_url).wait_started()
+        daemon = Daemon(settings.stpd, directory, directory / "state", stripe_api_base=tap.base_url,
+                        env=POLL_BUDGET).wait_started()
         created = run_workers(daemon.socket_path, create_source, connections=16, count=settings.polls,
                               label="polls: creating sources")
         sources = [r["source"] for r in created.results]
