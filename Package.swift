@@ -193,7 +193,7 @@ let package = Package(
         .testTarget(
             name: "StpdCoreTests",
             dependencies: [
-                "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StripeAPI", "JSONRPC",
+                "StpdCore", "StpdStore", "StpdPostgres", "StpdProtocol", "StpdValues", "StripeAPI", "JSONRPC",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "StpdStoreTests",
             dependencies: [
-                "StpdStore", "StpdCore", "StpdProtocol", "JSONRPC", "TestSupport",
+                "StpdStore", "StpdCore", "StpdProtocol", "StpdValues", "JSONRPC", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),

@@ -77,4 +77,33 @@ public struct JSONSchema: Sendable, Hashable {
     }
 
     public static let empty = object([:])
+
+    /// This object schema with `members` that exclude each other: exactly one of them is given
+    /// (with `orNone`, at most one). They become the alternatives of a `oneOf`, each titled with
+    /// its member so the validator's error names them; the params decode into an enum with a case
+    /// per member, so a handler never sees two or none.
+    public func exactlyOne(of members: [String], orNone: Bool = false) -> JSONSchema {
+        let given: [JSONValue] = members.map { ["title": .string($0), "required": [.string($0)]] }
+        var alternatives = given
+        if orNone {
+            alternatives.append(["title": "none of them", "not": ["anyOf": .array(given)]])
+        }
+        guard case .object(var schema) = json else { preconditionFailure("exactlyOne(of:) is for object schemas") }
+        schema["oneOf"] = .array(alternatives)
+        return JSONSchema(.object(schema))
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// Which of `keys` is present, for params whose schema is `JSONSchema.exactlyOne(of:)` (nil:
+    /// none, with `orNone`). The router's validation refuses any other case first; this refuses it
+    /// again for a value decoded without it.
+    public func exactlyOne(of keys: [Key], orNone: Bool = false) throws -> Key? {
+        let given = keys.filter { contains($0) }
+        if given.count == 1 { return given[0] }
+        if given.isEmpty, orNone { return nil }
+        let names = keys.map(\.stringValue).joined(separator: ", ")
+        throw DecodingError.dataCorrupted(
+            .init(codingPath: codingPath, debugDescription: "give \(orNone ? "at most" : "exactly") one of: \(names)"))
+    }
 }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Checks a value against a `JSONSchema` (the draft-07 keywords the contract uses: type,
 /// properties, required, additionalProperties, items, minItems, maxItems, enum, const, minimum,
-/// maximum, minLength, pattern, oneOf, anyOf and local `$ref`s). The daemon uses it to report bad
+/// maximum, minLength, pattern, oneOf, anyOf, not and local `$ref`s). The daemon uses it to report bad
 /// params by name; tests use it to hold every reply to its declared schema.
 ///
 /// A `pattern` must match the whole string, whatever its anchors say: NSRegularExpression's `$`
@@ -60,20 +60,6 @@ public struct SchemaValidator: Sendable {
         if let constant = s["const"], constant != value {
             throw Failure(path: path, reason: "must be \(constant)")
         }
-        if let alternatives = s["oneOf"]?.arrayValue ?? s["anyOf"]?.arrayValue {
-            var firstFailure: Failure?
-            var matched = 0
-            for alternative in alternatives {
-                do throws(Failure) {
-                    try check(value, alternative, path: path)
-                    matched += 1
-                } catch {
-                    firstFailure = firstFailure ?? error
-                }
-            }
-            if matched == 0, let firstFailure { throw firstFailure }
-            if matched > 1, s["oneOf"] != nil { throw Failure(path: path, reason: "matches more than one alternative") }
-        }
         switch value {
         case .object(let members): try checkObject(members, s, path: path)
         case .array(let items):
@@ -114,6 +100,49 @@ public struct SchemaValidator: Sendable {
             }
         default: break
         }
+        // After the value's own keywords, so a bad member is blamed on itself (`descriptorCode`)
+        // rather than on the alternatives around it.
+        try checkComposition(value, s, path: path)
+    }
+
+    /// `oneOf`, `anyOf` and `not`. An alternative's `title` names it in the error (the members of
+    /// `JSONSchema.exactlyOne(of:)`); untitled ones are numbered from 1.
+    private func checkComposition(_ value: JSONValue, _ s: [String: JSONValue], path: String) throws(Failure) {
+        if let negated = s["not"] {
+            if (try? check(value, negated, path: path)) != nil {
+                throw Failure(path: path, reason: "must not match \(Self.name(of: negated, index: 0))")
+            }
+        }
+        guard let alternatives = s["oneOf"]?.arrayValue ?? s["anyOf"]?.arrayValue else { return }
+        var failures: [(name: String, failure: Failure)] = []
+        var matched: [String] = []
+        for (index, alternative) in alternatives.enumerated() {
+            do throws(Failure) {
+                try check(value, alternative, path: path)
+                matched.append(Self.name(of: alternative, index: index))
+            } catch {
+                failures.append((Self.name(of: alternative, index: index), error))
+            }
+        }
+        if matched.isEmpty, let first = failures.first {
+            // Untitled alternatives (a nullable's value beside its null) are one type in several
+            // forms: the first one's error is the useful one. Titled ones each say why they failed.
+            guard alternatives.contains(where: { $0["title"] != nil }) else { throw first.failure }
+            let reasons = failures.map { name, failure in
+                failure.path == name ? failure.description : "\(name): \(failure.description)"
+            }
+            throw Failure(path: path, reason: "matches none of its alternatives (\(reasons.joined(separator: "; ")))")
+        }
+        if matched.count > 1, s["oneOf"] != nil {
+            throw Failure(
+                path: path,
+                reason: "matches more than one of its alternatives (\(matched.joined(separator: ", "))); give one")
+        }
+    }
+
+    /// An alternative's `title`, or its place (from 1).
+    private static func name(of alternative: JSONValue, index: Int) -> String {
+        alternative["title"]?.stringValue ?? "alternative \(index + 1)"
     }
 
     private func checkObject(_ members: [String: JSONValue], _ s: [String: JSONValue], path: String) throws(Failure) {

@@ -7,7 +7,7 @@ public enum StpdAPI {
     public static let version = "0.1.0"
     /// The protocol's version, the contract's `info.version`: its major number changes only for
     /// a change that can break a client written against the previous one (docs/protocol.md, "Compatibility").
-    public static let protocolVersion = "2.1.0"
+    public static let protocolVersion = "2.1.1"
 
     public static let methods: [any RPCMethod.Type] = [
         Discover.self,

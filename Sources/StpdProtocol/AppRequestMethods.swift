@@ -1,4 +1,5 @@
 import JSONRPC
+import StpdValues
 
 /// `appRequest.*`: the app's answer to an `appRequest.pending` event (app adapters and app key providers).
 public enum AppRequestAnswer: RPCMethod {
@@ -6,10 +7,43 @@ public enum AppRequestAnswer: RPCMethod {
         public struct Failure: Codable, Sendable {
             public var message: String
             public var code: String?
+            public init(message: String, code: String? = nil) {
+                self.message = message
+                self.code = code
+            }
+        }
+        /// The answer: the schema takes exactly one of `result` and `error`.
+        public enum Answer: Sendable {
+            /// What the operation asked for (null is a result, as a detach answers).
+            case result(JSONValue)
+            case error(Failure)
         }
         public var request: String
-        public var result: JSONValue?
-        public var error: Failure?
+        public var answer: Answer
+        public init(request: String, answer: Answer) {
+            self.request = request
+            self.answer = answer
+        }
+
+        enum CodingKeys: String, CodingKey { case request, result, error }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            request = try container.decode(String.self, forKey: .request)
+            switch try container.exactlyOne(of: [.result, .error]) {
+            case .error: answer = .error(try container.decode(Failure.self, forKey: .error))
+            default: answer = .result(try container.decode(JSONValue.self, forKey: .result))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(request, forKey: .request)
+            switch answer {
+            case .result(let result): try container.encode(result, forKey: .result)
+            case .error(let failure): try container.encode(failure, forKey: .error)
+            }
+        }
     }
     public struct Result: Codable, Sendable {
         public var answered: Bool
@@ -31,7 +65,8 @@ public enum AppRequestAnswer: RPCMethod {
             "error": .object(
                 ["message": .string("Why the app could not do it"), "code": .string("The app's own code")],
                 required: ["message"]),
-        ], required: ["request"])
+        ], required: ["request"]
+    ).exactlyOne(of: ["result", "error"])
     public static let resultSchema = JSONSchema.object(
         ["answered": JSONSchema(["const": true])], required: ["answered"])
     public static let errors = [StpdErrors.notFound, StpdErrors.permissionDenied, StpdErrors.invalidState]

@@ -1,14 +1,5 @@
 import JSONRPC
-
-/// A card network, named as the SDK's `STPCardBrand` cases are, in camelCase.
-public enum CardBrand: String, Codable, Sendable, Hashable, CaseIterable {
-    case visa, amex, mastercard, discover, jcb, dinersClub, unionPay, cartesBancaires, unknown
-}
-
-/// The SDK's `STPCardValidationState`: `incomplete` could still become `valid` as the customer types.
-public enum CardValidationState: String, Codable, Sendable, Hashable, CaseIterable {
-    case valid, invalid, incomplete
-}
+import StpdValues
 
 /// `card.*`: the SDK's card validation (`STPCardValidator`), for forms that check as the customer types.
 public enum CardValidate: RPCMethod {

@@ -1,4 +1,5 @@
 import JSONRPC
+import StripeAPI
 
 /// A confirmation's `paymentMethodOptions`, as the SDK's `STPConfirmPaymentMethodOptions` sends
 /// them (`payment_method_options[<type>]`): the card's and a US bank account's common options
@@ -154,4 +155,22 @@ public struct ConfirmShipping: Codable, Sendable, Hashable {
                 ], required: ["line1"], description: "Where it goes"),
         ], required: ["name", "address"],
         description: "Shipping details (a PaymentIntent's only: Affirm and Afterpay need them)")
+}
+
+extension IntentConfirm.Params {
+    /// The confirmation these params ask for: the payment method, its options and (a PaymentIntent's
+    /// only) the shipping. The daemon sends this; Tests/Fixtures/sdk-confirm-forms.json holds it to
+    /// every key the SDK sends for the same confirmation.
+    public func confirmParams(setupIntent: Bool) throws(RPCError) -> PaymentIntentConfirmParams {
+        var confirm = try paymentMethod.confirmParams(
+            clientSecret: clientSecret, returnURL: returnURL, at: "paymentMethod", setupIntent: setupIntent)
+        confirm.paymentMethodOptions = paymentMethodOptions?.stripeFields ?? [:]
+        if let shipping {
+            guard !setupIntent else {
+                throw RPCError.invalidParams("a SetupIntent takes no shipping", parameter: "shipping")
+            }
+            confirm.shipping = shipping.stripeFields
+        }
+        return confirm
+    }
 }

@@ -94,6 +94,9 @@ public enum Contract {
             "result": ["name": "result", "schema": resultReference(method)],
         ]
         if let description = method.description { entry["description"] = .string(description) }
+        // OpenRPC lists params one by one; members that exclude each other (`exactlyOne(of:)`) are a
+        // rule across them, kept as the params schema's `oneOf`.
+        if let alternatives = method.paramsSchema.json["oneOf"] { entry["x-params-oneOf"] = alternatives }
         if method.deprecated { entry["deprecated"] = true }
         if !method.errors.isEmpty {
             entry["errors"] = .array(method.errors.map { .object(["$ref": .string("#/components/errors/\($0.name)")]) })

@@ -214,31 +214,21 @@ public enum CustomerOpen: RPCMethod {
     public static let errors = [StpdErrors.stripeNotConfigured, StpdErrors.permissionDenied]
 }
 
-public enum CustomerGet: RPCMethod {
-    public typealias Params = SessionParams
-    public typealias Result = CustomerSessionView
-    public static let name = "customer.get"
-    public static let summary = "A customer session's state."
-    public static let paramsSchema = JSONSchema.object(["session": sessionID], required: ["session"])
-    public static let resultSchema = JSONSchema.ref("CustomerSession")
-    public static let errors = [StpdErrors.notFound]
-}
+public typealias CustomerGet = ObjectGet<CustomerListing>
+public typealias CustomerList = ObjectList<CustomerListing>
 
-public enum CustomerList: RPCMethod {
-    public typealias Params = ListParams<CustomerSessionStatus>
-    public struct Result: Codable, Sendable {
-        public var sessions: [CustomerSessionView]
-        public var hasMore: Bool
-        public init(sessions: [CustomerSessionView], hasMore: Bool) {
-            self.sessions = sessions
-            self.hasMore = hasMore
-        }
-    }
-    public static let name = "customer.list"
-    public static let summary = "A page of the caller's customer sessions (root: everyone's), oldest first."
-    public static let paramsSchema = Params.schema("sessions", statusDescription: "Only sessions with this status")
-    public static let resultSchema = JSONSchema.page("sessions", of: .ref("CustomerSession"))
-    public static let errors = [StpdErrors.notFound]
+/// Customer sessions as `customer.get` and `customer.list` show them.
+public enum CustomerListing: ListedKind {
+    public typealias IDParams = SessionParams
+    public typealias View = CustomerSessionView
+    public typealias Status = CustomerSessionStatus
+    public static let prefix = "customer"
+    public static let idSchema = sessionID
+    public static let component = "CustomerSession"
+    public static let plural = "sessions"
+    public static let getSummary = "A customer session's state."
+    public static let listSummary = "A page of the caller's customer sessions (root: everyone's), oldest first."
+    public static let statusDescription = "Only sessions with this status"
 }
 
 public enum CustomerRetrieve: RPCMethod {

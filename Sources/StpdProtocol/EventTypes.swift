@@ -1,33 +1,19 @@
 import JSONRPC
+import StpdValues
 
-/// One family of events: those about one kind of object, named `<prefix>.<case>` on the wire.
-/// The domain appends events only through these enums, so a misspelled event does not compile,
-/// and the contract's `x-event-types` is built from them: there is no second list.
-public protocol EventName: RawRepresentable<String>, CaseIterable, Sendable, Hashable {
-    /// The part before the dot (`customer`, `source`...).
-    static var prefix: String { get }
+/// An event family as the contract declares it: its names (StpdValues, where the domain appends
+/// them from), with what each means and the object every event of the family carries.
+public protocol DeclaredEvent: EventName {
     /// The schema of the object state every event of the family carries.
     static var object: JSONSchema { get }
     /// What happened, for the contract.
     var summary: String { get }
 }
 
-extension EventName {
-    /// The event's wire name.
-    public var type: EventType { EventType(name: "\(Self.prefix).\(rawValue)") }
-
+extension DeclaredEvent {
     public static var declarations: [EventTypeDeclaration] {
         allCases.map { EventTypeDeclaration(type: $0.type.name, summary: $0.summary, object: object) }
     }
-}
-
-/// An event type's wire name (`redirect.completed`), made only from a declared `EventName`.
-public struct EventType: Hashable, Sendable, CustomStringConvertible {
-    public let name: String
-    fileprivate init(name: String) { self.name = name }
-    /// For tests of the event log and stores, where any name will do.
-    @_spi(Testing) public init(testing name: String) { self.name = name }
-    public var description: String { name }
 }
 
 /// One event type: what changed, and the schema of the object state it carries.
@@ -46,11 +32,7 @@ public enum EventTypes {
         + SetupIntentEvent.declarations + PaymentContextEvent.declarations + DebugEvent.declarations
 }
 
-public enum CustomerEvent: String, EventName {
-    case opened, loaded, paymentMethodAttached, paymentMethodDetached, shippingUpdated, paymentMethodSelected
-    case cacheCleared, failed, closed, removed
-
-    public static let prefix = "customer"
+extension CustomerEvent: DeclaredEvent {
     public static let object = JSONSchema.ref("CustomerSession")
     public var summary: String {
         switch self {
@@ -68,11 +50,7 @@ public enum CustomerEvent: String, EventName {
     }
 }
 
-/// The last selected PaymentMethod per customer and uid (the SDK keeps it per customer).
-public enum CustomerPreferenceEvent: String, EventName {
-    case preferenceChanged
-
-    public static let prefix = "customer"
+extension CustomerPreferenceEvent: DeclaredEvent {
     public static let object = JSONSchema.object(
         [
             "customerId": .string("The Stripe customer"),
@@ -82,31 +60,7 @@ public enum CustomerPreferenceEvent: String, EventName {
     public var summary: String { "The last selected PaymentMethod of a customer changed (any session of the uid)" }
 }
 
-/// An app request's events: one for each state it enters (`appRequest.<state>`), then its removal.
-public enum AppRequestEvent: EventName {
-    case entered(AppRequestState)
-    case removed
-
-    public init?(rawValue: String) {
-        if rawValue == "removed" {
-            self = .removed
-        } else if let state = AppRequestState(rawValue: rawValue) {
-            self = .entered(state)
-        } else {
-            return nil
-        }
-    }
-
-    public var rawValue: String {
-        switch self {
-        case .entered(let state): state.rawValue
-        case .removed: "removed"
-        }
-    }
-
-    public static var allCases: [AppRequestEvent] { AppRequestState.allCases.map(Self.entered) + [.removed] }
-
-    public static let prefix = "appRequest"
+extension AppRequestEvent: DeclaredEvent {
     public static let object = JSONSchema.object(
         [
             "id": .string("The request id (areq_...)"), "object": JSONSchema(["const": "app_request"]),
@@ -128,11 +82,7 @@ public enum AppRequestEvent: EventName {
     }
 }
 
-public enum SourceEvent: String, EventName {
-    case created, retrieved, updated, pollStarted, polled, pollPaused, pollResumed, pollFinished, pollStopped
-    case removed
-
-    public static let prefix = "source"
+extension SourceEvent: DeclaredEvent {
     public static let object = JSONSchema.ref("Source")
     public var summary: String {
         switch self {
@@ -150,10 +100,7 @@ public enum SourceEvent: String, EventName {
     }
 }
 
-public enum RedirectEvent: String, EventName {
-    case created, started, fallback, completed, cancelled, outcome, removed
-
-    public static let prefix = "redirect"
+extension RedirectEvent: DeclaredEvent {
     public static let object = JSONSchema.ref("RedirectSession")
     public var summary: String {
         switch self {
@@ -170,23 +117,7 @@ public enum RedirectEvent: String, EventName {
     }
 }
 
-/// The events of an intent stpd polls (`paymentIntent.<name>`, `setupIntent.<name>`): one family
-/// per kind of intent, declared once.
-public struct IntentEvent<K: IntentNaming>: EventName {
-    public enum Name: String, CaseIterable, Sendable, Hashable {
-        case pollStarted, finished, pollStopped, removed
-    }
-
-    public let name: Name
-    public init(_ name: Name) { self.name = name }
-    public init?(rawValue: String) {
-        guard let name = Name(rawValue: rawValue) else { return nil }
-        self.init(name)
-    }
-    public var rawValue: String { name.rawValue }
-    public static var allCases: [Self] { Name.allCases.map(Self.init) }
-
-    public static var prefix: String { K.prefix }
+extension IntentEvent: DeclaredEvent {
     public static var object: JSONSchema { .ref("Intent") }
     public var summary: String {
         switch name {
@@ -197,21 +128,9 @@ public struct IntentEvent<K: IntentNaming>: EventName {
         case .removed: "Not polled for longer than the retention age: forgotten (its last state)"
         }
     }
-
-    public static var pollStarted: Self { Self(.pollStarted) }
-    public static var finished: Self { Self(.finished) }
-    public static var pollStopped: Self { Self(.pollStopped) }
-    public static var removed: Self { Self(.removed) }
 }
 
-public typealias PaymentIntentEvent = IntentEvent<PaymentIntentNaming>
-public typealias SetupIntentEvent = IntentEvent<SetupIntentNaming>
-
-public enum PaymentContextEvent: String, EventName {
-    case created, didChange, didFailToLoad, needsInput, pendingAction, shippingInvalid, shippingSaveFailed
-    case didFinish, closed, removed
-
-    public static let prefix = "paymentContext"
+extension PaymentContextEvent: DeclaredEvent {
     public static let object = JSONSchema.ref("PaymentContext")
     public var summary: String {
         switch self {
@@ -229,10 +148,7 @@ public enum PaymentContextEvent: String, EventName {
     }
 }
 
-public enum DebugEvent: String, EventName {
-    case test
-
-    public static let prefix = "debug"
+extension DebugEvent: DeclaredEvent {
     public static let object = JSONSchema.object(
         [
             "id": .string("The object id"), "object": JSONSchema(["const": "debug"]),

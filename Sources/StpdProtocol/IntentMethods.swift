@@ -1,4 +1,6 @@
 import JSONRPC
+import StpdValues
+import StripeAPI
 
 let paymentIntentSecret = PaymentIntentNaming.secretSchema
 
@@ -147,15 +149,40 @@ public enum IntentHandleNextAction<K: IntentNaming>: RPCMethod {
 
 public enum IntentVerifyMicrodeposits<K: IntentNaming>: RPCMethod {
     public struct Params: Codable, Sendable {
+        public typealias Proof = VerifyMicrodepositsParams.Proof
         public var clientSecret: String
-        /// The two deposits, in cents.
-        public var amounts: [Int]?
-        /// The descriptor code of the one deposit (SM followed by four characters).
-        public var descriptorCode: String?
-        public init(clientSecret: String, amounts: [Int]? = nil, descriptorCode: String? = nil) {
+        /// The two deposits, in cents (`amounts`), or the descriptor code of the one deposit (SM
+        /// followed by four characters, `descriptorCode`): the schema takes exactly one.
+        public var proof: Proof
+        public init(clientSecret: String, proof: Proof) {
             self.clientSecret = clientSecret
-            self.amounts = amounts
-            self.descriptorCode = descriptorCode
+            self.proof = proof
+        }
+
+        enum CodingKeys: String, CodingKey { case clientSecret, amounts, descriptorCode }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            clientSecret = try container.decode(String.self, forKey: .clientSecret)
+            switch try container.exactlyOne(of: [.amounts, .descriptorCode]) {
+            case .descriptorCode: proof = .descriptorCode(try container.decode(String.self, forKey: .descriptorCode))
+            default:
+                let amounts = try container.decode([Int].self, forKey: .amounts)
+                guard amounts.count == 2 else {
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .amounts, in: container, debugDescription: "give the two deposits")
+                }
+                proof = .amounts(amounts[0], amounts[1])
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(clientSecret, forKey: .clientSecret)
+            switch proof {
+            case .amounts(let first, let second): try container.encode([first, second], forKey: .amounts)
+            case .descriptorCode(let code): try container.encode(code, forKey: .descriptorCode)
+            }
         }
     }
     public typealias Result = IntentAnswer<K>
@@ -176,7 +203,8 @@ public enum IntentVerifyMicrodeposits<K: IntentNaming>: RPCMethod {
                 ]),
                 "descriptorCode": .string(
                     "The statement descriptor code of the one 0.01 deposit", pattern: "^SM[A-Za-z0-9]{4}$"),
-            ], required: ["clientSecret"])
+            ], required: ["clientSecret"]
+        ).exactlyOne(of: ["amounts", "descriptorCode"])
     }
     public static var resultSchema: JSONSchema { Result.schema }
     public static var errors: [ErrorDeclaration] { stripeCallErrors }
@@ -187,35 +215,23 @@ public struct IntentIDParams: Codable, Sendable {
     public init(id: String) { self.id = id }
 }
 
-public enum IntentGet<K: IntentNaming>: RPCMethod {
-    public typealias Params = IntentIDParams
-    public typealias Result = IntentView
-    public static var name: String { "\(K.prefix).get" }
-    public static var summary: String { "A \(K.noun) stpd polls or polled, as last read, with its poll." }
-    public static var paramsSchema: JSONSchema { .object(["id": K.idSchema], required: ["id"]) }
-    public static var resultSchema: JSONSchema { .ref("Intent") }
-    public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
-}
+public typealias IntentGet<K: IntentNaming> = ObjectGet<IntentListing<K>>
+public typealias IntentList<K: IntentNaming> = ObjectList<IntentListing<K>>
 
-public enum IntentList<K: IntentNaming>: RPCMethod {
-    public typealias Params = ListParams<IntentPollStatus>
-    public struct Result: Codable, Sendable {
-        public var intents: [IntentView]
-        public var hasMore: Bool
-        public init(intents: [IntentView], hasMore: Bool) {
-            self.intents = intents
-            self.hasMore = hasMore
-        }
-    }
-    public static var name: String { "\(K.prefix).list" }
-    public static var summary: String {
+/// The intents stpd polls or polled, of one kind, as `<kind>.get` and `<kind>.list` show them.
+public enum IntentListing<K: IntentNaming>: ListedKind {
+    public typealias IDParams = IntentIDParams
+    public typealias View = IntentView
+    public typealias Status = IntentPollStatus
+    public static var prefix: String { K.prefix }
+    public static var idSchema: JSONSchema { K.idSchema }
+    public static var component: String { "Intent" }
+    public static var plural: String { "intents" }
+    public static var getSummary: String { "A \(K.noun) stpd polls or polled, as last read, with its poll." }
+    public static var listSummary: String {
         "A page of the \(K.noun)s stpd polls or polled for the caller (root: everyone's), oldest first."
     }
-    public static var paramsSchema: JSONSchema {
-        Params.schema("intents", statusDescription: "Only those whose poll has this status")
-    }
-    public static var resultSchema: JSONSchema { .page("intents", of: .ref("Intent")) }
-    public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
+    public static var statusDescription: String { "Only those whose poll has this status" }
 }
 
 public enum IntentStopPolling<K: IntentNaming>: RPCMethod {
@@ -228,11 +244,6 @@ public enum IntentStopPolling<K: IntentNaming>: RPCMethod {
     public static var paramsSchema: JSONSchema { .object(["id": K.idSchema], required: ["id"]) }
     public static var resultSchema: JSONSchema { .ref("Intent") }
     public static var errors: [ErrorDeclaration] { [StpdErrors.notFound] }
-}
-
-extension IntentList.Result: ListResult {
-    public var items: [IntentView] { intents }
-    public init(items: [IntentView], hasMore: Bool) { self.init(intents: items, hasMore: hasMore) }
 }
 
 extension IntentView: Identified {}

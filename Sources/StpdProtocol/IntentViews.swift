@@ -1,34 +1,9 @@
 import JSONRPC
+import StpdValues
 import StripeAPI
 
-/// Which kind of intent a declaration is for: the methods, results and events of PaymentIntents
-/// and SetupIntents are one generic declaration each, named by this.
-public protocol IntentNaming: Sendable {
-    /// The wire prefix of its methods and events, and the member its Stripe object is under in
-    /// results (`paymentIntent`).
-    static var prefix: String { get }
-    /// As messages name it (`PaymentIntent`).
-    static var noun: String { get }
-    /// Stripe's id prefix (`pi_`).
-    static var idPrefix: String { get }
-    /// The `last_payment_error` of a PaymentIntent, the `last_setup_error` of a SetupIntent.
-    static var lastErrorField: String { get }
-}
-
-public enum PaymentIntentNaming: IntentNaming {
-    public static var prefix: String { "paymentIntent" }
-    public static var noun: String { "PaymentIntent" }
-    public static var idPrefix: String { "pi_" }
-    public static var lastErrorField: String { "last_payment_error" }
-}
-
-public enum SetupIntentNaming: IntentNaming {
-    public static var prefix: String { "setupIntent" }
-    public static var noun: String { "SetupIntent" }
-    public static var idPrefix: String { "seti_" }
-    public static var lastErrorField: String { "last_setup_error" }
-}
-
+// IntentNaming and its two kinds are shared values (StpdValues/EventNames.swift): the domain
+// and the event names use them too.
 extension IntentNaming {
     static var idSchema: JSONSchema {
         .string("The \(noun) id", pattern: "^\(idPrefix)[A-Za-z0-9]+$")

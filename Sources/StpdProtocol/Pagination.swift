@@ -53,26 +53,6 @@ public protocol ListResult: Codable, Sendable {
     init(items: [Item], hasMore: Bool)
 }
 
-extension CustomerList.Result: ListResult {
-    public var items: [CustomerSessionView] { sessions }
-    public init(items: [CustomerSessionView], hasMore: Bool) { self.init(sessions: items, hasMore: hasMore) }
-}
-
-extension SourceList.Result: ListResult {
-    public var items: [SourceView] { sources }
-    public init(items: [SourceView], hasMore: Bool) { self.init(sources: items, hasMore: hasMore) }
-}
-
-extension RedirectList.Result: ListResult {
-    public var items: [RedirectSessionView] { sessions }
-    public init(items: [RedirectSessionView], hasMore: Bool) { self.init(sessions: items, hasMore: hasMore) }
-}
-
-extension PaymentContextList.Result: ListResult {
-    public var items: [PaymentContextView] { contexts }
-    public init(items: [PaymentContextView], hasMore: Bool) { self.init(contexts: items, hasMore: hasMore) }
-}
-
 /// The id a page's item is continued after.
 public protocol Identified { var id: String { get } }
 extension CustomerSessionView: Identified {}

@@ -66,31 +66,21 @@ public enum PaymentContextCreate: RPCMethod {
     public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }
 
-public enum PaymentContextGet: RPCMethod {
-    public typealias Params = PaymentContextParams
-    public typealias Result = PaymentContextView
-    public static let name = "paymentContext.get"
-    public static let summary = "A payment context's full state."
-    public static let paramsSchema = JSONSchema.object(["context": paymentContextID], required: ["context"])
-    public static let resultSchema = JSONSchema.ref("PaymentContext")
-    public static let errors = [StpdErrors.notFound]
-}
+public typealias PaymentContextGet = ObjectGet<PaymentContextListing>
+public typealias PaymentContextList = ObjectList<PaymentContextListing>
 
-public enum PaymentContextList: RPCMethod {
-    public typealias Params = ListParams<PaymentContextStatus>
-    public struct Result: Codable, Sendable {
-        public var contexts: [PaymentContextView]
-        public var hasMore: Bool
-        public init(contexts: [PaymentContextView], hasMore: Bool) {
-            self.contexts = contexts
-            self.hasMore = hasMore
-        }
-    }
-    public static let name = "paymentContext.list"
-    public static let summary = "A page of the caller's payment contexts (root: everyone's), oldest first."
-    public static let paramsSchema = Params.schema("contexts", statusDescription: "Only contexts with this status")
-    public static let resultSchema = JSONSchema.page("contexts", of: .ref("PaymentContext"))
-    public static let errors = [StpdErrors.notFound]
+/// Payment contexts as `paymentContext.get` and `paymentContext.list` show them.
+public enum PaymentContextListing: ListedKind {
+    public typealias IDParams = PaymentContextParams
+    public typealias View = PaymentContextView
+    public typealias Status = PaymentContextStatus
+    public static let prefix = "paymentContext"
+    public static let idSchema = paymentContextID
+    public static let component = "PaymentContext"
+    public static let plural = "contexts"
+    public static let getSummary = "A payment context's full state."
+    public static let listSummary = "A page of the caller's payment contexts (root: everyone's), oldest first."
+    public static let statusDescription = "Only contexts with this status"
 }
 
 public enum PaymentContextRetryLoading: RPCMethod {
@@ -116,21 +106,49 @@ public struct PaymentSummaryItemInput: Codable, Sendable, Hashable {
 
 public enum PaymentContextUpdate: RPCMethod {
     public struct Params: Codable, Sendable {
+        /// What the payment comes to: the schema takes at most one of `amount` and `paymentSummaryItems`.
+        public enum Total: Sendable {
+            case amount(Int)
+            /// The SDK's settable `paymentSummaryItems`; the last is the total.
+            case paymentSummaryItems([PaymentSummaryItemInput])
+        }
         public var context: String
-        public var amount: Int?
+        public var total: Total?
         public var currency: String?
         public var country: String?
-        /// The SDK's settable `paymentSummaryItems`; the last is the total.
-        public var paymentSummaryItems: [PaymentSummaryItemInput]?
-        public init(
-            context: String, amount: Int? = nil, currency: String? = nil, country: String? = nil,
-            paymentSummaryItems: [PaymentSummaryItemInput]? = nil
-        ) {
+        public init(context: String, total: Total? = nil, currency: String? = nil, country: String? = nil) {
             self.context = context
-            self.amount = amount
+            self.total = total
             self.currency = currency
             self.country = country
-            self.paymentSummaryItems = paymentSummaryItems
+        }
+
+        enum CodingKeys: String, CodingKey { case context, amount, currency, country, paymentSummaryItems }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            context = try container.decode(String.self, forKey: .context)
+            currency = try container.decodeIfPresent(String.self, forKey: .currency)
+            country = try container.decodeIfPresent(String.self, forKey: .country)
+            switch try container.exactlyOne(of: [.amount, .paymentSummaryItems], orNone: true) {
+            case .amount?: total = .amount(try container.decode(Int.self, forKey: .amount))
+            case .paymentSummaryItems?:
+                total = .paymentSummaryItems(
+                    try container.decode([PaymentSummaryItemInput].self, forKey: .paymentSummaryItems))
+            default: total = nil
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(context, forKey: .context)
+            switch total {
+            case .amount(let amount)?: try container.encode(amount, forKey: .amount)
+            case .paymentSummaryItems(let items)?: try container.encode(items, forKey: .paymentSummaryItems)
+            case nil: break
+            }
+            try container.encodeIfPresent(currency, forKey: .currency)
+            try container.encodeIfPresent(country, forKey: .country)
         }
     }
     public typealias Result = PaymentContextView
@@ -153,7 +171,8 @@ public enum PaymentContextUpdate: RPCMethod {
                     ["label": .string("Label"), "amount": .integer("Minor units", minimum: 0)],
                     required: ["label", "amount"]),
                 "The items; the last is the total (none: no items, and shipping alone is paid)"),
-        ], required: ["context"])
+        ], required: ["context"]
+    ).exactlyOne(of: ["amount", "paymentSummaryItems"], orNone: true)
     public static let resultSchema = JSONSchema.ref("PaymentContext")
     public static let errors = [StpdErrors.notFound, StpdErrors.invalidState]
 }

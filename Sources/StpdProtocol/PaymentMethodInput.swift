@@ -10,20 +10,33 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
 
     public var id: String?
     public var billingDetails: BillingDetails?
+    /// The new PaymentMethod's metadata (`payment_method_data[metadata]`), as the SDK's
+    /// `STPPaymentMethodParams.metadata`: at most 50 keys of 40 characters, values of 500.
+    public var metadata: [String: String]?
     /// The new payment methods given, by member name, with their arguments as sent (the schema has
     /// checked them); `confirmParams` takes exactly one of these or `id`.
     public var new: [String: JSONValue]
 
-    public init(id: String? = nil, new: [String: JSONValue] = [:], billingDetails: BillingDetails? = nil) {
+    public init(
+        id: String? = nil, new: [String: JSONValue] = [:], billingDetails: BillingDetails? = nil,
+        metadata: [String: String]? = nil
+    ) {
         self.id = id
         self.new = new
         self.billingDetails = billingDetails
+        self.metadata = metadata
     }
 
     /// One new payment method: `PaymentMethodInput("boleto", ["taxId": "000.000.000-00"])`.
-    public init(_ member: String, _ arguments: JSONValue = [:], billingDetails: BillingDetails? = nil) {
-        self.init(new: [member: arguments], billingDetails: billingDetails)
+    public init(
+        _ member: String, _ arguments: JSONValue = [:], billingDetails: BillingDetails? = nil,
+        metadata: [String: String]? = nil
+    ) {
+        self.init(new: [member: arguments], billingDetails: billingDetails, metadata: metadata)
     }
+
+    /// The members that are not payment-method types.
+    static let shared: Set<String> = ["id", "billingDetails", "metadata"]
 
     /// The new card, when that is the member given (the card checks run before the confirmation).
     public var card: CardInput? { new["card"].flatMap { try? JSONCoding.typed(CardInput.self, from: $0) } }
@@ -74,8 +87,9 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: Key.self)
         id = try container.decodeIfPresent(String.self, forKey: Key("id"))
         billingDetails = try container.decodeIfPresent(BillingDetails.self, forKey: Key("billingDetails"))
+        metadata = try container.decodeIfPresent([String: String].self, forKey: Key("metadata"))
         new = [:]
-        for key in container.allKeys where key.stringValue != "id" && key.stringValue != "billingDetails" {
+        for key in container.allKeys where !Self.shared.contains(key.stringValue) {
             new[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
         }
     }
@@ -84,6 +98,7 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         var container = encoder.container(keyedBy: Key.self)
         try container.encodeIfPresent(id, forKey: Key("id"))
         try container.encodeIfPresent(billingDetails, forKey: Key("billingDetails"))
+        try container.encodeIfPresent(metadata, forKey: Key("metadata"))
         for (name, arguments) in new { try container.encode(arguments, forKey: Key(name)) }
     }
 
@@ -111,10 +126,10 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         guard let name = given.first, let member = Self.types.first(where: { $0.name == name }),
             let arguments = new[name]
         else {
-            if billingDetails != nil {
+            for (name, given) in [("billingDetails", billingDetails != nil), ("metadata", metadata != nil)] where given
+            {
                 throw RPCError.invalidParams(
-                    "billingDetails goes with a new payment method, not an existing id",
-                    parameter: memberPath("billingDetails", path))
+                    "\(name) goes with a new payment method, not an existing id", parameter: memberPath(name, path))
             }
             return PaymentIntentConfirmParams(
                 clientSecret: clientSecret, paymentMethodID: id ?? "", returnURL: returnURL)
@@ -134,8 +149,31 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
             throw RPCError.invalidParams(
                 "\(name) needs billingDetails.\(field)", parameter: memberPath("billingDetails.\(field)", path))
         }
-        return PaymentIntentConfirmParams(
+        try checkMetadata(at: path)
+        var confirm = PaymentIntentConfirmParams(
             clientSecret: clientSecret, paymentMethodData: data, billingDetails: billingDetails, returnURL: returnURL)
+        confirm.paymentMethodMetadata = metadata
+        return confirm
+    }
+
+    /// Stripe's limits on metadata, checked before the request; `[` and `]` would split a key in
+    /// the form.
+    private func checkMetadata(at path: String?) throws(RPCError) {
+        guard let metadata else { return }
+        guard metadata.count <= 50 else {
+            throw RPCError.invalidParams(
+                "metadata has \(metadata.count) keys; Stripe takes at most 50", parameter: memberPath("metadata", path))
+        }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            let at = memberPath("metadata.\(key.prefix(40))", path)
+            guard !key.isEmpty, key.count <= 40, !key.contains(where: { "[]".contains($0) }) else {
+                throw RPCError.invalidParams(
+                    "a metadata key is 1 to 40 characters, without [ or ]", parameter: at)
+            }
+            guard value.count <= 500 else {
+                throw RPCError.invalidParams("a metadata value is at most 500 characters", parameter: at)
+            }
+        }
     }
 
     /// A return URL is `"loopback"` (stpd's own, on 127.0.0.1) or an absolute URL that parses as
@@ -157,6 +195,13 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
         properties["id"] = .string(
             "An existing PaymentMethod (pm_…; legacy card_… and src_… ids work too)", pattern: "^[A-Za-z0-9_]+$")
         properties["billingDetails"] = billingDetailsSchema
+        properties["metadata"] = JSONSchema(
+            [
+                "type": "object",
+                "description":
+                    "With a new payment method: its metadata (at most 50 keys of 1 to 40 characters, without [ or ]; values of at most 500)",
+                "additionalProperties": ["type": "string"],
+            ])
         return JSONSchema.object(
             properties,
             description:

@@ -1,4 +1,5 @@
 import JSONRPC
+import StpdValues
 
 let redirectErrors: [ErrorDeclaration] =
     [StpdErrors.notFound, StpdErrors.invalidState, StpdErrors.redirectUnavailable, StpdErrors.tooManyPolls]
@@ -19,14 +20,38 @@ public enum RedirectCreate: RPCMethod {
             public var clientSecret: String
             public init(clientSecret: String) { self.clientSecret = clientSecret }
         }
-        public var source: SourceRef?
-        public var paymentIntent: PaymentIntentRef?
+        /// What the session redirects for: the schema takes exactly one of `source` and `paymentIntent`.
+        public enum Target: Sendable {
+            case source(SourceRef)
+            case paymentIntent(PaymentIntentRef)
+        }
+        public var target: Target
         /// Seconds the follow-up poll of a Source runs after completion (default STPD_REDIRECT_POLL_TIMEOUT).
         public var followUpTimeout: Double?
-        public init(source: SourceRef? = nil, paymentIntent: PaymentIntentRef? = nil, followUpTimeout: Double? = nil) {
-            self.source = source
-            self.paymentIntent = paymentIntent
+        public init(_ target: Target, followUpTimeout: Double? = nil) {
+            self.target = target
             self.followUpTimeout = followUpTimeout
+        }
+
+        enum CodingKeys: String, CodingKey { case source, paymentIntent, followUpTimeout }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            followUpTimeout = try container.decodeIfPresent(Double.self, forKey: .followUpTimeout)
+            switch try container.exactlyOne(of: [.source, .paymentIntent]) {
+            case .paymentIntent:
+                target = .paymentIntent(try container.decode(PaymentIntentRef.self, forKey: .paymentIntent))
+            default: target = .source(try container.decode(SourceRef.self, forKey: .source))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch target {
+            case .source(let source): try container.encode(source, forKey: .source)
+            case .paymentIntent(let intent): try container.encode(intent, forKey: .paymentIntent)
+            }
+            try container.encodeIfPresent(followUpTimeout, forKey: .followUpTimeout)
         }
     }
     public typealias Result = RedirectSessionView
@@ -44,7 +69,8 @@ public enum RedirectCreate: RPCMethod {
             "source": .object(["id": sourceID, "clientSecret": clientSecretSchema], required: ["id"]),
             "paymentIntent": .object(["clientSecret": paymentIntentSecret], required: ["clientSecret"]),
             "followUpTimeout": .number("Seconds to poll a Source after completion (default 10)", minimum: 0),
-        ])
+        ]
+    ).exactlyOne(of: ["source", "paymentIntent"])
     public static let resultSchema = JSONSchema.ref("RedirectSession")
     public static let errors = redirectErrors
 }
@@ -134,31 +160,21 @@ public struct RedirectSessionParams: Codable, Sendable {
     public init(session: String) { self.session = session }
 }
 
-public enum RedirectGet: RPCMethod {
-    public typealias Params = RedirectSessionParams
-    public typealias Result = RedirectSessionView
-    public static let name = "redirect.get"
-    public static let summary = "A redirect session's state."
-    public static let paramsSchema = JSONSchema.object(["session": redirectSessionID], required: ["session"])
-    public static let resultSchema = JSONSchema.ref("RedirectSession")
-    public static let errors = [StpdErrors.notFound]
-}
+public typealias RedirectGet = ObjectGet<RedirectListing>
+public typealias RedirectList = ObjectList<RedirectListing>
 
-public enum RedirectList: RPCMethod {
-    public typealias Params = ListParams<RedirectStatus>
-    public struct Result: Codable, Sendable {
-        public var sessions: [RedirectSessionView]
-        public var hasMore: Bool
-        public init(sessions: [RedirectSessionView], hasMore: Bool) {
-            self.sessions = sessions
-            self.hasMore = hasMore
-        }
-    }
-    public static let name = "redirect.list"
-    public static let summary = "A page of the caller's redirect sessions (root: everyone's), oldest first."
-    public static let paramsSchema = Params.schema("sessions", statusDescription: "Only sessions with this status")
-    public static let resultSchema = JSONSchema.page("sessions", of: .ref("RedirectSession"))
-    public static let errors = [StpdErrors.notFound]
+/// Redirect sessions as `redirect.get` and `redirect.list` show them.
+public enum RedirectListing: ListedKind {
+    public typealias IDParams = RedirectSessionParams
+    public typealias View = RedirectSessionView
+    public typealias Status = RedirectStatus
+    public static let prefix = "redirect"
+    public static let idSchema = redirectSessionID
+    public static let component = "RedirectSession"
+    public static let plural = "sessions"
+    public static let getSummary = "A redirect session's state."
+    public static let listSummary = "A page of the caller's redirect sessions (root: everyone's), oldest first."
+    public static let statusDescription = "Only sessions with this status"
 }
 
 public enum RedirectCancel: RPCMethod {

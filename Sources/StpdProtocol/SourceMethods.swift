@@ -80,32 +80,21 @@ public struct SourceIDParams: Codable, Sendable {
     public init(id: String) { self.id = id }
 }
 
-public enum SourceGet: RPCMethod {
-    public typealias Params = SourceIDParams
-    public typealias Result = SourceView
-    public static let name = "source.get"
-    public static let summary = "A remembered Source as last fetched, with its poll."
-    public static let paramsSchema = JSONSchema.object(["id": sourceID], required: ["id"])
-    public static let resultSchema = JSONSchema.ref("Source")
-    public static let errors = [StpdErrors.notFound]
-}
+public typealias SourceGet = ObjectGet<SourceListing>
+public typealias SourceList = ObjectList<SourceListing>
 
-public enum SourceList: RPCMethod {
-    public typealias Params = ListParams<SourceStatus>
-    public struct Result: Codable, Sendable {
-        public var sources: [SourceView]
-        public var hasMore: Bool
-        public init(sources: [SourceView], hasMore: Bool) {
-            self.sources = sources
-            self.hasMore = hasMore
-        }
-    }
-    public static let name = "source.list"
-    public static let summary = "A page of the caller's remembered Sources (root: everyone's), oldest first."
-    public static let paramsSchema = Params.schema(
-        "sources", statusDescription: "Only Sources Stripe last gave this status")
-    public static let resultSchema = JSONSchema.page("sources", of: .ref("Source"))
-    public static let errors = [StpdErrors.notFound]
+/// Sources as `source.get` and `source.list` show them.
+public enum SourceListing: ListedKind {
+    public typealias IDParams = SourceIDParams
+    public typealias View = SourceView
+    public typealias Status = SourceStatus
+    public static let prefix = "source"
+    public static let idSchema = sourceID
+    public static let component = "Source"
+    public static let plural = "sources"
+    public static let getSummary = "A remembered Source as last fetched, with its poll."
+    public static let listSummary = "A page of the caller's remembered Sources (root: everyone's), oldest first."
+    public static let statusDescription = "Only Sources Stripe last gave this status"
 }
 
 public enum SourcePoll: RPCMethod {

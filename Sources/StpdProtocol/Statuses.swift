@@ -9,14 +9,3 @@ extension JSONSchema {
         .enumeration(T.allCases.map(\.rawValue), description)
     }
 }
-
-/// The app's completion of a pending action: a payment status for didCreatePaymentResult,
-/// valid or invalid for didUpdateShippingAddress.
-public enum PendingActionAnswer: String, Codable, Sendable, Hashable, CaseIterable {
-    case success, error, userCancellation, valid, invalid
-
-    /// The answers a pending action of `kind` takes.
-    public static func allowed(for kind: PendingActionKind) -> [PendingActionAnswer] {
-        kind == .didCreatePaymentResult ? [.success, .error, .userCancellation] : [.valid, .invalid]
-    }
-}

@@ -54,6 +54,17 @@ public enum PendingActionKind: String, Codable, Sendable, Hashable, CaseIterable
     case didCreatePaymentResult, didUpdateShippingAddress
 }
 
+/// The app's completion of a pending action: a payment status for didCreatePaymentResult,
+/// valid or invalid for didUpdateShippingAddress.
+public enum PendingActionAnswer: String, Codable, Sendable, Hashable, CaseIterable {
+    case success, error, userCancellation, valid, invalid
+
+    /// The answers a pending action of `kind` takes.
+    public static func allowed(for kind: PendingActionKind) -> [PendingActionAnswer] {
+        kind == .didCreatePaymentResult ? [.success, .error, .userCancellation] : [.valid, .invalid]
+    }
+}
+
 /// STPPaymentStatus: how a requestPayment finished.
 public enum PaymentStatus: String, Codable, Sendable, Hashable, CaseIterable {
     case success, error, userCancellation

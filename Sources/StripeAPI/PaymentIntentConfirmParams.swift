@@ -129,14 +129,17 @@ public enum Mandates {
         "au_becs_debit", "bacs_debit", "bancontact", "ideal", "sepa_debit", "eps", "sofort", "link", "us_bank_account",
     ]
     /// `STPPaymentMethodType.requiresMandateDataForPaymentIntent` (PaymentSheet): with
-    /// `setup_future_usage=off_session`.
+    /// `setup_future_usage=off_session`, the confirmation's or the type's own
+    /// (`payment_method_options[<type>][setup_future_usage]`).
     public static let paymentIntentOffSession: Set<String> = [
         "paypal", "cashapp", "revolut_pay", "amazon_pay", "klarna", "satispay",
     ]
-    /// `STPSetupIntentConfirmParams.mandateDataIfRequired` (`STPSetupIntentConfirmParams.swift`, 00c6f77).
+    /// `STPSetupIntentConfirmParams.mandateDataIfRequired` (`STPSetupIntentConfirmParams.swift`, 00c6f77),
+    /// plus PaymentSheet's `STPPaymentMethodType.requiresMandateDataForSetupIntent` (PayPal, Revolut Pay,
+    /// Satispay; `PaymentSheet+API.swift`, `makeSetupIntentParams`).
     public static let setupIntent: Set<String> = [
         "au_becs_debit", "alipay", "bacs_debit", "bancontact", "ideal", "sepa_debit", "eps", "link", "us_bank_account",
-        "cashapp", "paypal", "revolut_pay", "klarna", "amazon_pay", "twint", "kr_card", "naver_pay",
+        "cashapp", "paypal", "revolut_pay", "klarna", "amazon_pay", "twint", "kr_card", "naver_pay", "satispay",
     ]
 }
 
@@ -257,6 +260,8 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
     public var paymentMethodData: PaymentMethodData?
     /// Sent with `paymentMethodData` only; for a card, given fields override the card's own.
     public var billingDetails: BillingDetails?
+    /// The new PaymentMethod's `metadata` (`STPPaymentMethodParams.metadata`), with `paymentMethodData` only.
+    public var paymentMethodMetadata: [String: String]?
     public var returnURL: String?
     public var savePaymentMethod: Bool?
     public var setupFutureUsage: SetupFutureUsage?
@@ -313,11 +318,14 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
         if let paymentMethodID {
             out["payment_method"] = .string(paymentMethodID)
         } else if let data = paymentMethodData {
-            out["payment_method_data"] = .object(data.createParams(billingDetails: billingDetails))
+            out["payment_method_data"] = .object(
+                data.createParams(billingDetails: billingDetails, metadata: paymentMethodMetadata))
             if let own = data.options {
                 options[data.type] = .object((options[data.type]?.objectValue ?? [:]).merging(own) { _, own in own })
             }
-            if data.needsMandate(setupIntent: isSetupIntent, setupFutureUsage: setupFutureUsage) {
+            // PaymentSheet reads off_session from the type's own setup_future_usage too.
+            let typeUsage = options[data.type]?["setup_future_usage"]?.stringValue.flatMap(SetupFutureUsage.init)
+            if data.needsMandate(setupIntent: isSetupIntent, setupFutureUsage: setupFutureUsage ?? typeUsage) {
                 out["mandate_data"] = Self.onlineMandate
             }
         }
@@ -333,10 +341,13 @@ public struct PaymentIntentConfirmParams: Sendable, Hashable {
 extension PaymentMethodData {
     /// The PaymentMethod's params, as `POST /v1/payment_methods` and `payment_method_data` take them;
     /// a card's own name and address go to `billing_details`, which `billingDetails` overrides field
-    /// by field (an address as a whole).
-    public func createParams(billingDetails: PaymentIntentConfirmParams.BillingDetails? = nil) -> [String: JSONValue] {
+    /// by field (an address as a whole). `metadata` replaces a raw type's own.
+    public func createParams(
+        billingDetails: PaymentIntentConfirmParams.BillingDetails? = nil, metadata: [String: String]? = nil
+    ) -> [String: JSONValue] {
         var pm: [String: JSONValue] = ["type": .string(type)]
         if case .raw(_, let fields) = self { pm.merge(fields) { given, _ in given } }
+        if let metadata, !metadata.isEmpty { pm["metadata"] = .object(metadata.mapValues(JSONValue.string)) }
         pm[type] = details.map(JSONValue.object) ?? pm[type]
         var billing = pm["billing_details"]?.objectValue ?? [:]
         if case .card(let card) = self {

@@ -24,7 +24,8 @@ struct ContextCommand: AsyncParsableCommand {
               stpctl context answer pact_456 --status error --error "Your card was declined"
             """,
         subcommands: [
-            ContextCreateCommand.self, ContextListCommand.self, ContextShowCommand.self, ContextSelectCommand.self,
+            ContextCreateCommand.self, ObjectListCommand<PaymentContextListing>.self,
+            ObjectShowCommand<PaymentContextListing>.self, ContextSelectCommand.self,
             ContextRequestPaymentCommand.self, ContextAnswerCommand.self, ContextCancelCommand.self,
             ContextRetryCommand.self, ContextCloseCommand.self,
         ])
@@ -100,34 +101,6 @@ struct ContextIDArgument: ParsableArguments {
     var context: String
 
     var params: PaymentContextParams { PaymentContextParams(context: context) }
-}
-
-struct ContextListCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: PaymentContextList.summary)
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var list: ListOptions<PaymentContextStatus>
-
-    func run() async throws {
-        let output = global.output
-        let result = try await list.fetch(PaymentContextList.self, on: global.connection())
-        output.result(result) { ContextRender.contexts($0.contexts.map(asJSON)) }
-    }
-}
-
-struct ContextShowCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "show", abstract: PaymentContextGet.summary,
-        discussion: """
-            On a terminal: the amount and total, the summary items, the options (the selected one \
-            marked *), shipping, where requestPayment is, the pending action to answer and the last result.
-            """)
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var target: ContextIDArgument
-
-    func run() async throws {
-        let params = target.params
-        try await global.printContext(PaymentContextGet.self, params)
-    }
 }
 
 struct ContextSelectCommand: AsyncParsableCommand, ClientCommand {

@@ -23,7 +23,7 @@ struct CustomerCommand: AsyncParsableCommand {
               stpctl customer select cses_123 pm_456
             """,
         subcommands: [
-            CustomerOpenCommand.self, CustomerListCommand.self, CustomerShowCommand.self,
+            CustomerOpenCommand.self, ObjectListCommand<CustomerListing>.self, ObjectShowCommand<CustomerListing>.self,
             CustomerRetrieveCommand.self, CustomerPaymentMethodsCommand.self, CustomerAttachCommand.self,
             CustomerDetachCommand.self, CustomerSelectCommand.self, CustomerClearCacheCommand.self,
             CustomerCloseCommand.self,
@@ -105,21 +105,6 @@ struct CustomerOpenCommand: AsyncParsableCommand, ClientCommand {
     }
 }
 
-struct CustomerListCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: CustomerList.summary)
-
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var list: ListOptions<CustomerSessionStatus>
-
-    func run() async throws {
-        let output = global.output
-        let result = try await list.fetch(CustomerList.self, on: global.connection())
-        output.result(result) { result in
-            CustomerRender.sessions(result.sessions.compactMap { try? JSONCoding.value(of: $0) })
-        }
-    }
-}
-
 /// The `SESSION` argument every command after `open` and `list` takes. Its form is the
 /// daemon's to check: a malformed or unknown id is its error reply (status 1).
 struct SessionArgument: ParsableArguments {
@@ -127,18 +112,6 @@ struct SessionArgument: ParsableArguments {
     var session: String
 
     var params: SessionParams { SessionParams(session: session) }
-}
-
-struct CustomerShowCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: CustomerGet.summary)
-
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var target: SessionArgument
-
-    func run() async throws {
-        let params = target.params
-        try await global.printSession(CustomerGet.self, params)
-    }
 }
 
 struct CustomerRetrieveCommand: AsyncParsableCommand, ClientCommand {

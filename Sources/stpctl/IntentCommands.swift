@@ -28,7 +28,8 @@ struct IntentCommand<K: IntentNaming>: AsyncParsableCommand {
                 """,
             subcommands: [
                 IntentConfirmCommand<K>.self, IntentRetrieveCommand<K>.self, IntentHandleCommand<K>.self,
-                IntentVerifyCommand<K>.self, IntentShowCommand<K>.self, IntentListCommand<K>.self,
+                IntentVerifyCommand<K>.self, ObjectShowCommand<IntentListing<K>>.self,
+                ObjectListCommand<IntentListing<K>>.self,
                 IntentStopCommand<K>.self,
             ])
     }
@@ -55,11 +56,26 @@ struct RedirectOptions: ParsableArguments {
     var returnURL: String?
     @Option(help: ArgumentHelp("Start the redirect session at once in this mode.", valueName: "mode"))
     var start: ModeArgument?
+    @Option(
+        help: ArgumentHelp(
+            "A voucher (OXXO, Boleto, Konbini...): 'open' its hosted page as a redirect session, as the SDK does (the default), or 'display' it yourself from nextAction.details.",
+            valueName: "handling"))
+    var voucher: VoucherHandling?
 
     var startOptions: RedirectStartOptions? { start.map { RedirectStartOptions(mode: $0.mode) } }
 }
 
 extension IntentPollStatus: ExpressibleByArgument {}
+extension VoucherHandling: ExpressibleByArgument {}
+
+/// A JSON option's value decoded as the contract's type, or a usage error naming the option.
+func decodeOption<T: Decodable>(_ type: T.Type, _ json: String, option: String) throws -> T {
+    do {
+        return try JSONCoding.decode(T.self, from: Data(json.utf8))
+    } catch {
+        throw ValidationError("\(option) is not a valid JSON object for it: \(error)")
+    }
+}
 
 extension GlobalOptions {
     /// Prints an answer and exits 1 when its result is failed.
@@ -89,6 +105,16 @@ struct IntentConfirmCommand<K: IntentNaming>: AsyncParsableCommand, ClientComman
     @OptionGroup var secret: ClientSecretArgument
     @Option(help: ArgumentHelp("A saved PaymentMethod.", valueName: "pm_...")) var id: String?
     @Option(help: ArgumentHelp("The paymentMethod object, as JSON.", valueName: "json")) var paymentMethod: String?
+    @Option(
+        help: ArgumentHelp(
+            "paymentMethodOptions as JSON, e.g. '{\"card\":{\"network\":\"visa\"}}' or any type's under raw.",
+            valueName: "json"))
+    var paymentMethodOptions: String?
+    @Option(
+        help: ArgumentHelp(
+            "A PaymentIntent's shipping as JSON (Affirm and Afterpay need it): name, address, phone...",
+            valueName: "json"))
+    var shipping: String?
     @OptionGroup var redirect: RedirectOptions
 
     func validate() throws {
@@ -96,19 +122,17 @@ struct IntentConfirmCommand<K: IntentNaming>: AsyncParsableCommand, ClientComman
     }
 
     func run() async throws {
-        let method: PaymentMethodInput
-        if let id {
-            method = PaymentMethodInput(id: id)
-        } else {
-            do {
-                method = try JSONCoding.decode(PaymentMethodInput.self, from: Data((paymentMethod ?? "").utf8))
-            } catch {
-                throw ValidationError("--payment-method is not a JSON object: \(error)")
-            }
-        }
+        let method =
+            try id.map { PaymentMethodInput(id: $0) }
+            ?? decodeOption(PaymentMethodInput.self, paymentMethod ?? "", option: "--payment-method")
         let params = IntentConfirm<K>.Params(
             clientSecret: secret.clientSecret, paymentMethod: method, returnURL: redirect.returnURL,
-            start: redirect.startOptions)
+            start: redirect.startOptions,
+            paymentMethodOptions: try paymentMethodOptions.map {
+                try decodeOption(ConfirmPaymentMethodOptions.self, $0, option: "--payment-method-options")
+            },
+            shipping: try shipping.map { try decodeOption(ConfirmShipping.self, $0, option: "--shipping") },
+            voucher: redirect.voucher)
         try global.printAnswer(try await global.connection().run { try await $0.call(IntentConfirm<K>.self, params) })
     }
 }
@@ -139,7 +163,8 @@ struct IntentHandleCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand
 
     func run() async throws {
         let params = IntentHandleNextAction<K>.Params(
-            clientSecret: secret.clientSecret, returnURL: redirect.returnURL, start: redirect.startOptions)
+            clientSecret: secret.clientSecret, returnURL: redirect.returnURL, start: redirect.startOptions,
+            voucher: redirect.voucher)
         try global.printAnswer(
             try await global.connection().run { try await $0.call(IntentHandleNextAction<K>.self, params) })
     }
@@ -171,8 +196,12 @@ struct IntentVerifyCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand
     }
 
     func run() async throws {
-        let params = IntentVerifyMicrodeposits<K>.Params(
-            clientSecret: secret.clientSecret, amounts: cents, descriptorCode: descriptorCode)
+        // validate() took exactly one of the two, and two amounts.
+        let proof: IntentVerifyMicrodeposits<K>.Params.Proof =
+            if let cents, cents.count == 2 { .amounts(cents[0], cents[1]) } else {
+                .descriptorCode(descriptorCode ?? "")
+            }
+        let params = IntentVerifyMicrodeposits<K>.Params(clientSecret: secret.clientSecret, proof: proof)
         try global.printAnswer(
             try await global.connection().run { try await $0.call(IntentVerifyMicrodeposits<K>.self, params) })
     }
@@ -181,32 +210,6 @@ struct IntentVerifyCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand
 struct IntentIDArgument: ParsableArguments {
     @Argument(help: ArgumentHelp("The intent's id (pi_... or seti_...).", valueName: "id"))
     var id: String
-}
-
-struct IntentShowCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "show", abstract: IntentGet<K>.summary)
-    }
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var target: IntentIDArgument
-
-    func run() async throws {
-        let params = IntentIDParams(id: target.id)
-        global.printIntent(try await global.connection().run { try await $0.call(IntentGet<K>.self, params) })
-    }
-}
-
-struct IntentListCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "list", abstract: IntentList<K>.summary)
-    }
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var list: ListOptions<IntentPollStatus>
-
-    func run() async throws {
-        let result = try await list.fetch(IntentList<K>.self, on: global.connection())
-        global.output.result(result) { IntentRender.intents($0.intents.map(asJSON)) }
-    }
 }
 
 struct IntentStopCommand<K: IntentNaming>: AsyncParsableCommand, ClientCommand {

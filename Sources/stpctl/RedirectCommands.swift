@@ -23,7 +23,8 @@ struct RedirectCommand: AsyncParsableCommand {
             """,
         subcommands: [
             RedirectCreateCommand.self, RedirectStartCommand.self, RedirectReportCommand.self,
-            RedirectShowCommand.self, RedirectListCommand.self, RedirectCancelCommand.self, RedirectWaitCommand.self,
+            ObjectShowCommand<RedirectListing>.self, ObjectListCommand<RedirectListing>.self,
+            RedirectCancelCommand.self, RedirectWaitCommand.self,
         ])
 }
 
@@ -78,9 +79,12 @@ struct RedirectCreateCommand: AsyncParsableCommand, ClientCommand {
     }
 
     func run() async throws {
-        let params = RedirectCreate.Params(
-            source: source.map { .init(id: $0, clientSecret: clientSecret) },
-            paymentIntent: paymentIntent.map { .init(clientSecret: $0) }, followUpTimeout: followUpTimeout)
+        // validate() took exactly one of the two.
+        let target: RedirectCreate.Params.Target =
+            if let paymentIntent { .paymentIntent(.init(clientSecret: paymentIntent)) } else {
+                .source(.init(id: source ?? "", clientSecret: clientSecret))
+            }
+        let params = RedirectCreate.Params(target, followUpTimeout: followUpTimeout)
         try await global.printRedirect(RedirectCreate.self, params)
     }
 }
@@ -186,29 +190,6 @@ struct RedirectReportCommand: AsyncParsableCommand, ClientCommand {
     func run() async throws {
         let params = RedirectReport.Params(session: target.id, outcome: outcome.outcome, url: url, message: message)
         try await global.printRedirect(RedirectReport.self, params)
-    }
-}
-
-struct RedirectShowCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: RedirectGet.summary)
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var target: RedirectIDArgument
-
-    func run() async throws {
-        let params = target.params
-        try await global.printRedirect(RedirectGet.self, params)
-    }
-}
-
-struct RedirectListCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: RedirectList.summary)
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var list: ListOptions<RedirectStatus>
-
-    func run() async throws {
-        let output = global.output
-        let result = try await list.fetch(RedirectList.self, on: global.connection())
-        output.result(result) { RedirectRender.sessions($0.sessions.map(asJSON)) }
     }
 }
 

@@ -23,7 +23,8 @@ struct SourceCommand: AsyncParsableCommand {
               stpctl source wait src_123 --timeout 120
             """,
         subcommands: [
-            SourceCreateCommand.self, SourceShowCommand.self, SourceListCommand.self, SourceRetrieveCommand.self,
+            SourceCreateCommand.self, ObjectShowCommand<SourceListing>.self, ObjectListCommand<SourceListing>.self,
+            SourceRetrieveCommand.self,
             SourcePollCommand.self, SourceStopCommand.self, SourceWaitCommand.self,
         ])
 }
@@ -44,30 +45,6 @@ func asJSON(_ value: some Encodable) -> JSONValue { (try? JSONCoding.value(of: v
 struct SourceIDArgument: ParsableArguments {
     @Argument(help: ArgumentHelp("The Source id (src_...).", valueName: "id"))
     var id: String
-}
-
-struct SourceShowCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: SourceGet.summary)
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var target: SourceIDArgument
-
-    func run() async throws {
-        let output = global.output
-        let params = SourceIDParams(id: target.id)
-        output.source(asJSON(try await global.connection().run { try await $0.call(SourceGet.self, params) }))
-    }
-}
-
-struct SourceListCommand: AsyncParsableCommand, ClientCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: SourceList.summary)
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var list: ListOptions<SourceStatus>
-
-    func run() async throws {
-        let output = global.output
-        let result = try await list.fetch(SourceList.self, on: global.connection())
-        output.result(result) { SourceRender.sources($0.sources.map(asJSON)) }
-    }
 }
 
 struct SourceRetrieveCommand: AsyncParsableCommand, ClientCommand {

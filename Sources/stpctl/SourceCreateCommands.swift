@@ -1,11 +1,11 @@
-// `stpctl source create TYPE`: one subcommand per STPSourceParams constructor, and --raw.
+// `stpctl source create TYPE`: one generic subcommand per STPSourceParams constructor, its options
+// read from the contract's schema of that constructor, and --raw.
 import ArgumentParser
 import Foundation
 import JSONRPC
 import RPCTransport
 import StpctlKit
 import StpdProtocol
-import StripeAPI
 
 /// Options every `source create` variant takes.
 struct SourceCreateOptions: ParsableArguments {
@@ -30,21 +30,17 @@ struct SourceCreateCommand: AsyncParsableCommand, ClientCommand {
         commandName: "create",
         abstract: SourceCreate.summary,
         discussion: """
-            One subcommand per constructor of the SDK's STPSourceParams; amounts are in the \
-            currency's minor unit (1099 = 10.99). For anything else, --raw takes Stripe's own \
-            POST /v1/sources fields as one JSON object with a type (- reads it from stdin).
+            One subcommand per constructor of the SDK's STPSourceParams, whose options are the \
+            constructor's arguments in the contract (stpctl source create TYPE --help lists them); \
+            amounts are in the currency's minor unit (1099 = 10.99). For anything else, --raw takes \
+            Stripe's own POST /v1/sources fields as one JSON object with a type (- reads it from stdin).
 
             The reply carries the Source's client secret; it prints as [REDACTED] (JSON included) \
             unless --show-secrets. stpd keeps it, so later commands need not be given it. Options given \
             on a command line are visible to other local users (ps): keep real card numbers and \
             IBANs out of them, or pass them with --raw -.
             """,
-        subcommands: [
-            SourceCardCommand.self, SourceSofortCommand.self, SourceIdealCommand.self, SourceBancontactCommand.self,
-            SourceGiropayCommand.self, SourceEPSCommand.self, SourceP24Command.self, SourceMultibancoCommand.self,
-            SourceSepaDebitCommand.self, SourceThreeDSecureCommand.self, SourceAlipayCommand.self,
-            SourceAlipayReusableCommand.self, SourceWechatPayCommand.self,
-        ])
+        subcommands: SourceTypes.commands)
 
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
@@ -73,261 +69,123 @@ struct RawSourceOption: ParsableArguments {
     var raw: String?
 }
 
-/// A `source create TYPE` subcommand: builds its constructor; creating and printing are shared.
-protocol SourceTypeCommand: AsyncParsableCommand, ClientCommand {
-    var common: SourceCreateOptions { get }
-    var rawOption: RawSourceOption { get }
-    func constructor() -> SourceConstructor
+/// A typed constructor `source create` offers: the `SourceConstructor` member it fills, whose
+/// schema in the contract gives the subcommand's options (`--return-url` for `returnURL`).
+protocol SourceType {
+    static var member: String { get }
+    static var abstract: String { get }
+    /// A rule across options the schema does not state.
+    static func check(_ arguments: JSONValue) throws
 }
 
-extension SourceTypeCommand {
-    func run() async throws {
-        guard rawOption.raw == nil else { throw ValidationError("give a TYPE or --raw, not both") }
-        try await common.create(constructor(), global)
+extension SourceType {
+    static func check(_ arguments: JSONValue) throws {}
+}
+
+/// The constructors with a subcommand: those whose arguments are all scalars (Klarna's order lines,
+/// Visa Checkout and Masterpass go through --raw or `stpctl call`).
+enum SourceTypes {
+    static let commands: [any ParsableCommand.Type] = [
+        SourceTypeCommand<Card>.self, SourceTypeCommand<Sofort>.self, SourceTypeCommand<Ideal>.self,
+        SourceTypeCommand<Bancontact>.self, SourceTypeCommand<Giropay>.self, SourceTypeCommand<EPS>.self,
+        SourceTypeCommand<P24>.self, SourceTypeCommand<Multibanco>.self, SourceTypeCommand<SepaDebit>.self,
+        SourceTypeCommand<ThreeDSecure>.self, SourceTypeCommand<Alipay>.self, SourceTypeCommand<AlipayReusable>.self,
+        SourceTypeCommand<WechatPay>.self,
+    ]
+
+    enum Card: SourceType {
+        static let member = "card"
+        static let abstract = "A card Source (flow none)."
     }
-}
-
-/// `--amount` and `--return-url`, which the redirect-based types share.
-struct RedirectSourceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Amount in the currency's minor unit (1099 = 10.99).", valueName: "minor-units"))
-    var amount: Int
-
-    @Option(
-        help: ArgumentHelp(
-            "Where the customer comes back to: your app's URL scheme (see stpctl handle-url), or 'loopback' for stpd's own return on 127.0.0.1.",
-            valueName: "url"))
-    var returnURL: String
-
-    func validate() throws {
-        guard amount > 0 else { throw ValidationError("--amount must be a positive number of minor units") }
+    enum Sofort: SourceType {
+        static let member = "sofort"
+        static let abstract = "SOFORT (EUR; a bank redirect)."
     }
-}
-
-struct SourceCardCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "card", abstract: "A card Source (flow none).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @Option(help: "The card number.") var number: String
-    @Option(help: "Expiry month, 1 to 12.") var expMonth: Int
-    @Option(help: "Expiry year, four digits.") var expYear: Int
-    @Option(help: "Card verification code.") var cvc: String?
-    @Option(help: "Cardholder name.") var name: String?
-    @Option(help: "Billing street.") var addressLine1: String?
-    @Option(help: "Billing street, more.") var addressLine2: String?
-    @Option(help: "Billing city.") var city: String?
-    @Option(help: "Billing state or region.") var state: String?
-    @Option(help: "Billing postal code.") var zip: String?
-    @Option(help: "Billing country (two-letter ISO code).") var country: String?
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(
-            card: CardInput(
-                number: number, expMonth: expMonth, expYear: expYear, cvc: cvc, name: name, addressLine1: addressLine1,
-                addressLine2: addressLine2, city: city, state: state, zip: zip, country: country))
+    enum Ideal: SourceType {
+        static let member = "ideal"
+        static let abstract = "iDEAL (EUR; a bank redirect)."
     }
-}
-
-struct SourceSofortCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "sofort", abstract: "SOFORT (EUR; a bank redirect).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var redirect: RedirectSourceOptions
-    @Option(help: "The country of the customer's bank (two-letter ISO code).") var country: String
-    @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(
-            sofort: .init(
-                amount: redirect.amount, returnURL: redirect.returnURL, country: country,
-                statementDescriptor: statementDescriptor))
+    enum Bancontact: SourceType {
+        static let member = "bancontact"
+        static let abstract = "Bancontact (EUR; a bank redirect)."
     }
-}
-
-struct SourceIdealCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "ideal", abstract: "iDEAL (EUR; a bank redirect).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var redirect: RedirectSourceOptions
-    @Option(help: "The account holder.") var name: String?
-    @Option(help: "The customer's bank, e.g. ing.") var bank: String?
-    @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(
-            ideal: .init(
-                amount: redirect.amount, name: name, returnURL: redirect.returnURL,
-                statementDescriptor: statementDescriptor,
-                bank: bank))
+    enum Giropay: SourceType {
+        static let member = "giropay"
+        static let abstract = "giropay (EUR; a bank redirect)."
     }
-}
-
-/// Bancontact, giropay and EPS take the same options.
-struct NamedRedirectOptions: ParsableArguments {
-    @OptionGroup var redirect: RedirectSourceOptions
-    @Option(help: "The account holder's full name.") var name: String
-    @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
-
-    var params: SourceConstructor.NamedRedirect {
-        .init(
-            amount: redirect.amount, name: name, returnURL: redirect.returnURL, statementDescriptor: statementDescriptor
-        )
+    enum EPS: SourceType {
+        static let member = "eps"
+        static let abstract = "EPS (EUR; a bank redirect)."
     }
-}
-
-struct SourceBancontactCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "bancontact", abstract: "Bancontact (EUR; a bank redirect).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var options: NamedRedirectOptions
-    func constructor() -> SourceConstructor { SourceConstructor(bancontact: options.params) }
-}
-
-struct SourceGiropayCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "giropay", abstract: "giropay (EUR; a bank redirect).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var options: NamedRedirectOptions
-    func constructor() -> SourceConstructor { SourceConstructor(giropay: options.params) }
-}
-
-struct SourceEPSCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "eps", abstract: "EPS (EUR; a bank redirect).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var options: NamedRedirectOptions
-    func constructor() -> SourceConstructor { SourceConstructor(eps: options.params) }
-}
-
-struct SourceP24Command: SourceTypeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "p24", abstract: "Przelewy24 (EUR or PLN; a bank redirect).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var redirect: RedirectSourceOptions
-    @Option(help: "Three-letter ISO currency code: eur or pln.") var currency: String
-    @Option(help: "The account holder's email.") var email: String
-    @Option(help: "The account holder.") var name: String?
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(
-            p24: .init(
-                amount: redirect.amount, currency: currency, email: email, name: name, returnURL: redirect.returnURL))
+    enum P24: SourceType {
+        static let member = "p24"
+        static let abstract = "Przelewy24 (EUR or PLN; a bank redirect)."
     }
-}
-
-struct SourceMultibancoCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "multibanco", abstract: "Multibanco (EUR; the customer pays in).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var redirect: RedirectSourceOptions
-    @Option(help: "The customer's email.") var email: String
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(multibanco: .init(amount: redirect.amount, returnURL: redirect.returnURL, email: email))
+    enum Multibanco: SourceType {
+        static let member = "multibanco"
+        static let abstract = "Multibanco (EUR; the customer pays in)."
     }
-}
-
-struct SourceSepaDebitCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "sepa-debit", abstract: "SEPA Direct Debit (EUR, reusable).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @Option(help: "The account holder.") var name: String
-    @Option(help: "The account's IBAN.") var iban: String
-    @Option(help: "Holder's street.") var addressLine1: String?
-    @Option(help: "Holder's city.") var city: String?
-    @Option(help: "Holder's postal code.") var postalCode: String?
-    @Option(help: "Holder's country (two-letter ISO code).") var country: String?
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(
-            sepaDebit: .init(
-                name: name, iban: iban, addressLine1: addressLine1, city: city, postalCode: postalCode, country: country
-            ))
+    enum SepaDebit: SourceType {
+        static let member = "sepaDebit"
+        static let abstract = "SEPA Direct Debit (EUR, reusable)."
     }
-}
-
-struct SourceThreeDSecureCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "three-d-secure", abstract: "3-D Secure for a card Source (a redirect to the card issuer).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var redirect: RedirectSourceOptions
-    @Option(help: "Three-letter ISO currency code, e.g. eur.") var currency: String
-    @Option(help: ArgumentHelp("The card Source to authenticate.", valueName: "src_...")) var card: String
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(
-            threeDSecure: .init(
-                amount: redirect.amount, currency: currency, returnURL: redirect.returnURL, card: card))
+    enum ThreeDSecure: SourceType {
+        static let member = "threeDSecure"
+        static let abstract = "3-D Secure for a card Source (a redirect to the card issuer)."
     }
-}
-
-struct SourceAlipayCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(commandName: "alipay", abstract: "Alipay, single use.")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @OptionGroup var redirect: RedirectSourceOptions
-    @Option(help: "Three-letter ISO currency code, e.g. eur.") var currency: String
-    @Option(help: "The app Alipay returns to (with --app-version).") var appBundleId: String?
-    @Option(help: "That app's version (with --app-bundle-id).") var appVersion: String?
-
-    func validate() throws {
-        if (appBundleId == nil) != (appVersion == nil) {
-            throw ValidationError("give both --app-bundle-id and --app-version, or neither")
+    enum Alipay: SourceType {
+        static let member = "alipay"
+        static let abstract = "Alipay, single use."
+        static func check(_ arguments: JSONValue) throws {
+            if (arguments["appBundleId"] == nil) != (arguments["appVersion"] == nil) {
+                throw ValidationError("give both --app-bundle-id and --app-version, or neither")
+            }
         }
     }
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(
-            alipay: .init(
-                amount: redirect.amount, currency: currency, returnURL: redirect.returnURL, appBundleId: appBundleId,
-                appVersion: appVersion))
+    enum AlipayReusable: SourceType {
+        static let member = "alipayReusable"
+        static let abstract = "Alipay, reusable (no amount)."
+    }
+    enum WechatPay: SourceType {
+        static let member = "wechatPay"
+        static let abstract = "WeChat Pay (returns through the WeChat app)."
     }
 }
 
-struct SourceAlipayReusableCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "alipay-reusable", abstract: "Alipay, reusable (no amount).")
-    @OptionGroup(title: "Global Options") var global: GlobalOptions
-    @OptionGroup var common: SourceCreateOptions
-    @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @Option(help: "Three-letter ISO currency code, e.g. eur.") var currency: String
-    @Option(help: ArgumentHelp("Where the customer comes back to.", valueName: "url")) var returnURL: String
-
-    func constructor() -> SourceConstructor {
-        SourceConstructor(alipayReusable: .init(currency: currency, returnURL: returnURL))
+/// `source create TYPE`: one command for every constructor, its options those of `T.member` in
+/// `SourceConstructor.schema`, checked against it before anything is sent.
+struct SourceTypeCommand<T: SourceType>: AsyncParsableCommand, ClientCommand {
+    static var options: SchemaOptions {
+        SchemaOptions(
+            SourceConstructor.schema.json["properties"]?[T.member].map(JSONSchema.init) ?? .empty,
+            definitions: StpdAPI.schemas.mapValues(\.json))
     }
-}
 
-struct SourceWechatPayCommand: SourceTypeCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "wechat-pay", abstract: "WeChat Pay (returns through the WeChat app).")
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: SchemaOptions.kebab(T.member), abstract: T.abstract,
+            discussion: "Options (from the contract's \(T.member) constructor):\n\(options.help())")
+    }
+
     @OptionGroup(title: "Global Options") var global: GlobalOptions
     @OptionGroup var common: SourceCreateOptions
     @OptionGroup(visibility: .hidden) var rawOption: RawSourceOption
-    @Option(help: ArgumentHelp("Amount in the currency's minor unit (1099 = 10.99).", valueName: "minor-units"))
-    var amount: Int
-    @Option(help: "Three-letter ISO currency code, e.g. cny.") var currency: String
-    @Option(help: "The WeChat app id (the app's return URL scheme).") var appId: String
-    @Option(help: "Text on the customer's statement.") var statementDescriptor: String?
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp("The constructor's arguments, as --name value (listed above).", valueName: "options"))
+    var arguments: [String] = []
 
-    func constructor() -> SourceConstructor {
-        SourceConstructor(
-            wechatPay: .init(
-                amount: amount, currency: currency, appId: appId, statementDescriptor: statementDescriptor))
+    func validate() throws { _ = try constructor() }
+
+    func constructor() throws -> SourceConstructor {
+        let fields: JSONValue
+        do { fields = try Self.options.parse(arguments) } catch { throw ValidationError(error.description) }
+        try T.check(fields)
+        return try JSONCoding.typed(SourceConstructor.self, from: [T.member: fields])
+    }
+
+    func run() async throws {
+        guard rawOption.raw == nil else { throw ValidationError("give a TYPE or --raw, not both") }
+        try await common.create(try constructor(), global)
     }
 }

@@ -44,7 +44,7 @@ import Testing
     }
 
     /// A value the schema accepts, as small as it can be: required members only, the first choice
-    /// of an enumeration or a `oneOf`, empty arrays.
+    /// of an enumeration or a `oneOf` (of an object's exclusive members too), empty arrays.
     static func sample(_ schema: JSONValue) -> JSONValue {
         if let ref = schema["$ref"]?.stringValue, let name = ref.split(separator: "/").last,
             let named = StpdAPI.schemas[String(name)]
@@ -53,7 +53,7 @@ import Testing
         }
         if let constant = schema["const"] { return constant }
         if let first = schema["enum"]?.arrayValue?.first { return first }
-        for combinator in ["oneOf", "anyOf"] {
+        for combinator in ["oneOf", "anyOf"] where schema["properties"] == nil {
             if let choices = schema[combinator]?.arrayValue,
                 let choice = choices.first(where: { $0["type"] != "null" }) ?? choices.first
             {
@@ -70,7 +70,9 @@ import Testing
             return .array(Array(repeating: sample(schema["items"] ?? .object([:])), count: count))
         default:
             let properties = schema["properties"]?.objectValue ?? [:]
-            let required = schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            // Members that exclude each other (`exactlyOne(of:)`): the first one's.
+            let alternative = schema["oneOf"]?.arrayValue?.first?["required"]?.arrayValue ?? []
+            let required = ((schema["required"]?.arrayValue ?? []) + alternative).compactMap(\.stringValue)
             return .object(Dictionary(uniqueKeysWithValues: required.map { ($0, sample(properties[$0] ?? .null)) }))
         }
     }

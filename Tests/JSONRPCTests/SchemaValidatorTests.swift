@@ -213,9 +213,45 @@ private func check(
     @Test func oneOfRefusesAValueMatchingTwoAlternatives() throws {
         let ambiguous = JSONSchema(["oneOf": [["type": "number"], ["type": "integer"]]])
         #expect(check(1.5, ambiguous) == nil)
-        #expect(check(1, ambiguous)?.reason == "matches more than one alternative")
+        #expect(
+            check(1, ambiguous)?.reason
+                == "matches more than one of its alternatives (alternative 1, alternative 2); give one")
         let anyOf = JSONSchema(["anyOf": [["type": "number"], ["type": "integer"]]])
         #expect(check(1, anyOf) == nil)
         #expect(check("1", anyOf) != nil)
+    }
+
+    /// `exactlyOne(of:)`: members that exclude each other, refused with their names whether two
+    /// are given or none; a bad member is still blamed on itself.
+    @Test func exactlyOneOfMembers() throws {
+        let schema = JSONSchema.object(
+            ["id": .string, "code": .string("Code", pattern: "^SM[0-9]{4}$"), "note": .string]
+        ).exactlyOne(of: ["id", "code"])
+        #expect(check(["id": "a"], schema) == nil)
+        #expect(check(["code": "SM1234", "note": "n"], schema) == nil)
+        let both = try #require(check(["id": "a", "code": "SM1234"], schema))
+        #expect(both.path == "")
+        #expect(both.reason == "matches more than one of its alternatives (id, code); give one")
+        let none = try #require(check(["note": "n"], schema))
+        #expect(none.reason == "matches none of its alternatives (id: is required; code: is required)")
+        let bad = try #require(check(["code": "SM12"], schema))
+        #expect(bad.path == "code")
+    }
+
+    @Test func atMostOneOfMembers() throws {
+        let schema = JSONSchema.object(["amount": .integer, "items": .array(of: .integer), "currency": .string])
+            .exactlyOne(of: ["amount", "items"], orNone: true)
+        #expect(check(["currency": "usd"], schema) == nil)
+        #expect(check(["amount": 1], schema) == nil)
+        #expect(check(["items": []], schema) == nil)
+        #expect(
+            check(["amount": 1, "items": [1]], schema)?.reason
+                == "matches more than one of its alternatives (amount, items); give one")
+    }
+
+    @Test func notRefusesWhatMatches() throws {
+        let schema = JSONSchema(["not": ["title": "a null", "type": "null"]])
+        #expect(check(1, schema) == nil)
+        #expect(check(.null, schema)?.reason == "must not match a null")
     }
 }

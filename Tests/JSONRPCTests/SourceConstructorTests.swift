@@ -208,6 +208,37 @@ private func decode<T: Decodable>(_ type: T.Type, _ value: JSONValue) throws -> 
             ]))
     }
 
+    /// `metadata` goes to the new PaymentMethod, as `STPPaymentMethodParams.metadata`, within
+    /// Stripe's limits; an existing id takes none.
+    @Test func metadataGoesWithANewPaymentMethod() throws {
+        let params = try PaymentMethodInput("paypal", metadata: ["order": "7"]).confirmParams(
+            clientSecret: secret, returnURL: "app://done")
+        #expect(params.formParams(for: .publishable)["payment_method_data"]?["metadata"] == ["order": "7"])
+        let decoded = try JSONCoding.typed(PaymentMethodInput.self, from: ["paypal": [:], "metadata": ["order": "7"]])
+        #expect(decoded == PaymentMethodInput("paypal", metadata: ["order": "7"]))
+        func refused(_ input: PaymentMethodInput) -> JSONValue? {
+            let error = #expect(throws: RPCError.self) {
+                try input.confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")
+            }
+            return error?.data?["parameter"]
+        }
+        #expect(refused(PaymentMethodInput(id: "pm_1", metadata: ["a": "b"])) == "paymentMethod.metadata")
+        let many = Dictionary(uniqueKeysWithValues: (0...50).map { ("k\($0)", "v") })
+        #expect(refused(PaymentMethodInput("paypal", metadata: many)) == "paymentMethod.metadata")
+        #expect(refused(PaymentMethodInput("paypal", metadata: ["a[b]": "c"])) == "paymentMethod.metadata.a[b]")
+        let long = String(repeating: "k", count: 41)
+        #expect(
+            refused(PaymentMethodInput("paypal", metadata: [long: "c"]))
+                == .string("paymentMethod.metadata." + String(repeating: "k", count: 40)))
+        #expect(
+            refused(PaymentMethodInput("paypal", metadata: ["a": String(repeating: "v", count: 501)]))
+                == "paymentMethod.metadata.a")
+        #expect(
+            try PaymentMethodInput("paypal", metadata: ["a": String(repeating: "v", count: 500)]).confirmParams(
+                clientSecret: secret, returnURL: nil
+            ).paymentMethodMetadata?["a"]?.count == 500)
+    }
+
     @Test func exactlyOneAndRequiredBillingDetails() {
         let none = #expect(throws: RPCError.self) {
             try PaymentMethodInput().confirmParams(clientSecret: secret, returnURL: nil, at: "paymentMethod")

@@ -1,7 +1,7 @@
 import Foundation
 import JSONRPC
 import StpdProtocol
-@_spi(Testing) import StpdProtocol
+@_spi(Testing) import StpdValues
 import Testing
 
 @testable import StpdCore
@@ -46,7 +46,7 @@ struct AppRequestBrokerTests {
         #expect(try await fx.store.object(id: id)?.state["state"] == "pending")
 
         try await fx.broker.answer(
-            id: id, for: Caller(uid: 1000), result: ["id": "pm_1", "attached": true], error: nil)
+            id: id, for: Caller(uid: 1000), .result(["id": "pm_1", "attached": true]))
         #expect(try await task.value == ["id": "pm_1", "attached": true])
 
         let answered = try await fx.next()
@@ -65,7 +65,7 @@ struct AppRequestBrokerTests {
     @Test func theSweepRemovesFinishedRequestsOnly() async throws {
         let (task, pending) = try await asking("attachPaymentMethod", params: ["paymentMethod": "pm_1"])
         #expect(try await fx.broker.sweep(before: .distantFuture) == 0, "a pending request stays")
-        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: .null, error: nil)
+        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), .result(.null))
         _ = try await task.value
         #expect(try await fx.broker.sweep(before: .distantPast) == 0)
         #expect(try await fx.broker.sweep(before: .distantFuture) == 1)
@@ -74,15 +74,15 @@ struct AppRequestBrokerTests {
 
     @Test func anAnswerWithoutResultIsNull() async throws {
         let (task, pending) = try await asking("detachPaymentMethod")
-        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: nil, error: nil)
+        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), .result(.null))
         #expect(try await task.value == .null)
     }
 
     @Test func anErrorAnswerFailsTheAsk() async throws {
         let (task, pending) = try await asking()
         try await fx.broker.answer(
-            id: pending.objectId, for: Caller(uid: 1000), result: .null,
-            error: AppRequestFailure(message: "our backend is down", code: "backend_down"))
+            id: pending.objectId, for: Caller(uid: 1000),
+            .failure(AppRequestFailure(message: "our backend is down", code: "backend_down")))
         await #expect(
             throws: AppRequestError.failed(
                 message: "our backend is down", code: "backend_down", operation: "retrieveCustomer")
@@ -92,17 +92,6 @@ struct AppRequestBrokerTests {
         let answered = try await fx.next()
         #expect(answered.type == "appRequest.answered")
         #expect(answered.object["error"] == ["message": "our backend is down", "code": "backend_down"])
-    }
-
-    @Test func anAnswerWithBothResultAndErrorIsRefused() async throws {
-        let (task, pending) = try await asking()
-        await #expect(throws: AppRequestError.ambiguousAnswer(id: pending.objectId)) {
-            try await fx.broker.answer(
-                id: pending.objectId, for: Caller(uid: 1000), result: ["x": 1], error: AppRequestFailure(message: "no"))
-        }
-        // Still pending: a proper answer goes through.
-        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: ["x": 1], error: nil)
-        #expect(try await task.value == ["x": 1])
     }
 
     @Test func noAnswerWithinTheTimeoutTimesOut() async throws {
@@ -124,16 +113,16 @@ struct AppRequestBrokerTests {
         #expect(fx.broker.pendingCount == 0)
 
         await #expect(throws: AppRequestError.alreadyFinished(id: pending.objectId, state: "timedOut")) {
-            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: [:], error: nil)
+            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), .result([:]))
         }
     }
 
     @Test func answeringTwiceIsRefused() async throws {
         let (task, pending) = try await asking()
-        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: ["n": 1], error: nil)
+        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), .result(["n": 1]))
         #expect(try await task.value == ["n": 1])
         await #expect(throws: AppRequestError.alreadyFinished(id: pending.objectId, state: "answered")) {
-            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: ["n": 2], error: nil)
+            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), .result(["n": 2]))
         }
         #expect(
             "\(AppRequestError.alreadyFinished(id: pending.objectId, state: "answered"))"
@@ -146,14 +135,14 @@ struct AppRequestBrokerTests {
     @Test func onlyTheOwnerOrRootMayAnswer() async throws {
         let (task, pending) = try await asking(owner: 1000)
         await #expect(throws: AppRequestError.notFound(id: pending.objectId)) {
-            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1001), result: ["x": 1], error: nil)
+            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1001), .result(["x": 1]))
         }
         #expect(fx.broker.pendingCount == 1)
-        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 0), result: ["by": "root"], error: nil)
+        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 0), .result(["by": "root"]))
         #expect(try await task.value == ["by": "root"])
         // Once finished, another uid still learns nothing.
         await #expect(throws: AppRequestError.notFound(id: pending.objectId)) {
-            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1001), result: nil, error: nil)
+            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1001), .result(.null))
         }
     }
 
@@ -161,7 +150,7 @@ struct AppRequestBrokerTests {
         let (task, pending) = try await asking(owner: 1000)
         let id = pending.objectId
         #expect(try await fx.broker.get(id: id, for: Caller(uid: 1000)) == pending.object)
-        try await fx.broker.answer(id: id, for: Caller(uid: 1000), result: ["ok": true], error: nil)
+        try await fx.broker.answer(id: id, for: Caller(uid: 1000), .result(["ok": true]))
         _ = try await task.value
         let answered = try await fx.next()
         #expect(try await fx.broker.get(id: id, for: Caller(uid: 0)) == answered.object)
@@ -176,12 +165,12 @@ struct AppRequestBrokerTests {
 
     @Test func unknownIDsAreNotFound() async throws {
         await #expect(throws: AppRequestError.notFound(id: "areq_nope")) {
-            try await fx.broker.answer(id: "areq_nope", for: Caller(uid: 1000), result: nil, error: nil)
+            try await fx.broker.answer(id: "areq_nope", for: Caller(uid: 1000), .result(.null))
         }
         // Another kind of object is no app request.
         try await fx.log.apply([change("pctx_1", owner: 1000)])
         await #expect(throws: AppRequestError.notFound(id: "pctx_1")) {
-            try await fx.broker.answer(id: "pctx_1", for: Caller(uid: 1000), result: nil, error: nil)
+            try await fx.broker.answer(id: "pctx_1", for: Caller(uid: 1000), .result(.null))
         }
     }
 
@@ -199,7 +188,7 @@ struct AppRequestBrokerTests {
         #expect(fx.clock.sleeperCount == 0)
         #expect(try await fx.store.object(id: pending.objectId)?.state["state"] == "cancelled")
         await #expect(throws: AppRequestError.alreadyFinished(id: pending.objectId, state: "cancelled")) {
-            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: [:], error: nil)
+            try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), .result([:]))
         }
     }
 
@@ -237,7 +226,7 @@ struct AppRequestBrokerTests {
             let second = try await fx.next()
             let answerer = Task {
                 withUnsafeCurrentTask { $0?.cancel() }
-                try await broker.answer(id: second.objectId, for: Caller(uid: 1000), result: "ok", error: nil)
+                try await broker.answer(id: second.objectId, for: Caller(uid: 1000), .result("ok"))
             }
             try await answerer.value
             #expect(try await asked.value == "ok")
@@ -250,8 +239,8 @@ struct AppRequestBrokerTests {
         let (second, secondPending) = try await asking("listPaymentMethods")
         #expect(fx.broker.pendingCount == 2)
         #expect(firstPending.objectId != secondPending.objectId)
-        try await fx.broker.answer(id: secondPending.objectId, for: Caller(uid: 1000), result: "second", error: nil)
-        try await fx.broker.answer(id: firstPending.objectId, for: Caller(uid: 1000), result: "first", error: nil)
+        try await fx.broker.answer(id: secondPending.objectId, for: Caller(uid: 1000), .result("second"))
+        try await fx.broker.answer(id: firstPending.objectId, for: Caller(uid: 1000), .result("first"))
         #expect(try await first.value == "first")
         #expect(try await second.value == "second")
         #expect(fx.broker.pendingCount == 0)
@@ -267,7 +256,7 @@ struct AppRequestBrokerTests {
         let pending = try await fx.next()
         store.arm()
         await #expect(throws: FailingApplyStore.Refused.self) {
-            try await broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: ["x": 1], error: nil)
+            try await broker.answer(id: pending.objectId, for: Caller(uid: 1000), .result(["x": 1]))
         }
         await #expect(throws: FailingApplyStore.Refused.self) { try await task.value }
         #expect(broker.pendingCount == 0)
@@ -308,7 +297,7 @@ struct AppRequestBrokerTests {
         for id in ["areq_old1", "areq_old2", "areq_old3"] { #expect(try await fx.next().objectId == id) }
         // Asked by no one here, and no daemon holds its lease: answering it says so, and ends it.
         await #expect(throws: AppRequestError.alreadyFinished(id: "areq_old1", state: "abandoned")) {
-            try await fx.broker.answer(id: "areq_old1", for: Caller(uid: 1000), result: nil, error: nil)
+            try await fx.broker.answer(id: "areq_old1", for: Caller(uid: 1000), .result(.null))
         }
         let abandoned = try await fx.next()
         #expect(abandoned.type == "appRequest.abandoned")
@@ -328,7 +317,7 @@ struct AppRequestBrokerTests {
         #expect(try await fx.store.object(id: "areq_old2")?.state["state"] == "answered")
         #expect(try await fx.store.object(id: pending.objectId)?.state["state"] == "pending")
 
-        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), result: "live", error: nil)
+        try await fx.broker.answer(id: pending.objectId, for: Caller(uid: 1000), .result("live"))
         #expect(try await task.value == "live")
     }
 

@@ -89,7 +89,9 @@ struct AppRequestFixture {
     ) async throws -> (pending: Event, answered: Event, outcome: Result<T, any Error>) {
         let task = Task { try await call() }
         let pending = try await next()
-        try await broker.answer(id: pending.objectId, for: Caller(uid: pending.ownerUID), result: result, error: error)
+        try await broker.answer(
+            id: pending.objectId, for: Caller(uid: pending.ownerUID),
+            error.map { .failure($0) } ?? .result(result ?? .null))
         let outcome = await task.result
         let answered = try await next()
         return (pending, answered, outcome)

@@ -1,7 +1,8 @@
 import Foundation
 import JSONRPC
 import StpdCore
-@_spi(Testing) import StpdProtocol
+import StpdProtocol
+@_spi(Testing) import StpdValues
 import Testing
 
 /// The object half of the `StateStore` contract, run against every store: preconditions

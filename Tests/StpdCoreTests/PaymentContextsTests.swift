@@ -148,11 +148,18 @@ struct PaymentContextsTests {
             -> PaymentContextView
         {
             let since = try await mark()
+            let configuration = params.configuration.map {
+                PaymentContextConfiguration(
+                    requiredBillingAddressFields: $0.requiredBillingAddressFields,
+                    requiredShippingAddressFields: $0.requiredShippingAddressFields, shippingType: $0.shippingType,
+                    verifyPrefilledShippingAddress: $0.verifyPrefilledShippingAddress, companyName: $0.companyName,
+                    canDeletePaymentOptions: $0.canDeletePaymentOptions)
+            }
             let created = try await contexts.create(
                 for: Caller(uid: owner),
                 PaymentContextTerms(
                     session: params.session, amount: params.amount ?? 0, currency: params.currency,
-                    country: params.country, configuration: params.configuration,
+                    country: params.country, configuration: configuration,
                     validatesShipping: params.validatesShipping ?? false,
                     prefilledShippingAddress: params.prefilledShippingAddress,
                     defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout
@@ -202,13 +209,16 @@ struct PaymentContextsTests {
 
         func answer(
             _ action: String?, _ status: PendingActionAnswer, by uid: UInt32 = 1000,
-            error: PaymentContextAnswer.Params.Failure? = nil,
+            error: AppRequestFailure? = nil,
             methods: [ShippingMethod]? = nil, selected: String? = nil
         ) async throws -> PaymentContextView {
-            try await contexts.answer(
+            let offers = methods?.map {
+                ShippingMethodOffer(identifier: $0.identifier, label: $0.label, detail: $0.detail, amount: $0.amount)
+            }
+            return try await contexts.answer(
                 for: Caller(uid: uid),
                 .init(
-                    action: action ?? "pact_none", status: status, error: error, shippingMethods: methods,
+                    action: action ?? "pact_none", status: status, error: error, shippingMethods: offers,
                     selectedShippingMethod: selected))
         }
     }
@@ -774,11 +784,11 @@ struct PaymentContextsTests {
         let view = try await world.create(
             .init(session: "cs_1", amount: 1000, currency: "usd", validatesShipping: true))
         let own = try await world.contexts.setAmount(
-            id: view.id, for: Caller(uid: 1000), amount: nil, currency: nil, country: nil,
-            summaryItems: [
+            id: view.id, for: Caller(uid: 1000),
+            total: .summaryItems([
                 .init(label: "Book", amount: 1800), .init(label: "Tax", amount: 200),
                 .init(label: "Acme Books", amount: 2000),
-            ])
+            ]), currency: nil, country: nil)
         #expect(own.paymentAmount == 2000)
         #expect(
             own.paymentSummaryItems == [
@@ -792,18 +802,12 @@ struct PaymentContextsTests {
             shipped.paymentSummaryItems.map(\.label) == ["Book", "Tax", "Standard", "Acme Books"])
         #expect(shipped.paymentSummaryItems.last?.amount == 2500)
         let reset = try await world.contexts.setAmount(
-            id: view.id, for: Caller(uid: 1000), amount: 700, currency: nil, country: nil)
+            id: view.id, for: Caller(uid: 1000), total: .amount(700), currency: nil, country: nil)
         #expect(reset.paymentSummaryItems.map(\.label) == ["Standard", "Shop"])
         #expect(reset.paymentAmount == 1200)
-        let both = await domainError {
-            try await world.contexts.setAmount(
-                id: view.id, for: Caller(uid: 1000), amount: 1, currency: nil, country: nil,
-                summaryItems: [.init(label: "x", amount: 1)])
-        }
-        #expect(both?.name == "invalidInput")
         // No items at all, as 23.x's amount model takes them: none shown, the shipping method paid alone.
         let none = try await world.contexts.setAmount(
-            id: view.id, for: Caller(uid: 1000), amount: nil, currency: nil, country: nil, summaryItems: [])
+            id: view.id, for: Caller(uid: 1000), total: .summaryItems([]), currency: nil, country: nil)
         #expect(none.paymentSummaryItems == [])
         #expect(none.paymentAmount == 500)
     }
@@ -812,12 +816,12 @@ struct PaymentContextsTests {
         let world = try await World()
         let view = try await world.create()
         let yen = try await world.contexts.setAmount(
-            id: view.id, for: Caller(uid: 1000), amount: 500, currency: "jpy", country: "jp")
+            id: view.id, for: Caller(uid: 1000), total: .amount(500), currency: "jpy", country: "jp")
         #expect(yen.currency == "JPY")
         #expect(yen.country == "JP")
         #expect(yen.paymentSummaryItems.last?.decimal == "500")
         let dollars = try await world.contexts.setAmount(
-            id: view.id, for: Caller(uid: 1000), amount: 1099, currency: "USD", country: nil)
+            id: view.id, for: Caller(uid: 1000), total: .amount(1099), currency: "USD", country: nil)
         #expect(dollars.paymentSummaryItems.last?.amount == 1099)
         #expect(dollars.paymentSummaryItems.last?.decimal == "10.99")
         #expect(dollars.country == "JP")

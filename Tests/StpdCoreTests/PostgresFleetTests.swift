@@ -2,8 +2,9 @@ import Crypto
 import Foundation
 import JSONRPC
 import StpdCore
-@_spi(Testing) import StpdProtocol
+import StpdProtocol
 import StpdStore
+@_spi(Testing) import StpdValues
 import Synchronization
 import Testing
 
@@ -146,15 +147,15 @@ struct PostgresFleetTests {
                 try await connection.close()
                 return backend
             }
-            #expect(await store.outcome(of: sent, on: committed) == .committed(latest: 1))
+            #expect(await store.outcome(of: sent, on: committed, within: .seconds(30)) == .committed(latest: 1))
             // Never sent: rolled back.
             let lost = try ApplyCall([change], at: t0, .plain)
-            #expect(await store.outcome(of: lost, on: committed) == .rolledBack)
+            #expect(await store.outcome(of: lost, on: committed, within: .seconds(30)) == .rolledBack)
             // Its backend still lives (here idle; in the daemon, one still running the CALL): it
             // is terminated first, so nothing it runs can commit after the answer.
             let idle = try await store.client.withConnection { connection in
                 let backend = try await store.backends.identity(of: connection, store.logger)
-                #expect(await store.outcome(of: lost, on: backend) == .rolledBack)
+                #expect(await store.outcome(of: lost, on: backend, within: .seconds(30)) == .rolledBack)
                 return backend
             }
             let left = try await store.client.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(idle.pid)")
@@ -163,12 +164,16 @@ struct PostgresFleetTests {
         }
     }
 
+    /// Long enough that a loaded machine renews a lease (or makes its next call) before it expires,
+    /// where a test needs it held; the waits for an expiry are bounded loops, never timed assertions.
+    private let leaseSpan: Duration = .seconds(5)
+
     /// A lease is held by one daemon until it is given back, revoked or expired; then another takes it.
     @Test(.enabled(if: StoreKind.testDatabase != nil))
     func aLeaseIsHeldByOneDaemonUntilReleasedRevokedOrExpired() async throws {
         try await PostgresStateStore.withScratchDatabase(at: StoreKind.testDatabase!) { store in
-            let a = PostgresLeases(store: store, instance: "a", duration: .seconds(2))
-            let b = PostgresLeases(store: store, instance: "b", duration: .seconds(2))
+            let a = PostgresLeases(store: store, instance: "a", duration: leaseSpan)
+            let b = PostgresLeases(store: store, instance: "b", duration: leaseSpan)
             #expect(await a.acquire("poll:1", lost: {}))
             #expect(await a.acquire("poll:1", lost: {}), "its holder may take it again")
             #expect(await !b.acquire("poll:1", lost: {}))
@@ -181,7 +186,7 @@ struct PostgresFleetTests {
             #expect(await !a.acquire("poll:1", lost: {}))
             // b dies without renewing: once the lease expires, a takes it (bounded wait, no timing assertion).
             var taken = false
-            for _ in 0..<100 where !taken {
+            for _ in 0..<300 where !taken {
                 try await Task.sleep(for: .milliseconds(100))
                 taken = await a.acquire("poll:1", lost: {})
             }
@@ -205,8 +210,8 @@ struct PostgresFleetTests {
     @Test(.enabled(if: StoreKind.testDatabase != nil))
     func aSecondLiveDaemonWithANameInUseIsRefused() async throws {
         try await PostgresStateStore.withScratchDatabase(at: StoreKind.testDatabase!) { store in
-            let first = PostgresLeases(store: store, instance: "host-a", duration: .seconds(2))
-            let second = PostgresLeases(store: store, instance: "host-a", duration: .seconds(2))
+            let first = PostgresLeases(store: store, instance: "host-a", duration: leaseSpan)
+            let second = PostgresLeases(store: store, instance: "host-a", duration: leaseSpan)
             try await first.claimInstance()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await first.run() }  // renews the claim while the second waits
@@ -214,7 +219,7 @@ struct PostgresFleetTests {
                 group.cancelAll()
             }
             // Given back on shutdown: the name is free again.
-            try await PostgresLeases(store: store, instance: "host-a", duration: .seconds(2)).claimInstance()
+            try await PostgresLeases(store: store, instance: "host-a", duration: leaseSpan).claimInstance()
         }
     }
 

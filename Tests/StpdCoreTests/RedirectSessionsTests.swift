@@ -252,7 +252,7 @@ struct RedirectSessionsTests {
         let pending = world.api.addIntent(id: "pi_red")
         let confirmed = try await handler.confirm(
             PaymentIntent.self, PaymentIntentConfirmParams(clientSecret: pending, paymentMethodID: "pm_1"), for: owner,
-            start: RedirectStartOptions(mode: .inApp))
+            start: RedirectSessions.StartOptions(mode: .inApp))
         let session = try #require(confirmed.redirect)
         #expect(confirmed.result == .pending && confirmed.nextAction?.session == session.id)
         #expect(session.kind == "paymentIntent" && session.paymentIntentId == "pi_red")
@@ -268,7 +268,7 @@ struct RedirectSessionsTests {
         let paid = world.api.addIntent(id: "pi_paid", status: "succeeded")
         let done = try await handler.confirm(
             PaymentIntent.self, PaymentIntentConfirmParams(clientSecret: paid, paymentMethodID: "pm_1"), for: owner,
-            start: RedirectStartOptions())
+            start: RedirectSessions.StartOptions())
         #expect(done.intent.status == .succeeded && done.redirect == nil && done.result == .succeeded)
     }
 

@@ -28,7 +28,6 @@ import Testing
         let finished = AppRequestError.alreadyFinished(id: "areq_1", state: "timedOut").rpcError
         #expect(finished.code == 1003)
         #expect(finished.data == ["id": "areq_1", "state": "timedOut"])
-        #expect(AppRequestError.ambiguousAnswer(id: "areq_1").rpcError.code == RPCError.invalidParamsCode)
 
     }
 

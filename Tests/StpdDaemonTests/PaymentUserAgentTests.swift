@@ -6,7 +6,8 @@ import Testing
 @testable import StpdDaemon
 
 /// The SDK names itself (`payment_user_agent`) on what makes a Source or a PaymentMethod; stpd
-/// sends its own name and version there, with a publishable key as the SDK does.
+/// sends its own name and version there, with a publishable key as the SDK does, and a new
+/// PaymentMethod's `allow_redisplay` with it.
 @Suite struct PaymentUserAgentTests {
     private struct NoTransport: StripeHTTPTransport {
         func send(_ request: HTTPRequestData) async throws -> HTTPResponseData { HTTPResponseData(status: 500) }
@@ -29,11 +30,21 @@ import Testing
         let form = StripePaymentsAPI.confirmForm(confirm, by: publishable)
         #expect(form["payment_method_data"]?["payment_user_agent"] == signal)
         #expect(form["payment_user_agent"] == nil)
+        // A new PaymentMethod says allow_redisplay, as STPPaymentMethodParams always does; a raw type's own wins.
+        #expect(form["payment_method_data"]?["allow_redisplay"] == "unspecified")
+        #expect(
+            StripePaymentsAPI.newPaymentMethod(["type": "card"], by: publishable)["allow_redisplay"] == "unspecified")
+        #expect(
+            StripePaymentsAPI.newPaymentMethod(["type": "satispay", "allow_redisplay": "always"], by: publishable)[
+                "allow_redisplay"] == "always")
+        // A Source is no PaymentMethod.
+        #expect(StripePaymentsAPI.signed(["type": "sofort"], by: publishable)["allow_redisplay"] == nil)
     }
 
     @Test func aServerKeySendsNone() {
         let secret = client("sk_test_51HbQxLKj2s9dFh3kPzR7yT0vWq")
         #expect(StripePaymentsAPI.signed(["type": "sofort"], by: secret) == ["type": "sofort"])
         #expect(StripePaymentsAPI.confirmForm(confirm, by: secret)["payment_method_data"]?["payment_user_agent"] == nil)
+        #expect(StripePaymentsAPI.confirmForm(confirm, by: secret)["payment_method_data"]?["allow_redisplay"] == nil)
     }
 }

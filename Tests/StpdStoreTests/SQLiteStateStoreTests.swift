@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 import JSONRPC
 import StpdCore
-@_spi(Testing) import StpdProtocol
+import StpdProtocol
 import StpdStore
+@_spi(Testing) import StpdValues
 import TestSupport
 import Testing
 

@@ -2,8 +2,9 @@ import Crypto
 import Foundation
 import JSONRPC
 import StpdCore
-@_spi(Testing) import StpdProtocol
+import StpdProtocol
 import StpdStore
+@_spi(Testing) import StpdValues
 import Testing
 
 /// Secrets at rest: what the sealer writes tells nothing without the key, opens only under its

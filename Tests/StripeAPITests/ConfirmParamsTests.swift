@@ -46,6 +46,15 @@ private let joFields = [
                 ])
     }
 
+    /// Given metadata replaces a raw type's own; a raw type's fields keep its type.
+    @Test func metadata() {
+        let raw = PaymentMethodData.raw(type: "satispay", fields: ["metadata": ["a": "1"], "type": "card"])
+        #expect(raw.createParams()["type"] == "satispay")
+        #expect(raw.createParams(metadata: ["b": "2"])["metadata"] == ["b": "2"])
+        #expect(raw.createParams()["metadata"] == ["a": "1"])
+        #expect(PaymentMethodData.plain(.paypal).createParams(metadata: [:])["metadata"] == nil)
+    }
+
     @Test func cardData() {
         let card = CardInput(
             number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123", name: "Jo", zip: "10115")
@@ -328,7 +337,7 @@ struct MandatePerTypeTests {
         ("ideal", true, true, true), ("sepa_debit", true, true, true), ("eps", true, true, true),
         ("sofort", true, true, false), ("link", true, true, true), ("us_bank_account", true, true, true),
         ("paypal", false, true, true), ("cashapp", false, true, true), ("revolut_pay", false, true, true),
-        ("amazon_pay", false, true, true), ("klarna", false, true, true), ("satispay", false, true, false),
+        ("amazon_pay", false, true, true), ("klarna", false, true, true), ("satispay", false, true, true),
         ("alipay", false, false, true), ("twint", false, false, true), ("kr_card", false, false, true),
         ("naver_pay", false, false, true), ("card", false, false, false), ("acss_debit", false, false, false),
         ("swish", false, false, false), ("affirm", false, false, false),
@@ -345,6 +354,13 @@ struct MandatePerTypeTests {
         #expect(mandate("pi_1_secret_x", nil) == payment, "\(type)")
         #expect(mandate("pi_1_secret_x", .offSession) == offSession, "\(type)")
         #expect(mandate("seti_1_secret_x", nil) == setup, "\(type)")
+        // The type's own setup_future_usage sets it up off_session too, as PaymentSheet reads it.
+        var own = PaymentIntentConfirmParams(
+            clientSecret: "pi_1_secret_x", paymentMethodData: .raw(type: type, fields: [:]))
+        own.paymentMethodOptions = [type: ["setup_future_usage": "off_session"]]
+        #expect((own.formParams(for: .publishable)["mandate_data"] != nil) == offSession, "\(type)")
+        own.paymentMethodOptions = [type: ["setup_future_usage": "on_session"]]
+        #expect((own.formParams(for: .publishable)["mandate_data"] != nil) == payment, "\(type)")
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import Synchronization
 
 /// Asks the app itself over the socket, for the customer-session adapter and the ephemeral key
@@ -255,15 +255,17 @@ public final class AppRequestBroker: Sendable {
 
     // MARK: - Answering
 
-    /// The app's answer: `result` (null when absent), or `error` (a null `result` may come with it).
-    /// Only the request's owner or root may answer; to anyone else it does not exist. Any daemon
+    /// The app's answer: a result or an error (the params' schema takes exactly one). Only the request's owner or root may answer; to anyone else it does not exist. Any daemon
     /// sharing the store takes it. Throws `AppRequestError.notFound`, `.alreadyFinished` (naming
-    /// the state it ended in: `abandoned` when its asker is gone) or `.ambiguousAnswer`, or the
+    /// the state it ended in: `abandoned` when its asker is gone), or the
     /// store's error, in which case the asker gets that error too (nothing proceeds on an answer
     /// that was not recorded).
-    public func answer(id: String, for caller: Caller, result: JSONValue?, error: AppRequestFailure?) async throws {
-        // A null result next to an error is no result.
-        if let result, result != .null, error != nil { throw AppRequestError.ambiguousAnswer(id: id) }
+    public func answer(id: String, for caller: Caller, _ reply: AppRequestReply) async throws {
+        let (result, error): (JSONValue, AppRequestFailure?) =
+            switch reply {
+            case .result(let result): (result, nil)
+            case .failure(let failure): (.null, failure)
+            }
         enum Claim {
             case claimed(Request)
             case finished(AppRequestState)
@@ -300,14 +302,14 @@ public final class AppRequestBroker: Sendable {
                     message: error.message, code: error.code, operation: request.operation)
                 deliver(id, .failure(failure))
             } else {
-                deliver(id, .success(result ?? .null))
+                deliver(id, .success(result))
             }
         }
     }
 
     /// An answer to a request no asker in this process waits for: recorded with the answer for
     /// its asker on another daemon, or, when no daemon holds its lease, abandoned (its asker is gone).
-    private func answerElsewhere(_ id: String, for caller: Caller, result: JSONValue?, error: AppRequestFailure?)
+    private func answerElsewhere(_ id: String, for caller: Caller, result: JSONValue, error: AppRequestFailure?)
         async throws
     {
         guard let record = try await table.find(id), caller.sees(record.owner) else {
@@ -324,7 +326,7 @@ public final class AppRequestBroker: Sendable {
             guard record.state == .pending else { return nil }
             record.state = .answered
             record.error = error
-            record.handoff = error == nil ? result ?? .null : nil
+            record.handoff = error == nil ? result : nil
             return .entered(.answered)
         }
         guard change.event != nil else {

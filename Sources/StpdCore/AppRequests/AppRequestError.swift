@@ -1,6 +1,12 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
+
+/// The app's answer to a request: what the operation asked for (null included), or an error.
+public enum AppRequestReply: Sendable, Hashable {
+    case result(JSONValue)
+    case failure(AppRequestFailure)
+}
 
 /// The error an app answers a request with, instead of a result.
 public struct AppRequestFailure: Sendable, Hashable, Codable {
@@ -31,8 +37,6 @@ public enum AppRequestError: Error, Sendable, Hashable, Codable, CustomStringCon
     case notFound(id: String)
     /// The request is over: answered, timed out, cancelled or abandoned.
     case alreadyFinished(id: String, state: String)
-    /// An answer carried both a result and an error.
-    case ambiguousAnswer(id: String)
 
     public var description: String {
         switch self {
@@ -48,8 +52,6 @@ public enum AppRequestError: Error, Sendable, Hashable, Codable, CustomStringCon
             "app request \(id) was abandoned: the daemon process that asked for it is gone"
         case .alreadyFinished(let id, let state):
             "app request \(id) is already finished (\(state))"
-        case .ambiguousAnswer(let id):
-            "the answer to app request \(id) has both a result and an error; give one"
         }
     }
 

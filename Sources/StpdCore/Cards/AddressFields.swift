@@ -1,5 +1,5 @@
 import Foundation
-import StpdProtocol
+import StpdValues
 
 /// How the SDK's address forms judge a postal code, a phone number and an email address before they
 /// submit (stripe-ios, the newest stored sources: `STPPostalCodeValidator` at 2b38217,

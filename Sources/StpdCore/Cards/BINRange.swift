@@ -1,4 +1,4 @@
-import StpdProtocol
+import StpdValues
 
 /// A range of card numbers by their leading digits (the issuer identification number) and the
 /// length of the numbers in it: the SDK's `STPBINRange`, with the ranges it bundles

@@ -1,5 +1,5 @@
 import Foundation
-import StpdProtocol
+import StpdValues
 
 /// Where the ranges for a BIN prefix come from: Stripe's card metadata service
 /// (`GET /edge-internal/card-metadata?key=pk_…&bin_prefix=NNNNNN`, the SDK's `STPBINRange.retrieve`).

@@ -1,5 +1,5 @@
 import Foundation
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// The SDK's card validation, `STPCardValidator` (stripe-ios `StripePayments/Source/Helpers/STPCardValidator.swift`
@@ -31,20 +31,20 @@ public struct CardValidator: Sendable {
     /// `validate` with the card metadata's ranges for the number's prefix, looked up for `caller`.
     public func validate(
         number: String?, expMonth: String?, expYear: String?, cvc: String?, for caller: Caller
-    ) async -> CardValidate.Result {
+    ) async -> CardValidation {
         let fetched = await metadata?.ranges(for: number ?? "", uid: caller.uid) ?? []
         return validate(number: number, expMonth: expMonth, expYear: expYear, cvc: cvc, fetched: fetched)
     }
 
     /// Each field as typed; an absent one is empty, hence incomplete, as an empty text field is.
     /// With the bundled ranges only.
-    public func validate(number: String?, expMonth: String?, expYear: String?, cvc: String?) -> CardValidate.Result {
+    public func validate(number: String?, expMonth: String?, expYear: String?, cvc: String?) -> CardValidation {
         validate(number: number, expMonth: expMonth, expYear: expYear, cvc: cvc, fetched: [])
     }
 
     func validate(
         number: String?, expMonth: String?, expYear: String?, cvc: String?, fetched: [BINRange]
-    ) -> CardValidate.Result {
+    ) -> CardValidation {
         let today = calendar.dateComponents([.year, .month], from: now())
         let brand = Self.brand(of: number ?? "", fetched: fetched)
         let states = [
@@ -187,4 +187,15 @@ public struct CardRefused: Error, Sendable, Hashable {
         self.state = state
         self.brand = brand
     }
+}
+
+/// What the card rules make of typed fields: each field's state, the brand the number names, and
+/// the card as a whole (invalid if a field is, else incomplete if a field is, else valid).
+public struct CardValidation: Sendable, Hashable {
+    public var brand: CardBrand
+    public var number: CardValidationState
+    public var expMonth: CardValidationState
+    public var expYear: CardValidationState
+    public var cvc: CardValidationState
+    public var card: CardValidationState
 }

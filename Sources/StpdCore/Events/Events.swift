@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 
 /// A durable object of the daemon (customer session, payment context, Source, redirect session...),
 /// stored as its JSON state with the uid that created it, and what the store derives from the

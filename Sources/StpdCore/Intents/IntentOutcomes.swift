@@ -114,25 +114,23 @@ extension IntentRules {
         .init(
             intents: both, entries: anyEntry, moments: [.start], status: .requiresPaymentMethod,
             outcome: .failed(reason: "requiresPaymentMethod"),
-            sdk:
-                "STPPaymentHandler.swift, _handleNextAction(forPayment:) and (for setupIntent:): requiresPaymentMethodErrorCode"
-        ),
+            sdk: "STPPaymentHandler.swift:316 (_handleNextAction(forPayment:)), :352 (for: setupIntent)"),
         .init(
             intents: both, entries: anyEntry, moments: [.afterAction], status: .requiresPaymentMethod,
             outcome: .failedWithLastError,
             sdk: "STPPH+IntentStatus.swift:35, :68 (_handleRequiresPaymentMethodStatus)"),
         .init(
             intents: both, entries: anyEntry, moments: [.start], status: .requiresActionDone, outcome: .nextAction,
-            sdk: "STPPH+IntentStatus.swift:41; STPPaymentHandler.swift, _handleAuthenticationForCurrentAction"),
+            sdk:
+                "STPPH+IntentStatus.swift:41; STPPaymentHandler.swift:341, :377, :382 (_handleAuthenticationForCurrentAction)"
+        ),
         .init(
             intents: both, entries: anyEntry, moments: [.afterAction], status: .requiresActionDone,
             outcome: .succeeded,
-            sdk: "STPPH+IntentRetrieval.swift, _handleRequiresActionCommon; STPPH+IntentStatus.swift:118"),
+            sdk: "STPPH+IntentRetrieval.swift:299 (_handleRequiresActionCommon); STPPH+IntentStatus.swift:118"),
         .init(
             intents: both, entries: anyEntry, moments: anyMoment, status: .requiresAction, outcome: .nextAction,
-            sdk:
-                "STPPH+IntentStatus.swift:41; STPPH+IntentRetrieval.swift, _handleRequiresActionCommon (PollingBudget, then canceled)"
-        ),
+            sdk: "STPPH+IntentStatus.swift:41; STPPH+IntentRetrieval.swift:308 (PollingBudget), :322 (then canceled)"),
         // PaymentIntents
         .init(
             intents: pi, entries: anyEntry, moments: anyMoment, status: .requiresCapture, outcome: .succeeded,
@@ -141,16 +139,16 @@ extension IntentRules {
             intents: pi, entries: [.handleNextAction], moments: [.start], status: .requiresConfirmation,
             outcome: .failed(reason: "intentStatus"),
             sdk:
-                "STPPH+PaymentAPI.swift, _handleNextActionForPaymentIntentImpl (\"Confirm the PaymentIntent on the backend\")"
+                "STPPH+PaymentAPI.swift:301 (_handleNextActionForPaymentIntentImpl: \"Confirm the PaymentIntent on the backend\")"
         ),
         .init(
             intents: pi, entries: [.handleNextAction], moments: [.afterAction], status: .requiresConfirmation,
             outcome: .succeeded,
-            sdk: "STPPH+PaymentAPI.swift:40; _handleNextActionForPaymentIntentImpl (includeRequiresConfirmation: true)"),
+            sdk: "STPPH+PaymentAPI.swift:40, :299 (includeRequiresConfirmation: true)"),
         .init(
             intents: pi, entries: confirming, moments: anyMoment, status: .requiresConfirmation,
             outcome: .failed(reason: "intentStatus"),
-            sdk: "STPPH+PaymentAPI.swift:65, :69; _confirmPaymentIntentImpl (includeRequiresConfirmation false)"),
+            sdk: "STPPH+PaymentAPI.swift:65, :69, :151 (_confirmPaymentIntentImpl: includeRequiresConfirmation false)"),
         .init(
             intents: pi, entries: anyEntry, moments: anyMoment, status: .processingDelayed, outcome: .succeeded,
             sdk: "STPPH+IntentStatus.swift:45, :148 (_isProcessingIntentSuccess); STPPH+PaymentAPI.swift:41"),
@@ -160,25 +158,25 @@ extension IntentRules {
             sdk: "STPPH+IntentStatus.swift:48"),
         .init(
             intents: pi, entries: anyEntry, moments: [.afterAction], status: .processing, outcome: .pollProcessing,
-            sdk: "STPPH+IntentRetrieval.swift, _doRetrieveAndCheckPaymentIntent and _shouldPollForProcessing (30 s)"),
+            sdk: "STPPH+IntentRetrieval.swift:92, :93 (30 s), :278 (_shouldPollForProcessing)"),
         // SetupIntents
         .init(
             intents: si, entries: anyEntry, moments: anyMoment, status: .requiresConfirmation,
             outcome: .failed(reason: "intentStatus"),
-            sdk: "STPPH+PaymentAPI.swift:48 (isSetupIntentInSuccessState); _handleNextActionForSetupIntentImpl"),
+            sdk:
+                "STPPH+PaymentAPI.swift:48 (isSetupIntentInSuccessState), :90, :440 (_handleNextActionForSetupIntentImpl)"
+        ),
         .init(
             intents: si, entries: anyEntry, moments: anyMoment, status: .processingDelayed,
             outcome: .failed(reason: "intentStatus"),
-            sdk:
-                "StripeIntent.swift, STPPaymentHandlerSetupIntentActionParams.isProcessingSuccess (false); STPPH+IntentStatus.swift:48"
-        ),
+            sdk: "StripeIntent.swift:192 (a SetupIntent's isProcessingSuccess is false); STPPH+IntentStatus.swift:48"),
         .init(
             intents: si, entries: anyEntry, moments: [.start], status: .processing,
             outcome: .failed(reason: "intentStatus"),
-            sdk: "StripeIntent.swift, isProcessingSuccess (false); STPPH+IntentStatus.swift:48"),
+            sdk: "StripeIntent.swift:192; STPPH+IntentStatus.swift:48"),
         .init(
             intents: si, entries: anyEntry, moments: [.afterAction], status: .processing, outcome: .pollProcessing,
-            sdk: "STPPH+IntentRetrieval.swift, _retrieveAndCheckSetupIntent and _shouldPollForProcessing (30 s)"),
+            sdk: "STPPH+IntentRetrieval.swift:180, :181 (30 s), :278 (_shouldPollForProcessing)"),
     ]
 
     /// The table's outcome for `intent` (a status no row covers fails as the SDK's unexpected error).

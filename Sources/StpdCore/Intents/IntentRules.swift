@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// STPPaymentHandler's rules for how an intent's state ends an action, read from stripe-ios `main`

@@ -43,7 +43,8 @@ public struct PaymentHandler: Sendable {
     /// Confirms the intent and handles its next action (`start`: start a redirect at once); `entry`
     /// is `managedPayment` for a payment context's.
     public func confirm<Intent: StripeIntent>(
-        _ type: Intent.Type, _ params: PaymentIntentConfirmParams, for caller: Caller, start: RedirectStartOptions?,
+        _ type: Intent.Type, _ params: PaymentIntentConfirmParams, for caller: Caller,
+        start: RedirectSessions.StartOptions?,
         entry: IntentEntry = .confirm, voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         let intent = try await Intent.confirm(params, with: api)
@@ -54,7 +55,8 @@ public struct PaymentHandler: Sendable {
 
     /// STPPaymentHandler's `handleNextAction(for…)`: an intent confirmed elsewhere (the merchant's server).
     public func handleNextAction<Intent: StripeIntent>(
-        _ type: Intent.Type, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?,
+        _ type: Intent.Type, clientSecret: String, returnURL: String?, for caller: Caller,
+        start: RedirectSessions.StartOptions?,
         voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         let intent = try await Intent.retrieve(clientSecret: clientSecret, with: api)
@@ -76,7 +78,8 @@ public struct PaymentHandler: Sendable {
     /// for the action's `entry`), then the next action by its kind (`NextAction.Kind`). `returnURL`
     /// is the confirmation's, which Cash App and Swish return to.
     public func handle<Intent: StripeIntent>(
-        _ intent: Intent, clientSecret: String, returnURL: String?, for caller: Caller, start: RedirectStartOptions?,
+        _ intent: Intent, clientSecret: String, returnURL: String?, for caller: Caller,
+        start: RedirectSessions.StartOptions?,
         entry: IntentEntry, voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
         var handled = Handled(
@@ -102,7 +105,7 @@ public struct PaymentHandler: Sendable {
 
     private func handleAction<Intent: StripeIntent>(
         _ action: NextAction, of intent: Intent, _ handled: inout Handled<Intent>, _ clientSecret: String,
-        _ returnURL: String?, _ caller: Caller, _ start: RedirectStartOptions?, _ entry: IntentEntry,
+        _ returnURL: String?, _ caller: Caller, _ start: RedirectSessions.StartOptions?, _ entry: IntentEntry,
         _ voucher: VoucherHandling
     ) async throws {
         switch action.kind {
@@ -175,7 +178,7 @@ public struct PaymentHandler: Sendable {
     /// A redirect session on `target`, started at once with `start`: the action is pending until it ends.
     private func openSession<Intent: StripeIntent>(
         _ target: IntentRedirect, for intent: Intent, _ handled: inout Handled<Intent>, _ clientSecret: String,
-        _ caller: Caller, _ start: RedirectStartOptions?, _ entry: IntentEntry
+        _ caller: Caller, _ start: RedirectSessions.StartOptions?, _ entry: IntentEntry
     ) async throws {
         var session = try await redirects.create(
             for: caller, intent: intent, clientSecret: clientSecret, target: target, followUpTimeout: nil, entry: entry)

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// A PaymentIntent or a SetupIntent as the SDK's STPPaymentHandler treats either: confirmed with

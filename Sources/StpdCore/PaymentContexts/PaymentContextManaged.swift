@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// Beyond the SDK: stpd confirms the app's PaymentIntent with the selected PaymentMethod and
@@ -39,7 +39,7 @@ extension PaymentContexts: RedirectOutcomeFollower, IntentPollFollower {
     }
 
     /// A redirect session is started at once (automatic mode): the app opens its openURL.
-    private static let startAtOnce = RedirectStartOptions(mode: .automatic)
+    private static let startAtOnce = RedirectSessions.StartOptions(mode: .automatic)
     static func managedLease(_ id: String) -> String { "managed:\(id)" }
 
     /// After a restart: a confirm may or may not have reached Stripe, so look before confirming again.

@@ -111,14 +111,14 @@ extension PaymentContexts {
     /// list as none (the SDK's `shippingMethods = nil`), and finishes with no method without one.
     func acceptShipping(
         _ id: String, for caller: Caller, address: ShippingAddressParams,
-        answer: (methods: [ShippingMethod]?, selected: String?)?
+        answer: (methods: [ShippingMethodOffer]?, selected: String?)?
     ) async throws -> PaymentContextView {
         let view = try await update(id, for: caller) { record in
             record.shippingAddress = address
             record.shippingNeedsVerification = false
             if let answer {
                 record.setShippingMethods(
-                    answer.methods?.map(PaymentContextRecord.ShippingMethod.init), preferred: answer.selected)
+                    answer.methods, preferred: answer.selected)
             }
             if answer?.methods == nil { record.selectedShippingMethod = nil }
             return .didChange

@@ -21,16 +21,7 @@ struct PaymentContextRecord: DurableRecord {
         var error: Failure?
     }
 
-    /// The SDK's `STPPaymentConfiguration` as the context keeps it (`paymentContext.create`'s
-    /// `configuration`, the contract's `PaymentConfiguration`, with the same members).
-    struct Configuration: Codable, Sendable {
-        var requiredBillingAddressFields: String?
-        var requiredShippingAddressFields: [String]?
-        var shippingType: String?
-        var verifyPrefilledShippingAddress: Bool?
-        var companyName: String?
-        var canDeletePaymentOptions: Bool?
-    }
+    typealias Configuration = PaymentContextConfiguration
 
     /// A payment option: a card PaymentMethod of the customer's, labelled as the SDK does.
     struct Option: Codable, Sendable {
@@ -41,18 +32,9 @@ struct PaymentContextRecord: DurableRecord {
     }
 
     /// A shipping method the app offered for the address.
-    struct ShippingMethod: Codable, Sendable {
-        var identifier: String
-        var label: String
-        var detail: String?
-        var amount: Int
-    }
+    typealias ShippingMethod = ShippingMethodOffer
 
-    /// One of the app's own paymentSummaryItems.
-    struct SummaryItem: Codable, Sendable {
-        var label: String
-        var amount: Int
-    }
+    typealias SummaryItem = AppSummaryItem
 
     struct ManagedIntent: Codable, Sendable {
         var clientSecret: String
@@ -216,16 +198,6 @@ struct PaymentContextRecord: DurableRecord {
 
 // The record's values as the contract shows them (what is left in StpdCore of the view building
 // that moves to StpdDaemon: docs/architecture.md), and the app's inputs as the record keeps them.
-extension PaymentContextRecord.Configuration {
-    init(_ wire: PaymentConfiguration) {
-        self.init(
-            requiredBillingAddressFields: wire.requiredBillingAddressFields,
-            requiredShippingAddressFields: wire.requiredShippingAddressFields, shippingType: wire.shippingType,
-            verifyPrefilledShippingAddress: wire.verifyPrefilledShippingAddress, companyName: wire.companyName,
-            canDeletePaymentOptions: wire.canDeletePaymentOptions)
-    }
-}
-
 extension PaymentConfiguration {
     init(_ stored: PaymentContextRecord.Configuration) {
         self.init(
@@ -239,12 +211,6 @@ extension PaymentConfiguration {
 extension PaymentContextView.Option {
     init(_ stored: PaymentContextRecord.Option) {
         self.init(id: stored.id, label: stored.label, type: stored.type, paymentMethod: stored.paymentMethod)
-    }
-}
-
-extension PaymentContextRecord.ShippingMethod {
-    init(_ wire: StpdProtocol.ShippingMethod) {
-        self.init(identifier: wire.identifier, label: wire.label, detail: wire.detail, amount: wire.amount)
     }
 }
 

@@ -114,7 +114,7 @@ extension PaymentContexts {
 
     /// The app's completion of a pending action. Another uid's action answers as one that does
     /// not exist (PendingActionGone).
-    public func answer(for caller: Caller, _ params: PaymentContextAnswer.Params) async throws -> PaymentContextView {
+    public func answer(for caller: Caller, _ params: PendingActionCompletion) async throws -> PaymentContextView {
         let found = try await table.filed(under: PaymentContextRecord.actionKey(params.action), for: caller).first
         guard let record = found, let pending = record.pending, pending.id == params.action else {
             throw DomainError.pendingActionGone(

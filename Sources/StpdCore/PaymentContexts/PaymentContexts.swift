@@ -26,7 +26,7 @@ public struct PaymentContextTerms: Sendable {
     public var amount: Int
     public var currency: String?
     public var country: String?
-    public var configuration: PaymentConfiguration?
+    public var configuration: PaymentContextConfiguration?
     /// The app answers didUpdateShippingAddress.
     public var validatesShipping: Bool
     public var prefilledShippingAddress: ShippingAddressParams?
@@ -35,7 +35,7 @@ public struct PaymentContextTerms: Sendable {
 
     public init(
         session: String, amount: Int = 0, currency: String? = nil, country: String? = nil,
-        configuration: PaymentConfiguration? = nil, validatesShipping: Bool = false,
+        configuration: PaymentContextConfiguration? = nil, validatesShipping: Bool = false,
         prefilledShippingAddress: ShippingAddressParams? = nil, defaultPaymentMethod: String? = nil,
         pendingActionTimeout: Double? = nil
     ) {
@@ -101,7 +101,7 @@ public final class PaymentContexts: Sendable {
     /// A new context on the caller's own open session, loading at once.
     public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
         try await customers.requireOpen(session: terms.session, as: caller)
-        var configuration = PaymentContextRecord.Configuration(terms.configuration ?? PaymentConfiguration())
+        var configuration = terms.configuration ?? PaymentContextConfiguration()
         if configuration.companyName == nil { configuration.companyName = defaultCompanyName(caller) ?? "" }
         let stamp = now()
         var record = PaymentContextRecord(
@@ -143,24 +143,28 @@ public final class PaymentContexts: Sendable {
         return view
     }
 
+    /// What an update sets the payment to: an amount (stpd builds the summary items), or the app's
+    /// own summary items, the last one the total.
+    public enum Total: Sendable {
+        case amount(Int)
+        case summaryItems([AppSummaryItem])
+    }
+
     /// The SDK's setters. Setting the amount replaces summary items the app set; setting items makes
     /// their last one's amount the payment amount (0 for none).
     public func setAmount(
-        id: String, for caller: Caller, amount: Int?, currency: String?, country: String?,
-        summaryItems: [PaymentSummaryItemInput]? = nil
+        id: String, for caller: Caller, total: Total?, currency: String?, country: String?
     ) async throws -> PaymentContextView {
-        if summaryItems != nil, amount != nil {
-            throw DomainError.invalidInput(input: "amount", detail: "give amount or paymentSummaryItems, not both")
-        }
         _ = try await record(id, caller, open: true)
         return try await update(id, for: caller) { record in
-            if let amount {
+            switch total {
+            case .amount(let amount)?:
                 record.amount = amount
                 record.customSummaryItems = nil
-            }
-            if let summaryItems {
-                record.customSummaryItems = summaryItems.map { .init(label: $0.label, amount: $0.amount) }
-                record.amount = summaryItems.last?.amount ?? 0
+            case .summaryItems(let items)?:
+                record.customSummaryItems = items
+                record.amount = items.last?.amount ?? 0
+            case nil: break
             }
             if let currency { record.currency = currency.uppercased() }
             if let country { record.country = country.uppercased() }

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 
 /// A kind of durable object as the record core (`RecordTable`) keeps it: the stored form (with
 /// its secrets), what clients see of it, its events, and what the store derives from it to query

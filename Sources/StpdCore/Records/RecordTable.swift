@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 
 /// The durable-record core: one per kind of object, the only way the domain reads and writes
 /// its objects (Hummingbird's one `PersistDriver` for every Codable type is the model).

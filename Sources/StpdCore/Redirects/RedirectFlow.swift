@@ -5,6 +5,17 @@ import StripeAPI
 
 /// Starting, completing and cancelling sessions.
 extension RedirectSessions {
+    /// How to start a session right after it is opened (a confirmation's `start`); nil members:
+    /// the defaults of `start`.
+    public struct StartOptions: Sendable, Hashable {
+        public var mode: RedirectMode?
+        public var opener: RedirectOpener?
+        public init(mode: RedirectMode? = nil, opener: RedirectOpener? = nil) {
+            self.mode = mode
+            self.opener = opener
+        }
+    }
+
     /// The SDK's three start variants; a no-op unless the session is notStarted. Automatic opens the
     /// native URL when there is one; without one it runs the in-app flow on the web page (WeChat Pay,
     /// which has no web page to fall back to, completes with the SDK's app-redirect error).

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// Told when a redirect session's follow-up has an outcome (a payment context waiting on it).

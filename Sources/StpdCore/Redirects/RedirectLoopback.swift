@@ -1,5 +1,5 @@
 import Foundation
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// What a customer's browser found at a loopback return URL.

@@ -108,8 +108,6 @@ extension AppRequestError: RPCErrorConvertible {
             StpdErrors.notFound(description, data: ["id": .string(id)])
         case .alreadyFinished(let id, let state):
             StpdErrors.invalidState(description, data: ["id": .string(id), "state": .string(state)])
-        case .ambiguousAnswer:
-            RPCError.invalidParams(description, parameter: "error")
         }
     }
 }

@@ -6,12 +6,12 @@ import StpdProtocol
 enum AppRequestHandlers {
     static func register(into router: inout MethodRouter<CallContext>, broker: AppRequestBroker) {
         router.register(AppRequestAnswer.self) { params, context in
-            if params.result != nil, params.error != nil {
-                throw RPCError.invalidParams("give result or error, not both", parameter: "error")
-            }
-            try await broker.answer(
-                id: params.request, for: context.caller, result: params.result ?? (params.error == nil ? .null : nil),
-                error: params.error.map { AppRequestFailure(message: $0.message, code: $0.code) })
+            let reply: AppRequestReply =
+                switch params.answer {
+                case .result(let result): .result(result)
+                case .error(let error): .failure(AppRequestFailure(message: error.message, code: error.code))
+                }
+            try await broker.answer(id: params.request, for: context.caller, reply)
             return .init()
         }
         router.register(AppRequestGet.self) { params, context in

@@ -8,9 +8,10 @@ import StripeAPI
 enum CardHandlers {
     static func register(into router: inout MethodRouter<CallContext>, cards: CardValidator) {
         router.register(CardValidate.self) { params, context in
-            await cards.validate(
-                number: params.number, expMonth: params.expMonth, expYear: params.expYear, cvc: params.cvc,
-                for: context.caller)
+            CardValidate.Result(
+                await cards.validate(
+                    number: params.number, expMonth: params.expMonth, expYear: params.expYear, cvc: params.cvc,
+                    for: context.caller))
         }
     }
 }

@@ -12,15 +12,9 @@ enum CustomerHandlers {
             return try await sessions.open(
                 for: context.caller, adapter: SessionAdapter(params.adapter), prefetch: params.prefetch ?? true)
         }
-        router.register(CustomerGet.self) { params, context in
-            try await sessions.get(id: params.session, for: context.caller)
-        }
-        router.register(CustomerList.self) { params, context in
-            try await context.holdPage()
-            let (sessions, hasMore) = try await sessions.list(
-                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
-            return .init(sessions: sessions, hasMore: hasMore)
-        }
+        router.registerReads(
+            CustomerListing.self, get: { try await sessions.get(id: $0, for: $1) },
+            list: { try await sessions.list(for: $0, status: $1, startingAfter: $2, limit: $3) })
         router.register(CustomerRetrieve.self) { params, context in
             .init(
                 customer: try await sessions.retrieveCustomer(id: params.session, for: context.caller)

@@ -30,22 +30,14 @@ enum IntentHandlers {
             try await cards.require(params.paymentMethod.card, at: "paymentMethod.card", for: context.caller)
             try await cards.require(
                 params.paymentMethod.rawCard, at: "paymentMethod.raw.card", stripeNames: true, for: context.caller)
-            var confirm = try params.paymentMethod.confirmParams(
-                clientSecret: params.clientSecret, returnURL: params.returnURL, at: "paymentMethod",
-                setupIntent: Intent.kind == .setupIntent)
-            confirm.paymentMethodOptions = params.paymentMethodOptions?.stripeFields ?? [:]
-            if let shipping = params.shipping {
-                guard Intent.kind == .paymentIntent else {
-                    throw RPCError.invalidParams("a SetupIntent takes no shipping", parameter: "shipping")
-                }
-                confirm.shipping = shipping.stripeFields
-            }
+            var confirm = try params.confirmParams(setupIntent: Intent.kind == .setupIntent)
             return try await returnURLs.resolve(params.returnURL, for: context) {
                 confirm.returnURL = $0
                 return answer(
                     try await handler.confirm(
-                        Intent.self, confirm, for: context.caller, start: params.start, voucher: params.voucher ?? .open
-                    ))
+                        Intent.self, confirm, for: context.caller,
+                        start: params.start.map(RedirectSessions.StartOptions.init),
+                        voucher: params.voucher ?? .open))
             }
         }
         router.register(IntentHandleNextAction<K>.self) { params, context in
@@ -54,29 +46,16 @@ enum IntentHandlers {
                 answer(
                     try await handler.handleNextAction(
                         Intent.self, clientSecret: params.clientSecret, returnURL: $0, for: context.caller,
-                        start: params.start, voucher: params.voucher ?? .open))
+                        start: params.start.map(RedirectSessions.StartOptions.init), voucher: params.voucher ?? .open))
             }
         }
         router.register(IntentVerifyMicrodeposits<K>.self) { params, context in
-            let proof: VerifyMicrodepositsParams.Proof
-            switch (params.amounts, params.descriptorCode) {
-            case (let amounts?, nil) where amounts.count == 2: proof = .amounts(amounts[0], amounts[1])
-            case (nil, let code?): proof = .descriptorCode(code)
-            default:
-                throw RPCError.invalidParams(
-                    "give exactly one of amounts (the two deposits) and descriptorCode",
-                    parameter: params.amounts == nil ? "amounts" : "descriptorCode")
-            }
-            let verify = VerifyMicrodepositsParams(clientSecret: params.clientSecret, proof: proof)
+            let verify = VerifyMicrodepositsParams(clientSecret: params.clientSecret, proof: params.proof)
             return answer(try await handler.verifyMicrodeposits(Intent.self, verify, for: context.caller))
         }
-        router.register(IntentGet<K>.self) { params, context in try await polls.get(id: params.id, for: context.caller)
-        }
-        router.register(IntentList<K>.self) { params, context in
-            let (intents, hasMore) = try await polls.list(
-                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
-            return .init(intents: intents, hasMore: hasMore)
-        }
+        router.registerReads(
+            IntentListing<K>.self, get: { try await polls.get(id: $0, for: $1) },
+            list: { try await polls.list(for: $0, status: $1, startingAfter: $2, limit: $3) })
         router.register(IntentStopPolling<K>.self) { params, context in
             try await polls.stop(id: params.id, for: context.caller)
         }

@@ -8,22 +8,22 @@ enum PaymentContextHandlers {
         router.register(PaymentContextCreate.self) { params, context in
             try await contexts.create(for: context.caller, PaymentContextTerms(params))
         }
-        router.register(PaymentContextGet.self) { params, context in
-            try await contexts.get(id: params.context, for: context.caller)
-        }
-        router.register(PaymentContextList.self) { params, context in
-            try await context.holdPage()
-            let (contexts, hasMore) = try await contexts.list(
-                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
-            return .init(contexts: contexts, hasMore: hasMore)
-        }
+        router.registerReads(
+            PaymentContextListing.self, get: { try await contexts.get(id: $0, for: $1) },
+            list: { try await contexts.list(for: $0, status: $1, startingAfter: $2, limit: $3) })
         router.register(PaymentContextRetryLoading.self) { params, context in
             try await contexts.retryLoading(id: params.context, for: context.caller)
         }
         router.register(PaymentContextUpdate.self) { params, context in
-            try await contexts.setAmount(
-                id: params.context, for: context.caller, amount: params.amount, currency: params.currency,
-                country: params.country, summaryItems: params.paymentSummaryItems)
+            let total: PaymentContexts.Total? =
+                switch params.total {
+                case .amount(let amount)?: .amount(amount)
+                case .paymentSummaryItems(let items)?: .summaryItems(items.map(AppSummaryItem.init))
+                case nil: nil
+                }
+            return try await contexts.setAmount(
+                id: params.context, for: context.caller, total: total, currency: params.currency,
+                country: params.country)
         }
         router.register(PaymentContextSelectPaymentMethod.self) { params, context in
             try await contexts.select(id: params.context, for: context.caller, paymentMethod: params.paymentMethod)
@@ -50,7 +50,7 @@ enum PaymentContextHandlers {
                 paymentIntent: params.paymentIntent.map { ($0.clientSecret, $0.returnURL) })
         }
         router.register(PaymentContextAnswer.self) { params, context in
-            try await contexts.answer(for: context.caller, params)
+            try await contexts.answer(for: context.caller, PendingActionCompletion(params))
         }
         router.register(PaymentContextCancel.self) { params, context in
             try await contexts.cancel(id: params.context, for: context.caller)
@@ -65,7 +65,8 @@ extension PaymentContextTerms {
     init(_ params: PaymentContextCreate.Params) {
         self.init(
             session: params.session, amount: params.amount ?? 0, currency: params.currency, country: params.country,
-            configuration: params.configuration, validatesShipping: params.validatesShipping ?? false,
+            configuration: params.configuration.map(PaymentContextConfiguration.init),
+            validatesShipping: params.validatesShipping ?? false,
             prefilledShippingAddress: params.prefilledShippingAddress,
             defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout)
     }

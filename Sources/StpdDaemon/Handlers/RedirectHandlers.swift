@@ -6,19 +6,17 @@ import StpdProtocol
 enum RedirectHandlers {
     static func register(into router: inout MethodRouter<CallContext>, redirects: RedirectSessions) {
         router.register(RedirectCreate.self) { params, context in
-            switch (params.source, params.paymentIntent) {
-            case (let source?, nil):
+            switch params.target {
+            case .source(let source):
                 try await naming(inputsInside: "source") {
                     try await redirects.create(
                         for: context.caller, sourceID: source.id, clientSecret: source.clientSecret,
                         followUpTimeout: params.followUpTimeout)
                 }
-            case (nil, let intent?):
+            case .paymentIntent(let intent):
                 try await redirects.create(
                     for: context.caller, paymentIntentSecret: intent.clientSecret,
                     followUpTimeout: params.followUpTimeout)
-            default:
-                throw RPCError.invalidParams("give exactly one of source and paymentIntent", parameter: "source")
             }
         }
         router.register(RedirectStart.self) { params, context in
@@ -29,15 +27,9 @@ enum RedirectHandlers {
                 id: params.session, for: context.caller, outcome: params.outcome, url: params.url,
                 message: params.message)
         }
-        router.register(RedirectGet.self) { params, context in
-            try await redirects.get(id: params.session, for: context.caller)
-        }
-        router.register(RedirectList.self) { params, context in
-            try await context.holdPage()
-            let (sessions, hasMore) = try await redirects.list(
-                for: context.caller, status: params.status, startingAfter: params.startingAfter, limit: params.pageSize)
-            return .init(sessions: sessions, hasMore: hasMore)
-        }
+        router.registerReads(
+            RedirectListing.self, get: { try await redirects.get(id: $0, for: $1) },
+            list: { try await redirects.list(for: $0, status: $1, startingAfter: $2, limit: $3) })
         router.register(RedirectCancel.self) { params, context in
             try await redirects.cancel(id: params.session, for: context.caller)
         }

@@ -37,14 +37,9 @@ enum SourceHandlers {
                 id: params.id, clientSecret: params.clientSecret, for: context.caller)
             return SourceResult(source: view, clientSecret: source.clientSecret)
         }
-        router.register(SourceGet.self) { params, context in try await sources.get(id: params.id, for: context.caller) }
-        router.register(SourceList.self) { params, context in
-            try await context.holdPage()
-            let (sources, hasMore) = try await sources.list(
-                for: context.caller, status: params.status?.rawValue, startingAfter: params.startingAfter,
-                limit: params.pageSize)
-            return .init(sources: sources, hasMore: hasMore)
-        }
+        router.registerReads(
+            SourceListing.self, get: { try await sources.get(id: $0, for: $1) },
+            list: { try await sources.list(for: $0, status: $1?.rawValue, startingAfter: $2, limit: $3) })
         router.register(SourcePoll.self) { params, context in
             try await sources.startPoll(
                 id: params.id, for: context.caller, clientSecret: params.clientSecret, timeout: params.timeout)

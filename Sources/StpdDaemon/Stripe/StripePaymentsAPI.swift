@@ -36,13 +36,27 @@ struct StripePaymentsAPI: PaymentsAPI {
         return params
     }
 
+    /// A new PaymentMethod's params as the SDK sends them with a publishable key: signed, and
+    /// `allow_redisplay` `unspecified` unless given (STPPaymentMethodParams always sends it). A secret or
+    /// restricted key sends neither: `unspecified` is Stripe's default, and stand-ins of Stripe's
+    /// server API (localstripe) refuse the field.
+    static func newPaymentMethod(_ params: [String: JSONValue], by client: StripeClient) -> [String: JSONValue] {
+        guard client.configuration.key.kind == .publishable else { return params }
+        var params = signed(params, by: client)
+        params["allow_redisplay"] = params["allow_redisplay"] ?? "unspecified"
+        return params
+    }
+
+    /// The whole form of a confirmation, as STPPaymentHandler sends it: the payment method expanded
+    /// (`expand: ["payment_method"]`), signed as above. SDKConfirmFormTests holds it to the SDK's.
     static func confirmForm(_ params: PaymentIntentConfirmParams, by client: StripeClient)
         -> [String: JSONValue]
     {
         var form = params.formParams(for: client.configuration.key.kind)
         if let data = form["payment_method_data"]?.objectValue {
-            form["payment_method_data"] = .object(signed(data, by: client))
+            form["payment_method_data"] = .object(newPaymentMethod(data, by: client))
         }
+        form["expand"] = expandPaymentMethod
         return form
     }
 
@@ -144,10 +158,11 @@ struct StripePaymentsAPI: PaymentsAPI {
     private func confirm<Intent: StripeIntent>(_ params: PaymentIntentConfirmParams) async throws -> Intent {
         let client = try client()
         try await authorize(Intent.self, params.clientSecret, by: client)
-        var form = Self.confirmForm(params, by: client)
-        form["expand"] = Self.expandPaymentMethod
         return try await client.send(
-            StripeRequest(.post, "/v1/\(Intent.collection)/\(params.intentID)/confirm", params: form), as: Intent.self)
+            StripeRequest(
+                .post, "/v1/\(Intent.collection)/\(params.intentID)/confirm",
+                params: Self.confirmForm(params, by: client)),
+            as: Intent.self)
     }
 
     /// STPAPIClient's `refreshPaymentIntent`: the client secret under a publishable key (a server
@@ -212,7 +227,7 @@ struct StripePaymentsAPI: PaymentsAPI {
         return try await client.send(
             StripeRequest(
                 .post, "/v1/payment_methods",
-                params: Self.signed(PaymentMethodData.card(card).createParams(), by: client)),
+                params: Self.newPaymentMethod(PaymentMethodData.card(card).createParams(), by: client)),
             as: PaymentMethod.self)
     }
 }

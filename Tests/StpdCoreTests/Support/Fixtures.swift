@@ -2,8 +2,9 @@ import Foundation
 import JSONRPC
 import StpdCore
 import StpdPostgres
-@_spi(Testing) import StpdProtocol
+import StpdProtocol
 import StpdStore
+@_spi(Testing) import StpdValues
 import Testing
 
 /// The stores the shared `StateStore` suite runs against: the domain must not be able to tell

@@ -1294,6 +1294,9 @@ class PaymentIntentConfirmParamsPaymentMethod(TypedDict):
     konbini: NotRequired[PaymentIntentConfirmParamsPaymentMethodKonbini]
     #: Korean cards, KRW: a redirect
     krCard: NotRequired[PaymentIntentConfirmParamsPaymentMethodKrCard]
+    #: With a new payment method: its metadata (at most 50 keys of 1 to 40 characters, without [ or
+    #: ]; values of at most 500)
+    metadata: NotRequired[dict[str, str]]
     #: MobilePay, DKK, EUR, NOK or SEK: a redirect
     mobilepay: NotRequired[PaymentIntentConfirmParamsPaymentMethodMobilepay]
     #: Multibanco, EUR: a reference paid at an ATM or online (next action
@@ -2090,6 +2093,9 @@ class SetupIntentConfirmParamsPaymentMethod(TypedDict):
     konbini: NotRequired[SetupIntentConfirmParamsPaymentMethodKonbini]
     #: Korean cards, KRW: a redirect
     krCard: NotRequired[SetupIntentConfirmParamsPaymentMethodKrCard]
+    #: With a new payment method: its metadata (at most 50 keys of 1 to 40 characters, without [ or
+    #: ]; values of at most 500)
+    metadata: NotRequired[dict[str, str]]
     #: MobilePay, DKK, EUR, NOK or SEK: a redirect
     mobilepay: NotRequired[SetupIntentConfirmParamsPaymentMethodMobilepay]
     #: Multibanco, EUR: a reference paid at an ATM or online (next action
