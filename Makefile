@@ -9,22 +9,16 @@
 #   make demo         stpd against the bundled stripe-test-server: a 3-D Secure page and the loopback return, a server-confirmed 3-D Secure page, a payment context
 #   make deb          dist/stpd_<version>_amd64.deb (debhelper); scripts/check-deb checks it (CI)
 #   make install      PREFIX=/usr/local DESTDIR= : the same files without a package
-# The debug builds' extra flags: none here (an IDE may use the index store); .ci/run sets
-# `--disable-index-store -Xswiftc -gline-tables-only`, a third less compiler time for a build that
-# only runs the tests once. Every debug build below uses the same flags: SwiftPM rebuilds all when
-# they change between two builds.
-SWIFT_BUILD_FLAGS ?=
-
 .PHONY: run test build e2e contract clients settings-table readme-settings format lint check-imports werror bench bench-build bench-smoke bench-micro demo deb deb-build release-build install
 
 run:
 	scripts/bootstrap
-	swift build $(SWIFT_BUILD_FLAGS) --product stpd
+	swift build --product stpd
 	$$(swift build --show-bin-path)/stpd
 
 build:
 	scripts/bootstrap
-	swift build $(SWIFT_BUILD_FLAGS) --build-tests
+	swift build --build-tests
 
 # Both beside a throwaway PostgreSQL cluster (scripts/test-postgres), so the fleet's tests run too.
 # The end-to-end files run in parallel (pytest-xdist), then the few marked serial alone: scripts/e2e.
@@ -41,7 +35,7 @@ e2e:
 # Regenerates proto/stpd.openrpc.json from the method declarations (a test fails when it is stale),
 # then the clients' files generated from it.
 contract:
-	swift build $(SWIFT_BUILD_FLAGS) --product stpd
+	swift build --product stpd
 	$$(swift build --show-bin-path)/stpd --print-contract > proto/stpd.openrpc.json
 	scripts/generate-clients
 
@@ -53,7 +47,7 @@ clients:
 # Rewrites the settings table in docs/configuration.md from ConfigurationKeys.all (a test fails
 # when it is stale). readme-settings is its former name, from when the table was in the README.
 settings-table readme-settings:
-	swift build $(SWIFT_BUILD_FLAGS) --product stpd
+	swift build --product stpd
 	$$(swift build --show-bin-path)/stpd --print-settings-table | scripts/settings-table
 
 # swift format with the checked-in .swift-format (line length 120), and the import check; CI
@@ -75,7 +69,7 @@ check-imports:
 # (Package.swift reads it). Switching it rebuilds the own targets.
 werror:
 	scripts/bootstrap
-	STPD_WERROR=1 swift build $(SWIFT_BUILD_FLAGS) --build-tests
+	STPD_WERROR=1 swift build --build-tests
 
 # The benchmark suite's driver is standard-library Python: the venv's if there is one.
 PYTHON ?= $(shell test -x .venv/bin/python && echo .venv/bin/python || echo python3)
@@ -100,7 +94,7 @@ bench-build:
 # make test built (compiling Hummingbird again in release would cost CI minutes and tell nothing:
 # the smoke run asserts only that every case runs and gives figures).
 bench-smoke: release-build
-	swift build $(SWIFT_BUILD_FLAGS) --product stripe-test-server
+	swift build --product stripe-test-server
 	$(BESIDE_POSTGRES) $(PYTHON) bench/run.py --smoke --bin-dir $$($(DEB_BUILD) --show-bin-path) \
 		--stand-in $$(swift build --show-bin-path)/stripe-test-server --out bench/results/smoke.json
 
@@ -111,9 +105,9 @@ bench-micro:
 # Builds what it needs in debug (make test's build), then walks through scripts/demo.
 demo:
 	scripts/bootstrap
-	swift build $(SWIFT_BUILD_FLAGS) --product stpd
-	swift build $(SWIFT_BUILD_FLAGS) --product stpctl
-	swift build $(SWIFT_BUILD_FLAGS) --product stripe-test-server
+	swift build --product stpd
+	swift build --product stpctl
+	swift build --product stripe-test-server
 	STPD_BIN_DIR=$$(swift build --show-bin-path) scripts/demo
 
 # stpd and stpctl for installing: release, with the Swift runtime linked in so that they need only

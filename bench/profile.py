@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import case_scale  # noqa: E402
 from case_transport import PING  # noqa: E402
+from case_work import POLL_BUDGET  # noqa: E402
 from harness import REPO_ROOT, Daemon, StripeServer, build_c, log, raise_nofile, remove_tree, scratch_dir  # noqa: E402
 from settings import make_settings  # noqa: E402
 from workload import create_source, create_started_session, run_workers  # noqa: E402
@@ -80,7 +81,8 @@ def report(data: Path, name: str, top: int) -> str:
 
 def profile_polls(settings, directory: Path, polls: int, seconds: float, top: int) -> int:
     stripe = StripeServer(settings.stripe_server, directory / "stripe")
-    daemon = Daemon(settings.stpd, directory, directory / "state", stripe_api_base=stripe.base_url).wait_started()
+    daemon = Daemon(settings.stpd, directory, directory / "state", stripe_api_base=stripe.base_url,
+                    env=POLL_BUDGET).wait_started()
     try:
         created = run_workers(daemon.socket_path, create_source, connections=16, count=polls, label="sources")
         sources = [r["source"] for r in created.results]

@@ -294,8 +294,10 @@ def _create_targets(create: dict) -> list[dict]:
 
 
 def _create_rows(create: dict, found: list[dict]) -> list[Row]:
-    return [(f"creation, {create['connections']} connections: started sessions/s; stpd cores",
-             f"{create['sessions_per_s']:.0f}; {create['stpd_cores']:.2f}", "", "", _judged(found, "create"))]
+    per_session = create.get("stpd_ms_per_session")
+    cost = f"; {per_session:.2f} ms" if per_session is not None else ""
+    return [(f"creation, {create['connections']} connections: started sessions/s; stpd cores; stpd CPU per session",
+             f"{create['sessions_per_s']:.0f}; {create['stpd_cores']:.2f}{cost}", "", "", _judged(found, "create"))]
 
 
 def _polls_targets(polls: dict) -> list[dict]:
@@ -323,8 +325,10 @@ def _polls_rows(polls: dict, found: list[dict]) -> list[Row]:
     return [
         (f"{count(polls['polls'])} polls: started, in", f"{count(started)}, {polls.get('start_s', 0):.0f} s", "", "",
          _judged(found, "polls_started")),
-        (f"{count(polls['polls'])} polls running: stpd CPU; interval p50, p99; within 10%",
-         f"{r['stpd_cores']:.2f} cores; {r['interval_p50_s']:.3f} s, {r['interval_p99_s']:.3f} s; "
+        (f"{count(polls['polls'])} polls running: stpd CPU (per request); interval p50, p99; within 10%",
+         f"{r['stpd_cores']:.2f} cores"
+         + (f" ({r['stpd_us_per_request']:.0f} us)" if r.get("stpd_us_per_request") is not None else "")
+         + f"; {r['interval_p50_s']:.3f} s, {r['interval_p99_s']:.3f} s; "
          f"{r['within_10pct']:.1%}", "", "", _judged(found, "polls_cpu", "polls_interval")),
         (f"{count(polls['polls'])} polls paused: stpd CPU; requests",
          f"{p['stpd_cores']:.4f} cores; {p['requests']}", "", "", _judged(found, "paused_cpu")),

@@ -148,7 +148,8 @@ public struct IntentView: Codable, Sendable, Hashable {
         ], required: ["id", "object", "status", "intent", "createdAt", "updatedAt"])
 }
 
-/// A coding key made at run time: the member an intent's Stripe object is under.
+/// A coding key made at run time: the member an intent's Stripe object is under, a page's items
+/// (named per kind), a payment method's type.
 struct MemberKey: CodingKey {
     var stringValue: String
     var intValue: Int? { nil }

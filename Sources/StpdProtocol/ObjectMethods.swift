@@ -54,24 +54,16 @@ public enum ObjectList<K: ListedKind>: RPCMethod {
             self.hasMore = hasMore
         }
 
-        private struct Key: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(_ string: String) { stringValue = string }
-            init?(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
-        }
-
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: Key.self)
-            items = try container.decode([K.View].self, forKey: Key(K.plural))
-            hasMore = try container.decode(Bool.self, forKey: Key("hasMore"))
+            let container = try decoder.container(keyedBy: MemberKey.self)
+            items = try container.decode([K.View].self, forKey: MemberKey(K.plural))
+            hasMore = try container.decode(Bool.self, forKey: MemberKey("hasMore"))
         }
 
         public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(items, forKey: Key(K.plural))
-            try container.encode(hasMore, forKey: Key("hasMore"))
+            var container = encoder.container(keyedBy: MemberKey.self)
+            try container.encode(items, forKey: MemberKey(K.plural))
+            try container.encode(hasMore, forKey: MemberKey("hasMore"))
         }
     }
     public static var name: String { "\(K.prefix).list" }

@@ -75,19 +75,11 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
     /// (the US test bank's routing number, BLIK's test code, a test CPF).
     public static let examples = Dictionary(uniqueKeysWithValues: types.map { ($0.name, $0.example) })
 
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ string: String) { stringValue = string }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: Key.self)
-        id = try container.decodeIfPresent(String.self, forKey: Key("id"))
-        billingDetails = try container.decodeIfPresent(BillingDetails.self, forKey: Key("billingDetails"))
-        metadata = try container.decodeIfPresent([String: String].self, forKey: Key("metadata"))
+        let container = try decoder.container(keyedBy: MemberKey.self)
+        id = try container.decodeIfPresent(String.self, forKey: MemberKey("id"))
+        billingDetails = try container.decodeIfPresent(BillingDetails.self, forKey: MemberKey("billingDetails"))
+        metadata = try container.decodeIfPresent([String: String].self, forKey: MemberKey("metadata"))
         new = [:]
         for key in container.allKeys where !Self.shared.contains(key.stringValue) {
             new[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
@@ -95,11 +87,11 @@ public struct PaymentMethodInput: Codable, Sendable, Hashable {
     }
 
     public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encodeIfPresent(id, forKey: Key("id"))
-        try container.encodeIfPresent(billingDetails, forKey: Key("billingDetails"))
-        try container.encodeIfPresent(metadata, forKey: Key("metadata"))
-        for (name, arguments) in new { try container.encode(arguments, forKey: Key(name)) }
+        var container = encoder.container(keyedBy: MemberKey.self)
+        try container.encodeIfPresent(id, forKey: MemberKey("id"))
+        try container.encodeIfPresent(billingDetails, forKey: MemberKey("billingDetails"))
+        try container.encodeIfPresent(metadata, forKey: MemberKey("metadata"))
+        for (name, arguments) in new { try container.encode(arguments, forKey: MemberKey(name)) }
     }
 
     /// The confirmation for `clientSecret` (a SetupIntent's with `setupIntent`). `path` is where

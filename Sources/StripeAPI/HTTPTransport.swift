@@ -19,7 +19,7 @@ public struct HTTPHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral {
 
     /// Header names are ASCII tokens (RFC 9110 §5.1), compared without case: byte by byte, where
     /// Foundation's `caseInsensitiveCompare` cost 2% of a poll's CPU.
-    static func same(_ a: String, _ b: String) -> Bool {
+    public static func same(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8) { lower($0) == lower($1) }
     }
 

@@ -95,11 +95,27 @@ public enum ResponseParser {
 extension JSONValue {
     /// The SDK strips nulls recursively before decoding (spec §6.2), so `"x": null` reads as absent
     /// and an optional field never fails on null; in arrays they are dropped too.
+    /// Only what holds a null is rebuilt: the rest is shared with `self` (a Source's reply has a
+    /// few dozen members, most of them nested objects without a null, on every poll).
     public func strippingNulls() -> JSONValue {
         switch self {
-        case .object(let o): .object(o.filter { $0.value != .null }.mapValues { $0.strippingNulls() })
-        case .array(let a): .array(a.filter { $0 != .null }.map { $0.strippingNulls() })
-        default: self
+        case .object(let o) where holdsNull:
+            var out: [String: JSONValue] = .init(minimumCapacity: o.count)
+            for (key, value) in o where value != .null { out[key] = value.strippingNulls() }
+            return .object(out)
+        case .array(let a) where holdsNull:
+            return .array(a.filter { $0 != .null }.map { $0.strippingNulls() })
+        default: return self
+        }
+    }
+
+    /// Whether a null is anywhere inside (a walk that allocates nothing).
+    private var holdsNull: Bool {
+        switch self {
+        case .null: true
+        case .object(let o): o.values.contains { $0.holdsNull }
+        case .array(let a): a.contains { $0.holdsNull }
+        default: false
         }
     }
 }
@@ -113,6 +129,12 @@ public protocol TolerantStringEnum: RawRepresentable, CaseIterable, Codable, Sen
 
 extension TolerantStringEnum {
     public init(apiValue: String) {
+        // Stripe sends the raw value as it is spelled (Foundation's case-insensitive compare of
+        // every case was 1% of a created session's CPU); only another spelling is looked for.
+        if let exact = Self(rawValue: apiValue) {
+            self = exact
+            return
+        }
         self = Self.allCases.first { $0.rawValue.caseInsensitiveCompare(apiValue) == .orderedSame } ?? .unknown
     }
 

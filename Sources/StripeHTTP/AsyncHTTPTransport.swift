@@ -83,6 +83,9 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
             // interval stretched with the queue. (HTTP/2, which api.stripe.com speaks, multiplexes.)
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit =
                 Self.maxConnectionsPerHost
+            // stpd records no traces: without a tracer, a request skips the span and its attributes
+            // (the URL parsed again, on every request: 1% of a created session's CPU).
+            configuration.tracing.tracer = nil
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             ownsClient = true
         }
@@ -103,8 +106,7 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
     public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = .init(rawValue: request.method)
-        for field in request.headers.fields
-        where field.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+        for field in request.headers.fields where !StripeAPI.HTTPHeaders.same(field.name, "Content-Length") {
             outgoing.headers.add(name: field.name, value: field.value)
         }
         if let body = request.body { outgoing.body = .bytes(body) }
@@ -129,36 +131,47 @@ public final class AsyncHTTPTransport: StripeHTTPTransport {
         }
     }
 
-    /// The whole body, unless it passes `limit` bytes or `deadline` comes first. The deadline is a
-    /// timer of `eventLoop`'s, cancelled with the body: a `Task.sleep` would leave its timer armed
-    /// in libdispatch until the deadline, one per request (30 s of them by default), whose firing
-    /// kept an idle daemon busy.
+    /// The whole body, unless it passes `limit` bytes or `deadline` comes first. One task reads
+    /// it; the deadline is a timer of `eventLoop`'s that cancels that task, itself cancelled with
+    /// the body. (A `Task.sleep` would leave its timer armed in libdispatch until the deadline, one
+    /// per request, whose firing kept an idle daemon busy; a task group of a reader and a timer
+    /// task cost two tasks and a group per request, on every poll.)
     private static func collect(
         _ body: HTTPClientResponse.Body, limit: Int, until deadline: NIODeadline, on eventLoop: any EventLoop
     ) async throws -> Data {
-        try await withThrowingTaskGroup(of: Data.self) { group in
-            group.addTask {
-                var data = Data()
-                for try await chunk in body {
-                    guard data.count + chunk.readableBytes <= limit else {
-                        throw StripeHTTPTransportError(.responseTooLarge, "the body exceeds the \(limit)-byte limit")
-                    }
-                    data.append(contentsOf: chunk.readableBytesView)
+        let reader = Task {
+            var data = Data()
+            for try await chunk in body {
+                guard data.count + chunk.readableBytes <= limit else {
+                    throw StripeHTTPTransportError(.responseTooLarge, "the body exceeds the \(limit)-byte limit")
                 }
-                return data
+                data.append(contentsOf: chunk.readableBytesView)
             }
-            group.addTask {
-                let timer = eventLoop.scheduleTask(deadline: deadline) {}
-                try await withTaskCancellationHandler {
-                    try await timer.futureResult.get()
-                } onCancel: {
-                    timer.cancel()
-                }
-                throw StripeHTTPTransportError(.timeout, "the body did not arrive whole in time")
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
+            return data
         }
+        let timedOut = Flag()
+        let timer = eventLoop.scheduleTask(deadline: deadline) {
+            timedOut.set()
+            reader.cancel()
+        }
+        defer { timer.cancel() }
+        let outcome = await withTaskCancellationHandler {
+            await reader.result
+        } onCancel: {
+            reader.cancel()
+        }
+        // A cancelled read may end early without an error: only a read that neither the deadline
+        // nor the caller cut short is the whole body.
+        if timedOut.isSet { throw StripeHTTPTransportError(.timeout, "the body did not arrive whole in time") }
+        try Task.checkCancellation()
+        return try outcome.get()
+    }
+
+    /// Set once by the deadline's timer (on an event loop), read by the waiting task.
+    private final class Flag: Sendable {
+        private let value = Atomic(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
     }
 
     static func classify(_ error: any Error, url: String) -> StripeHTTPTransportError {

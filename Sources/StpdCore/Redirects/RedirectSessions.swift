@@ -49,8 +49,8 @@ public final class RedirectSessions: Sendable {
     public func create(for caller: Caller, sourceID: String, clientSecret: String?, followUpTimeout: Double?)
         async throws -> RedirectSessionView
     {
-        let held = clientSecret == nil ? try await sources.clientSecret(id: sourceID, for: caller) : nil
-        guard let secret = clientSecret ?? held else {
+        let known = clientSecret == nil ? try await sources.table.find(sourceID, for: caller) : nil
+        guard let secret = clientSecret ?? known?.clientSecret else {
             throw DomainError.invalidInput(input: "clientSecret", detail: "stpd holds no client secret for \(sourceID)")
         }
         let (_, source) = try await sources.retrieve(id: sourceID, clientSecret: secret, for: caller)
@@ -69,8 +69,10 @@ public final class RedirectSessions: Sendable {
         record.nativeURL = targets.nativeURL?.absoluteString
         record.redirectURL = targets.redirectURL?.absoluteString
         record.returnURL = targets.returnURL?.absoluteString
-        // Issued when the Source was created through stpd with returnURL "loopback".
-        if let issued = try await sources.table.find(source.id)?.loopback,
+        // Issued when the Source was created through stpd with returnURL "loopback", and stored
+        // then only: the record read for its secret holds it already (one read and decode less).
+        let loopback = known != nil ? known?.loopback : try await sources.table.find(source.id)?.loopback
+        if let issued = loopback,
             let token = record.returnURL.flatMap(LoopbackReturn.token(in:)), issued.matches(token)
         {
             record.loopback = issued
