@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "StpdDaemonTests",
             dependencies: [
-                "StpdDaemon", "StpdCore", "StpdProtocol", "JSONRPC", "StripeAPI",
+                "StpdDaemon", "StpdCore", "StpdProtocol", "JSONRPC", "StripeAPI", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),

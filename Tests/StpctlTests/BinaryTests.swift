@@ -9,8 +9,16 @@ let stpctlBinary: URL? = {
     return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
 }()
 
-/// Runs the built stpctl and collects what it printed.
-func runStpctl(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+/// Runs the built stpctl and collects what it printed, on a thread of its own: `waitUntilExit`
+/// blocks, and a blocked thread of Swift's small cooperative pool (two on a two-core machine)
+/// stalls every other test of the process; under load that ran other tests past their timeouts.
+func runStpctl(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try runStpctlBlocking(arguments) }) }
+    }
+}
+
+private func runStpctlBlocking(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = stpctlBinary
     process.arguments = arguments
@@ -27,36 +35,36 @@ func runStpctl(_ arguments: [String]) throws -> (status: Int32, stdout: String, 
 
 @Suite(.enabled(if: stpctlBinary != nil, "stpctl is not built next to the tests"))
 struct BinaryTests {
-    func run(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        try runStpctl(arguments)
+    func run(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
+        try await runStpctl(arguments)
     }
 
-    @Test func cannotConnectExitsThreeNamingThePath() throws {
-        let result = try run("--socket", "/nonexistent/stpd.sock", "ping")
+    @Test func cannotConnectExitsThreeNamingThePath() async throws {
+        let result = try await run("--socket", "/nonexistent/stpd.sock", "ping")
         #expect(result.status == 3)
         #expect(result.stderr.contains("/nonexistent/stpd.sock"))
     }
 
-    @Test func anUnknownSubcommandExitsTwo() throws {
-        let result = try run("bogus-subcommand")
+    @Test func anUnknownSubcommandExitsTwo() async throws {
+        let result = try await run("bogus-subcommand")
         #expect(result.status == 2)
         #expect(result.stderr.contains("bogus-subcommand"))
     }
 
-    @Test func malformedCallParamsExitTwo() throws {
-        #expect(try run("--socket", "/nonexistent", "call", "daemon.ping", "a={bad").status == 2)
+    @Test func malformedCallParamsExitTwo() async throws {
+        #expect(try await run("--socket", "/nonexistent", "call", "daemon.ping", "a={bad").status == 2)
     }
 
-    @Test func helpExitsZeroAndListsTheExitStatuses() throws {
-        let result = try run("--help")
+    @Test func helpExitsZeroAndListsTheExitStatuses() async throws {
+        let result = try await run("--help")
         #expect(result.status == 0)
         #expect(result.stdout.contains("6  the connection broke"))
         #expect(result.stdout.contains("--generate-completion-script"))
     }
 
-    @Test func completionScriptsAreGenerated() throws {
+    @Test func completionScriptsAreGenerated() async throws {
         for shell in ["bash", "zsh", "fish"] {
-            let result = try run("--generate-completion-script", shell)
+            let result = try await run("--generate-completion-script", shell)
             #expect(result.status == 0)
             #expect(result.stdout.contains("daemon.status"), "\(shell) completes method names")
         }

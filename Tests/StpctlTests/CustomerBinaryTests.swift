@@ -12,14 +12,14 @@ struct CustomerBinaryTests {
         ["customer", "select", "cses_1", "pm_1", "--none"],
         ["customer", "show"],
     ])
-    func usageErrorsExitTwo(arguments: [String]) throws {
-        let result = try runStpctl(["--socket", "/nonexistent/stpd.sock"] + arguments)
+    func usageErrorsExitTwo(arguments: [String]) async throws {
+        let result = try await runStpctl(["--socket", "/nonexistent/stpd.sock"] + arguments)
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains("Usage: stpctl customer"))
     }
 
-    @Test func anUnreadableAuthorizationFileExitsTwo() throws {
-        let result = try runStpctl([
+    @Test func anUnreadableAuthorizationFileExitsTwo() async throws {
+        let result = try await runStpctl([
             "--socket", "/nonexistent/stpd.sock", "customer", "open", "--backend", "http://127.0.0.1:1/api",
             "--authorization-file", "/nonexistent/token",
         ])
@@ -27,8 +27,8 @@ struct CustomerBinaryTests {
         #expect(result.stderr.contains("/nonexistent/token"))
     }
 
-    @Test func openHelpWarnsAboutTheProcessList() throws {
-        let result = try runStpctl(["customer", "open", "--help"])
+    @Test func openHelpWarnsAboutTheProcessList() async throws {
+        let result = try await runStpctl(["customer", "open", "--help"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("process list"))
         #expect(result.stdout.contains("STPD_AUTHORIZATION"))

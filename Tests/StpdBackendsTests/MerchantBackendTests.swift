@@ -32,7 +32,7 @@ func withServer(
 
 /// A MerchantBackend against a fresh server whose base path is `/api/stpd/` (trailing slash on purpose).
 func withBackend(
-    authorization: String? = token, includeApplePay: Bool = false, timeout: Duration = .seconds(5),
+    authorization: String? = token, includeApplePay: Bool = false, timeout: Duration = .seconds(60),
     _ script: @escaping @Sendable (Int, TestHTTPServer.Received) -> TestHTTPServer.Action,
     _ body: (MerchantBackend, TestHTTPServer) async throws -> Void
 ) async throws {

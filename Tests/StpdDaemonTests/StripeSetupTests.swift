@@ -4,6 +4,7 @@ import Logging
 import ServiceLifecycle
 import StpdProtocol
 import StripeAPI
+import TestSupport
 import Testing
 
 @testable import StpdDaemon
@@ -104,7 +105,7 @@ import Testing
             #expect(rpc.data?["http_status"] == .int(402))
         }
         try await setup.shutdown()
-        let request = try #require(server.request())
+        let request = try #require(await server.request())
         let lines = request.components(separatedBy: "\r\n")
         #expect(lines.first == "GET /v1/customers/cus_1 HTTP/1.1")
         func header(_ name: String) -> String? {
@@ -173,9 +174,11 @@ final class OneShotHTTPServer: @unchecked Sendable {
     }
 
     /// The request head, once the exchange is over.
-    func request() -> String? {
-        done.wait()
-        return received
+    func request() async throws -> String? {
+        try await blocking { [self] in
+            done.wait()
+            return received
+        }
     }
 
     /// A port nothing listens on: bound, then closed.

@@ -29,7 +29,7 @@ private func withServer(
 
 private func request(
     _ url: String, method: String = "GET", headers: StripeAPI.HTTPHeaders = [:], body: Data? = nil,
-    timeout: Duration = .seconds(5)
+    timeout: Duration = .seconds(60)
 ) -> HTTPRequestData {
     HTTPRequestData(method: method, url: url, headers: headers, body: body, timeout: timeout)
 }
@@ -196,7 +196,7 @@ private func transportError(_ operation: () async throws -> HTTPResponseData) as
 
 // MARK: - StripeClient over the real transport
 
-private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransport, timeout: Duration = .seconds(5))
+private func stripeClient(_ server: TestHTTPServer, _ transport: AsyncHTTPTransport, timeout: Duration = .seconds(60))
     -> StripeClient
 {
     StripeClient(

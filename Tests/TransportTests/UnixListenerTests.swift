@@ -106,38 +106,41 @@ private func permissions(_ path: String) -> mode_t? {
     /// threads meanwhile) can take each other's mode. A correct implementation passes every
     /// time; the current one fails most runs. The bind lock keeps this race away from the
     /// other tests' sockets.
-    @Test func concurrentBindsEachGetTheirOwnMode() throws {
+    @Test func concurrentBindsEachGetTheirOwnMode() async throws {
         let directory = try TemporaryDirectory(prefix: "stpd-listen")
         defer { directory.remove() }
         let modes: [mode_t] = [0o600, 0o640, 0o660, 0o644]
         let wrong = Findings()
         let workers = 8
         let rounds = 200
-        withBindLock {
-            // Plain threads rather than concurrentPerform (capped at the CPU count), so binds
-            // interleave even on a two-core machine.
-            let finished = DispatchSemaphore(value: 0)
-            for worker in 0..<workers {
-                Thread {
-                    defer { finished.signal() }
-                    for round in 0..<rounds {
-                        let mode = modes[(worker + round) % modes.count]
-                        let path = directory.appending("w\(worker)-\(round).sock")
-                        guard let socket = try? UnixListener.bind(path: path, mode: mode) else {
-                            wrong.list.withLock { $0.append("bind \(path) failed") }
-                            continue
-                        }
-                        close(socket.fileDescriptor)
-                        if let got = permissions(path), got != mode {
-                            wrong.list.withLock {
-                                $0.append("\(String(mode, radix: 8)) became \(String(got, radix: 8))")
+        // Off the cooperative pool: the workers' joins block this thread for the whole test.
+        try await blocking {
+            withBindLock {
+                // Plain threads rather than concurrentPerform (capped at the CPU count), so binds
+                // interleave even on a two-core machine.
+                let finished = DispatchSemaphore(value: 0)
+                for worker in 0..<workers {
+                    Thread {
+                        defer { finished.signal() }
+                        for round in 0..<rounds {
+                            let mode = modes[(worker + round) % modes.count]
+                            let path = directory.appending("w\(worker)-\(round).sock")
+                            guard let socket = try? UnixListener.bind(path: path, mode: mode) else {
+                                wrong.list.withLock { $0.append("bind \(path) failed") }
+                                continue
                             }
+                            close(socket.fileDescriptor)
+                            if let got = permissions(path), got != mode {
+                                wrong.list.withLock {
+                                    $0.append("\(String(mode, radix: 8)) became \(String(got, radix: 8))")
+                                }
+                            }
+                            unlink(path)
                         }
-                        unlink(path)
-                    }
-                }.start()
+                    }.start()
+                }
+                for _ in 0..<workers { finished.wait() }
             }
-            for _ in 0..<workers { finished.wait() }
         }
         let failures = wrong.list.withLock { $0 }
         #expect(
