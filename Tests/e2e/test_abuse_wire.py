@@ -258,7 +258,10 @@ def test_work_is_cancelled_when_its_connection_closes(start_stpd, tmp_path):
 
 def fill_with_events(daemon, megabytes: int) -> int:
     """debug.emit events of ~60 KB each (four 15 KB strings: a string param is at most 16 KiB)
-    until the log holds MEGABYTES of them; returns how many."""
+    until the log holds MEGABYTES of them; returns how many. Every abusing call below reads from
+    seq 0, so a page under STPD_MAX_PAGE_BYTES (1 MiB, ~17 of these events) is the same page
+    whatever the log holds past it: the log's size only sets how big a page without that bound
+    would be (the whole log, up to 1000 events)."""
     payload = {name: name * 15_000 for name in "abcd"}
     emitted = 0
     with daemon.client() as c:
@@ -272,9 +275,11 @@ def test_big_replies_to_a_client_that_does_not_read_are_bounded_in_bytes(start_s
     """Issue 24's attack: 32 `events.wait {limit: 1000}` over a log of large events, pipelined on
     4 connections that never read. Pages end at STPD_MAX_PAGE_BYTES and a connection builds no
     more replies than its outbound budget holds, so RSS stays under 256 MiB and another client
-    is served (its ping p99 is printed; the 10 ms target is a bench figure)."""
+    is served (its ping p99 is printed; the 10 ms target is a bench figure). 24 MiB of events
+    (500): without the page bound the 32 pages would be ~0.9 GB, far past 256 MiB (the bench's
+    attack case runs it over ~100 MiB, docs/performance.md)."""
     daemon = start_stpd(tmp_path, "--debug-methods")
-    emitted = fill_with_events(daemon, 96)
+    emitted = fill_with_events(daemon, 24)
     baseline = rss(daemon.pid)
     watch = Watch(daemon)
     request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "events.wait",
@@ -306,9 +311,10 @@ def test_many_connections_of_one_uid_are_bounded_in_bytes_together(start_stpd, t
     STPD_MAX_OUTBOUND_BYTES_PER_UID (here 16 MiB, 32 by default): the ones past it wait unread, as
     one connection past its own budget does, and RSS stays under 256 MiB (512 pages of 1 MiB were
     asked for). Calls answered where they are read (the watcher's pings) still are; what needs room
-    waits until the uid reads: it only slows itself."""
+    waits until the uid reads: it only slows itself. 8 MiB of events (250) fill every page to its
+    1 MiB; without the uid's bound the 256 connections would hold 512 of them."""
     daemon = start_stpd(tmp_path, "--debug-methods", "--max-outbound-bytes-per-uid", str(16 * MIB))
-    emitted = fill_with_events(daemon, 48)
+    emitted = fill_with_events(daemon, 8)
     baseline = rss(daemon.pid)
     watch = Watch(daemon)
     request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "events.wait",
