@@ -119,10 +119,12 @@ demo:
 # stpd and stpctl for installing: release, with the Swift runtime linked in so that they need only
 # Debian's libraries, in their own scratch path; then their manual pages (ArgumentParser's
 # generate-manual) in .build-deb/man. scripts/install lays them out with the rest.
-# Without debug information: the package and make install strip it anyway, and leaving it out
-# saves ~8% of the compilers' time and a third of the link's input (stpd 200 MB -> 141 MB before
-# stripping). Profiles use make bench's build (RELEASE), which keeps it.
-DEB_BUILD = swift build -c release --static-swift-stdlib --scratch-path .build-deb -Xswiftc -gnone
+# Without debug information (-debug-info-format none: swiftc's -gnone, and clang's -g0 for the C
+# and C++ of the dependencies, BoringSSL twice, which -Xswiftc -gnone left at -g): the package and
+# make install strip it anyway, and leaving it out saves ~8% of the compilers' time (Swift and C
+# alike) and a third of the link's input (stpd 200 MB -> 141 MB before stripping). Profiles use
+# make bench's build (RELEASE), which keeps it.
+DEB_BUILD = swift build -c release --static-swift-stdlib --scratch-path .build-deb -debug-info-format none
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
 
