@@ -127,7 +127,7 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
                     id: id, owner: caller.uid, clientSecret: clientSecret, intent: fields ?? ["id": .string(id)],
                     poll: poll, createdAt: stamp, updatedAt: stamp)
                 do {
-                    record = try await table.insert(new, .pollStarted)
+                    record = try await table.insert(new, .pollStarted).record
                 } catch is StoreConflict {
                     // Lost to a concurrent start of the same intent: update it the second time round.
                 }

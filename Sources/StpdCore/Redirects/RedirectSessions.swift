@@ -77,7 +77,7 @@ public final class RedirectSessions: Sendable {
         {
             record.loopback = issued
         }
-        return table.view(try await table.insert(record, .created))
+        return table.view(try await table.insert(record, .created).record)
     }
 
     public func create(for caller: Caller, paymentIntentSecret: String, followUpTimeout: Double?) async throws
@@ -132,7 +132,7 @@ public final class RedirectSessions: Sendable {
         case .paymentIntent: record.paymentIntentId = intent.id
         case .setupIntent: record.setupIntentId = intent.id
         }
-        return table.view(try await table.insert(record, .created))
+        return table.view(try await table.insert(record, .created).record)
     }
 
     private func newRecord(owner: UInt32, kind: RedirectRecord.Kind, secret: String, followUpTimeout: Double?)

@@ -54,7 +54,7 @@ public final class SourceService: Sendable {
         let source = try await api.createSource(params)
         var created = SourceRecord(source: source, owner: caller.uid, clientSecret: nil, at: now())
         created.loopback = loopback
-        let record = try await table.insert(created, .created)
+        let record = try await table.insert(created, .created).record
         return (record, source.clientSecret)
     }
 
@@ -79,7 +79,7 @@ public final class SourceService: Sendable {
         } catch DomainError.notFound {
             let record = SourceRecord(source: source, owner: caller.uid, clientSecret: clientSecret, at: now())
             do {
-                return (try await table.insert(record, .retrieved), source)
+                return (try await table.insert(record, .retrieved).record, source)
             } catch is StoreConflict {
                 // Another call recorded it first: this one is then an update.
                 return try await retrieve(id: id, clientSecret: clientSecret, for: caller)

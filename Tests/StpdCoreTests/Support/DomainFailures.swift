@@ -30,6 +30,7 @@ struct DomainViews: RecordViews {
     func describe(_ error: any Error) -> JSONValue { failures.describe(error) }
 
     func source(_ record: SourceRecord) throws -> JSONValue { try JSONCoding.value(of: record) }
+    func customerSession(_ record: CustomerSessionRecord) throws -> PublicState { try PublicState(record) }
 }
 
 /// A failure `DomainFailures` rendered, read back as the domain's type.
