@@ -1467,7 +1467,7 @@ struct PaymentContextsTests {
         let session = try #require(redirecting.redirect)
         let redirect = try await world.redirects.get(id: session, for: Caller(uid: 1000))
         #expect(redirect.status == .inProgress)
-        #expect(redirect.kind == "paymentIntent")
+        #expect(redirect.kind == .paymentIntent)
         #expect(redirect.paymentIntentId == intentID)
 
         world.api.setIntentStatus(intentID, "succeeded")

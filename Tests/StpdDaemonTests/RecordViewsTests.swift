@@ -61,4 +61,48 @@ import Testing
         let record = Self.customerSession()
         try expectReplyIsTheEvent(record, try views.customerSession(record)) { CustomerSessionView($0) }
     }
+
+    // MARK: Redirect sessions
+
+    static func redirect() -> RedirectRecord {
+        var record = RedirectRecord(
+            id: "rdr_1", owner: 1000, status: .completed, kind: .paymentIntent, clientSecret: "pi_1_secret_x",
+            followUpTimeout: 10, createdAt: t0, updatedAt: t0 + 3)
+        record.paymentIntentId = "pi_1"
+        record.redirectURL = "https://hooks.stripe.com/redirect/x"
+        record.returnURL = "myshop://done"
+        record.mode = .inApp
+        record.opener = .app
+        record.openURL = record.redirectURL
+        let cancelled = Failure.domain(
+            .redirectCancelled(detail: nil, data: ["sdkDomain": "com.stripe.lib", "sdkCode": 80]))
+        record.completion = .init(trigger: "closed", url: nil, error: cancelled, at: "2026-01-01T00:00:00Z")
+        record.outcome = .init(
+            result: "succeeded", intentResult: .succeeded, error: nil, object: ["id": "pi_1"],
+            at: "2026-01-01T00:00:01Z")
+        return record
+    }
+
+    @Test func aRedirectSessionShowsItsCompletionsErrorAsTheContractsError() throws {
+        let json = try views.redirect(Self.redirect()).json
+        #expect(json["id"] == "rdr_1")
+        #expect(json["status"] == "completed")
+        #expect(json["kind"] == "paymentIntent")
+        #expect(json["paymentIntentId"] == "pi_1")
+        #expect(json["mode"] == "inApp")
+        #expect(json["openURL"] == "https://hooks.stripe.com/redirect/x")
+        #expect(json["followUpTimeout"] == 10)
+        #expect(json["completion"]?["trigger"] == "closed")
+        #expect(json["completion"]?["error"] == WireFailures().render(Self.redirect().completion!.error!))
+        #expect(json["completion"]?["error"]?["code"]?.intValue != nil)
+        #expect(json["outcome"]?["intentResult"] == "succeeded")
+        #expect(json["outcome"]?["object"]?["id"] == "pi_1")
+        #expect(json["updatedAt"] == .string((Self.t0 + 3).formatted(.iso8601)))
+        #expect(!"\(json)".contains("secret"), "the client secret stays in the record")
+    }
+
+    @Test func aRedirectSessionsReplyIsItsEventsView() throws {
+        let record = Self.redirect()
+        try expectReplyIsTheEvent(record, try views.redirect(record)) { RedirectSessionView($0) }
+    }
 }

@@ -26,7 +26,7 @@ public struct PaymentHandler: Sendable {
         public var failure: Failure?
         public var nextAction: NextActionView?
         /// Opened for a redirect kind.
-        public var redirect: RedirectSessionView?
+        public var redirect: Shown<RedirectRecord>?
         /// Started for a kind that awaits the customer.
         public var poll: IntentPollView?
 

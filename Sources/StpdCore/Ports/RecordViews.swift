@@ -9,6 +9,7 @@ import JSONRPC
 public protocol RecordViews: FailureRenderer {
     func source(_ record: SourceRecord) throws -> JSONValue
     func customerSession(_ record: CustomerSessionRecord) throws -> PublicState
+    func redirect(_ record: RedirectRecord) throws -> PublicState
 }
 
 /// A record's public state as the edge built it for a change's event: the view (a type of the

@@ -67,6 +67,6 @@ enum IntentHandlers {
         IntentAnswer(
             intent: handled.intent.clientFields, result: handled.result,
             error: handled.failure.map(WireFailures().render), nextAction: handled.nextAction,
-            redirect: handled.redirect, poll: handled.poll)
+            redirect: handled.redirect.map { RedirectSessionView($0) }, poll: handled.poll)
     }
 }

@@ -21,4 +21,8 @@ public struct WireViews: RecordViews {
     public func customerSession(_ record: CustomerSessionRecord) throws -> PublicState {
         try PublicState(CustomerSessionView(record))
     }
+
+    public func redirect(_ record: RedirectRecord) throws -> PublicState {
+        try PublicState(RedirectSessionView(record, self))
+    }
 }

@@ -31,12 +31,16 @@ struct DomainViews: RecordViews {
 
     func source(_ record: SourceRecord) throws -> JSONValue { try JSONCoding.value(of: record) }
     func customerSession(_ record: CustomerSessionRecord) throws -> PublicState { try PublicState(record) }
+    func redirect(_ record: RedirectRecord) throws -> PublicState { try PublicState(record) }
 }
 
 /// A failure `DomainFailures` rendered, read back as the domain's type.
 func failure(_ rendered: JSONValue?) -> Failure? {
     rendered.flatMap { try? JSONCoding.typed(Failure.self, from: $0) }
 }
+
+/// A failure a record keeps (read from the record itself, not from what an event rendered).
+func failure(_ kept: Failure?) -> Failure? { kept }
 
 /// The domain error `body` throws; records an issue when nothing is thrown or it is not one.
 func domainError<T>(
