@@ -254,7 +254,7 @@ struct RedirectSessionsTests {
             PaymentIntent.self, PaymentIntentConfirmParams(clientSecret: pending, paymentMethodID: "pm_1"), for: owner,
             start: RedirectSessions.StartOptions(mode: .inApp))
         let session = try #require(confirmed.redirect)
-        #expect(confirmed.result == .pending && confirmed.nextAction?.session == session.id)
+        #expect(confirmed.result == .pending && confirmed.intent.nextAction?.type == .redirectToURL)
         #expect(session.kind == .paymentIntent && session.paymentIntentId == "pi_red")
         #expect(session.status == .inProgress && session.mode == .inApp)
 

@@ -1,6 +1,7 @@
 import Foundation
 import JSONRPC
 import StpdProtocol
+import StripeAPI
 import Testing
 
 @testable import StpdCore
@@ -104,5 +105,63 @@ import Testing
     @Test func aRedirectSessionsReplyIsItsEventsView() throws {
         let record = Self.redirect()
         try expectReplyIsTheEvent(record, try views.redirect(record)) { RedirectSessionView($0) }
+    }
+
+    // MARK: Intents
+
+    static let intentFields: JSONValue = [
+        "id": "pi_1", "object": "payment_intent", "status": "requires_action", "amount": 1000, "currency": "eur",
+        "next_action": [
+            "type": "redirect_to_url",
+            "redirect_to_url": ["url": "https://hooks.stripe.com/redirect/x", "return_url": "myshop://done"],
+        ],
+    ]
+
+    static func intent() -> IntentRecord<PaymentIntent> {
+        let poll = IntentRecord<PaymentIntent>.Poll(
+            id: "ipoll_1", status: .finished, purpose: .awaitCustomer, entry: .confirm,
+            nextActionType: "redirect_to_url", startedAt: t0, deadline: t0 + 3600, result: .failed,
+            error: .domain(.paymentFailed(detail: "declined", data: [:])))
+        return IntentRecord(
+            id: "pi_1", owner: 1000, clientSecret: "pi_1_secret_x", intent: intentFields, poll: poll, createdAt: t0,
+            updatedAt: t0 + 4)
+    }
+
+    @Test func anIntentShowsItsPollAndTheIntentWithoutItsSecret() throws {
+        let json = try views.intent(Self.intent()).json
+        #expect(json["id"] == "pi_1")
+        #expect(json["object"] == "payment_intent_record")
+        #expect(json["status"] == "requires_action")
+        #expect(json["poll"]?["id"] == "ipoll_1")
+        #expect(json["poll"]?["status"] == "finished")
+        #expect(json["poll"]?["result"] == "failed")
+        #expect(json["poll"]?["deadline"] == .string((Self.t0 + 3600).formatted(.iso8601)))
+        #expect(json["poll"]?["error"] == WireFailures().render(Self.intent().poll!.error!))
+        #expect(json["intent"] == Self.intentFields)
+        #expect(!"\(json)".contains("secret"), "the client secret stays in the record")
+    }
+
+    @Test func anIntentsReplyIsItsEventsView() throws {
+        let record = Self.intent()
+        try expectReplyIsTheEvent(record, try views.intent(record)) { IntentView($0) }
+    }
+
+    /// A confirmation's answer: the next action names the session opened for it, and the poll is
+    /// the one the intent's event showed.
+    @Test func aConfirmationsAnswerShowsTheSessionAndThePollItStarted() throws {
+        var fields = try #require(Self.intentFields.objectValue)
+        fields["client_secret"] = "pi_1_secret_x"
+        let intent = try PaymentIntent(json: .object(fields))
+        let session = Self.redirect()
+        let polled = Self.intent()
+        let handled = PaymentHandler.Handled(
+            intent: intent, result: .pending, redirect: Shown(session, view: try views.redirect(session).view),
+            poll: Shown(polled, view: try views.intent(polled).view))
+        let answer = IntentAnswer<PaymentIntentNaming>(handled)
+        #expect(answer.result == .pending)
+        #expect(answer.nextAction == NextActionView(intent.nextAction!, session: "rdr_1"))
+        #expect(answer.redirect == RedirectSessionView(session))
+        #expect(answer.poll == IntentView(polled).poll)
+        #expect(answer.intent["client_secret"] == nil)
     }
 }

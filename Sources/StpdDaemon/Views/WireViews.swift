@@ -25,4 +25,8 @@ public struct WireViews: RecordViews {
     public func redirect(_ record: RedirectRecord) throws -> PublicState {
         try PublicState(RedirectSessionView(record, self))
     }
+
+    public func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState {
+        try PublicState(IntentView(record, self))
+    }
 }

@@ -32,6 +32,7 @@ struct DomainViews: RecordViews {
     func source(_ record: SourceRecord) throws -> JSONValue { try JSONCoding.value(of: record) }
     func customerSession(_ record: CustomerSessionRecord) throws -> PublicState { try PublicState(record) }
     func redirect(_ record: RedirectRecord) throws -> PublicState { try PublicState(record) }
+    func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState { try PublicState(record) }
 }
 
 /// A failure `DomainFailures` rendered, read back as the domain's type.
