@@ -51,8 +51,11 @@ import Testing
         return record
     }
 
+    /// What an event carries (the log asks `WireViews`), which is what a reply shows.
     static func shown(_ record: PaymentContextRecord) throws -> JSONValue {
-        try JSONCoding.value(of: record.view(failures))
+        let carried = try WireViews().paymentContext(record)
+        #expect(try JSONCoding.value(of: PaymentContextView(record)) == carried, "a reply and its event agree")
+        return carried
     }
 
     @Test func everyMemberOfABusyContext() throws {

@@ -8,4 +8,5 @@ import JSONRPC
 /// app request, a preference) builds it itself (`ViewedInDomain`).
 public protocol RecordViews: FailureRenderer {
     func source(_ record: SourceRecord) throws -> JSONValue
+    func paymentContext(_ record: PaymentContextRecord) throws -> JSONValue
 }

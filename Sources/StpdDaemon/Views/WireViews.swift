@@ -17,4 +17,8 @@ public struct WireViews: RecordViews {
     public func source(_ record: SourceRecord) throws -> JSONValue {
         try JSONCoding.value(of: SourceView(record, self))
     }
+
+    public func paymentContext(_ record: PaymentContextRecord) throws -> JSONValue {
+        try JSONCoding.value(of: PaymentContextView(record, self))
+    }
 }
