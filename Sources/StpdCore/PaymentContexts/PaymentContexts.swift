@@ -114,9 +114,9 @@ public final class PaymentContexts: Sendable {
             record.shippingAddress = prefilled
             record.shippingNeedsVerification = true
         }
-        let created = try await table.insert(record, .created)
+        try await table.insert(record, .created)
         startLoading(record.id)
-        return created
+        return record
     }
 
     public func get(id: String, for caller: Caller) async throws -> PaymentContextRecord {
