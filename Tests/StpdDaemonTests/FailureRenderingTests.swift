@@ -58,7 +58,7 @@ import Testing
         record.lastResult = .init(status: .error, error: Self.failures[3])
         record.shippingError = Self.failures[0]
         record.lastShippingSaveError = Self.failures[4]
-        let view = try JSONCoding.value(of: record.view(wire))
+        let view = try WireViews().paymentContext(record)
         let old = try Self.untyped(
             JSONCoding.value(of: record), as: view,
             [
@@ -66,7 +66,7 @@ import Testing
                 "lastShippingSaveError": "shippingSaveError",
             ])
         let loaded = try JSONCoding.typed(PaymentContextRecord.self, from: old)
-        #expect(try JSONCoding.value(of: loaded.view(wire)) == view)
+        #expect(try WireViews().paymentContext(loaded) == view)
     }
 
     @Test func aRedirectRowWithUntypedErrorsLoads() throws {

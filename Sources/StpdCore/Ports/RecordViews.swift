@@ -11,6 +11,7 @@ public protocol RecordViews: FailureRenderer {
     func customerSession(_ record: CustomerSessionRecord) throws -> PublicState
     func redirect(_ record: RedirectRecord) throws -> PublicState
     func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState
+    func paymentContext(_ record: PaymentContextRecord) throws -> JSONValue
 }
 
 /// A record's public state as the edge built it for a change's event: the view (a type of the

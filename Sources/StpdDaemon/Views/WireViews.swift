@@ -29,4 +29,8 @@ public struct WireViews: RecordViews {
     public func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState {
         try PublicState(IntentView(record, self))
     }
+
+    public func paymentContext(_ record: PaymentContextRecord) throws -> JSONValue {
+        try JSONCoding.value(of: PaymentContextView(record, self))
+    }
 }

@@ -33,6 +33,7 @@ struct DomainViews: RecordViews {
     func customerSession(_ record: CustomerSessionRecord) throws -> PublicState { try PublicState(record) }
     func redirect(_ record: RedirectRecord) throws -> PublicState { try PublicState(record) }
     func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState { try PublicState(record) }
+    func paymentContext(_ record: PaymentContextRecord) throws -> JSONValue { try JSONCoding.value(of: record) }
 }
 
 /// A failure `DomainFailures` rendered, read back as the domain's type.
@@ -65,6 +66,13 @@ extension DomainError {
 }
 
 extension Failure {
+    /// The code of an error from outside the domain (a fake adapter's `RPCError`) as
+    /// `DomainFailures` described it.
+    var describedCode: Int? {
+        guard case .described(let description) = self, let code = description["code"]?.intValue else { return nil }
+        return Int(code)
+    }
+
     /// The domain error's case name when this failure is one.
     var domainErrorName: String? {
         if case .domain(let error) = self { return error.name }
