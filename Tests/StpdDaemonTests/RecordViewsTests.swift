@@ -164,4 +164,28 @@ import Testing
         #expect(answer.poll == IntentView(polled).poll)
         #expect(answer.intent["client_secret"] == nil)
     }
+
+    // MARK: Sources
+
+    static func source() throws -> SourceRecord {
+        let source = try Source(
+            json: [
+                "id": "src_1", "object": "source", "type": "sofort", "status": "pending", "flow": "redirect",
+                "livemode": false, "client_secret": "src_1_secret", "amount": 1099, "currency": "eur",
+                "usage": "single_use", "sofort": [:],
+                "redirect": [
+                    "status": "pending", "url": "https://hooks.stripe.com/redirect/src_1",
+                    "return_url": "myshop://done",
+                ],
+            ], codingPath: [])
+        return SourceRecord(source: source, owner: 1000, clientSecret: "src_1_secret", at: t0)
+    }
+
+    @Test func aSourcesReplyIsItsEventsView() throws {
+        let record = try Self.source()
+        let state = try views.source(record)
+        #expect(state.json["status"] == "pending")
+        #expect(state.json["redirect"]?["returnURL"] == "myshop://done")
+        try expectReplyIsTheEvent(record, state) { SourceView($0) }
+    }
 }

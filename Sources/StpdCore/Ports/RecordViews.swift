@@ -7,7 +7,7 @@ import JSONRPC
 /// replies; the domain names no view of the contract. A kind whose view is the domain's own (an
 /// app request, a preference) builds it itself (`ViewedInDomain`).
 public protocol RecordViews: FailureRenderer {
-    func source(_ record: SourceRecord) throws -> JSONValue
+    func source(_ record: SourceRecord) throws -> PublicState
     func customerSession(_ record: CustomerSessionRecord) throws -> PublicState
     func redirect(_ record: RedirectRecord) throws -> PublicState
     func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState

@@ -14,8 +14,8 @@ public struct WireViews: RecordViews {
     public func render(_ failure: Failure) -> JSONValue { Self.failures.render(failure) }
     public func describe(_ error: any Error) -> JSONValue { Self.failures.describe(error) }
 
-    public func source(_ record: SourceRecord) throws -> JSONValue {
-        try JSONCoding.value(of: SourceView(record, self))
+    public func source(_ record: SourceRecord) throws -> PublicState {
+        try PublicState(SourceView(record, self))
     }
 
     public func customerSession(_ record: CustomerSessionRecord) throws -> PublicState {

@@ -29,7 +29,7 @@ struct DomainViews: RecordViews {
     func render(_ failure: Failure) -> JSONValue { failures.render(failure) }
     func describe(_ error: any Error) -> JSONValue { failures.describe(error) }
 
-    func source(_ record: SourceRecord) throws -> JSONValue { try JSONCoding.value(of: record) }
+    func source(_ record: SourceRecord) throws -> PublicState { try PublicState(record) }
     func customerSession(_ record: CustomerSessionRecord) throws -> PublicState { try PublicState(record) }
     func redirect(_ record: RedirectRecord) throws -> PublicState { try PublicState(record) }
     func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState { try PublicState(record) }
