@@ -132,6 +132,9 @@ import Testing
         #expect(json["id"] == "pi_1")
         #expect(json["object"] == "payment_intent_record")
         #expect(json["status"] == "requires_action")
+        // The next action as last read, though the record keeps the intent without its secret.
+        #expect(json["nextAction"]?["type"] == "redirect_to_url")
+        #expect(json["nextAction"]?["kind"] == "redirect")
         #expect(json["poll"]?["id"] == "ipoll_1")
         #expect(json["poll"]?["status"] == "finished")
         #expect(json["poll"]?["result"] == "failed")

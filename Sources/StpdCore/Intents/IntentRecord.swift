@@ -38,7 +38,13 @@ public struct IntentRecord<Intent: StripeIntent>: DurableRecord {
 
     public typealias Event = IntentEvent<Intent.Naming>
 
-    public var decoded: Intent? { try? Intent(json: intent) }
+    /// The intent as Stripe's model reads it. The record keeps the object without its client
+    /// secret, which the model requires: it is put back for the decoding (and stays here).
+    public var decoded: Intent? {
+        guard var fields = intent.objectValue else { return nil }
+        fields["client_secret"] = .string(clientSecret)
+        return try? Intent(json: .object(fields))
+    }
 
     public func shown(_ views: any RecordViews) throws -> PublicState { try views.intent(self) }
     public func publicState(_ views: any RecordViews) throws -> JSONValue { try shown(views).json }
