@@ -64,7 +64,7 @@ let package = Package(
         .target(
             name: "StpdCore",
             dependencies: [
-                "StpdProtocol", "StpdValues", "StripeAPI", "JSONRPC",
+                "StpdValues", "StripeAPI", "JSONRPC",
                 .product(name: "HeapModule", package: "swift-collections"),
                 // A loopback return's token is filed under its SHA-256 (LoopbackReturn).
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -247,7 +247,7 @@ struct ConcurrencyStressTests {
         let world = try await PaymentContextsTests.World(customer: PaymentContextsTests.cards())
         for _ in 0..<6 {
             let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-            let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+            let pending = try #require(try await world.requestPayment(view.id).pending)
             let outcomes = await withTaskGroup(of: String?.self) { group in
                 for status in [PendingActionAnswer.success, .error, .userCancellation] {
                     group.addTask { await Self.outcome { try await world.answer(pending.id, status) } }

@@ -59,26 +59,26 @@ struct IntentPollsTests {
             return (id, handled)
         }
 
-        func finished(_ id: String) async throws -> IntentView {
+        func finished(_ id: String) async throws -> IntentRecord<PaymentIntent> {
             let found = try await log.wait(
                 since: 0, filter: EventFilter(objectIds: [id], types: ["paymentIntent.finished"]), limit: 1,
                 timeout: .seconds(10))
-            return try JSONCoding.typed(IntentView.self, from: try #require(found.events.first).object)
+            return try JSONCoding.typed(IntentRecord<PaymentIntent>.self, from: try #require(found.events.first).object)
         }
     }
 
     @Test func aPollEndsWhenTheIntentLeavesRequiresAction() async throws {
         let world = try await World()
         let (id, handled) = try await world.awaiting("paynow_display_qr_code")
-        #expect(handled.result == .pending && handled.poll?.purpose == .awaitCustomer)
-        #expect(handled.poll?.deadline == Self.t0.addingTimeInterval(3600).formatted(.iso8601))
+        #expect(handled.result == .pending && handled.poll?.poll?.purpose == .awaitCustomer)
+        #expect(handled.poll?.poll?.deadline == Self.t0.addingTimeInterval(3600))
         await world.clock.sleepersArrived()
         world.api.setIntentStatus(id, "succeeded")
         // PaymentSheet's first read comes 5 s after the code is shown.
         world.clock.advance(by: .seconds(5))
         let done = try await world.finished(id)
         #expect(done.poll?.status == .finished && done.poll?.result == .succeeded)
-        #expect(done.status == "succeeded" && done.intent["client_secret"] == nil)
+        #expect(done.intent["status"] == "succeeded" && done.intent["client_secret"] == nil)
         #expect(world.intents.pollsRunning == 0)
     }
 
@@ -160,7 +160,7 @@ struct IntentPollsTests {
         await after.clock.sleepersArrived()
         after.clock.advance(by: .seconds(5))
         let done = try await after.finished(id)
-        #expect(done.poll?.id == handled.poll?.id && done.poll?.deadline == handled.poll?.deadline)
+        #expect(done.poll?.id == handled.poll?.poll?.id && done.poll?.deadline == handled.poll?.poll?.deadline)
         #expect(done.poll?.result == .succeeded)
     }
 }

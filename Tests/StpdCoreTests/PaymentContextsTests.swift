@@ -144,26 +144,11 @@ struct PaymentContextsTests {
         func mark() async throws -> Int64 { try await log.store.eventBounds().latestSeq }
 
         /// Creates a context as uid 1000 and waits until loading has ended (either way).
-        func create(_ params: PaymentContextCreate.Params = .init(session: "cs_1"), owner: UInt32 = 1000) async throws
-            -> PaymentContextView
+        func create(_ terms: PaymentContextTerms = .init(session: "cs_1"), owner: UInt32 = 1000) async throws
+            -> PaymentContextRecord
         {
             let since = try await mark()
-            let configuration = params.configuration.map {
-                PaymentContextConfiguration(
-                    requiredBillingAddressFields: $0.requiredBillingAddressFields,
-                    requiredShippingAddressFields: $0.requiredShippingAddressFields, shippingType: $0.shippingType,
-                    verifyPrefilledShippingAddress: $0.verifyPrefilledShippingAddress, companyName: $0.companyName,
-                    canDeletePaymentOptions: $0.canDeletePaymentOptions)
-            }
-            let created = try await contexts.create(
-                for: Caller(uid: owner),
-                PaymentContextTerms(
-                    session: params.session, amount: params.amount ?? 0, currency: params.currency,
-                    country: params.country, configuration: configuration,
-                    validatesShipping: params.validatesShipping ?? false,
-                    prefilledShippingAddress: params.prefilledShippingAddress,
-                    defaultPaymentMethod: params.defaultPaymentMethod, pendingActionTimeout: params.pendingActionTimeout
-                ))
+            let created = try await contexts.create(for: Caller(uid: owner), terms)
             #expect(created.loading)
             return try await until(
                 created.id, since: since, types: ["paymentContext.didChange", "paymentContext.didFailToLoad"]
@@ -172,11 +157,12 @@ struct PaymentContextsTests {
             }
         }
 
-        /// The state carried by the first event after `since` of one of `types` for which `predicate` holds.
+        /// The record carried by the first event after `since` of one of `types` for which `predicate`
+        /// holds (`DomainViews`: an event carries the record itself).
         func until(
             _ id: String, since: Int64, types: [String]? = nil,
-            _ predicate: (PaymentContextView) -> Bool = { _ in true }
-        ) async throws -> PaymentContextView {
+            _ predicate: (PaymentContextRecord) -> Bool = { _ in true }
+        ) async throws -> PaymentContextRecord {
             var cursor = since
             while true {
                 let found = try await log.wait(
@@ -187,8 +173,8 @@ struct PaymentContextsTests {
                     throw NoMatchingEvent()
                 }
                 for event in found.events {
-                    let view = try JSONCoding.typed(PaymentContextView.self, from: event.object)
-                    if predicate(view) { return view }
+                    let record = try JSONCoding.typed(PaymentContextRecord.self, from: event.object)
+                    if predicate(record) { return record }
                 }
                 cursor = found.next
             }
@@ -201,7 +187,7 @@ struct PaymentContextsTests {
         }
 
         func requestPayment(_ id: String, viewer: UInt32 = 1000, intent: String? = nil) async throws
-            -> PaymentContextView
+            -> PaymentContextRecord
         {
             try await contexts.requestPayment(
                 id: id, for: Caller(uid: viewer), paymentIntent: intent.map { ($0, nil) })
@@ -210,15 +196,12 @@ struct PaymentContextsTests {
         func answer(
             _ action: String?, _ status: PendingActionAnswer, by uid: UInt32 = 1000,
             error: AppRequestFailure? = nil,
-            methods: [ShippingMethod]? = nil, selected: String? = nil
-        ) async throws -> PaymentContextView {
-            let offers = methods?.map {
-                ShippingMethodOffer(identifier: $0.identifier, label: $0.label, detail: $0.detail, amount: $0.amount)
-            }
-            return try await contexts.answer(
+            methods: [ShippingMethodOffer]? = nil, selected: String? = nil
+        ) async throws -> PaymentContextRecord {
+            try await contexts.answer(
                 for: Caller(uid: uid),
                 .init(
-                    action: action ?? "pact_none", status: status, error: error, shippingMethods: offers,
+                    action: action ?? "pact_none", status: status, error: error, shippingMethods: methods,
                     selectedShippingMethod: selected))
         }
     }
@@ -238,8 +221,8 @@ struct PaymentContextsTests {
             line1: "1 Market St", line2: "Suite 5", city: "San Francisco", state: "CA", postalCode: "94107",
             country: "US"))
     static let methods = [
-        ShippingMethod(identifier: "std", label: "Standard", amount: 500),
-        ShippingMethod(identifier: "exp", label: "Express", detail: "Tomorrow", amount: 1500),
+        ShippingMethodOffer(identifier: "std", label: "Standard", amount: 500),
+        ShippingMethodOffer(identifier: "exp", label: "Express", detail: "Tomorrow", amount: 1500),
     ]
 
     static func cards() -> FakeContextCustomer {
@@ -269,17 +252,17 @@ struct PaymentContextsTests {
         #expect(customer.calls.allSatisfy { $0.session == "cs_1" && $0.owner == 1000 })
         #expect(customer.calls(.lastSelected).map(\.argument) == ["cus_1"])
         // Cards only, sorted by label.
-        #expect(view.paymentOptions.map(\.label) == ["American Express 0005", "Mastercard 4444", "Visa 4242"])
-        #expect(view.paymentOptions.map(\.id) == ["pm_amex", "pm_mc", "pm_visa"])
-        #expect(view.paymentOptions.allSatisfy { $0.type == "card" })
-        #expect(view.paymentOptions.first?.paymentMethod["id"] == "pm_amex")
+        #expect(view.options.map(\.label) == ["American Express 0005", "Mastercard 4444", "Visa 4242"])
+        #expect(view.options.map(\.id) == ["pm_amex", "pm_mc", "pm_visa"])
+        #expect(view.options.allSatisfy { $0.type == "card" })
+        #expect(view.options.first?.paymentMethod["id"] == "pm_amex")
         // Nothing to select: no default, nothing remembered.
-        #expect(view.selectedPaymentMethod == nil)
+        #expect(view.selected == nil)
         #expect(!view.isReadyForPayment)
         #expect(view.loadError == nil)
         // The customer's shipping address is copied and needs verification.
         #expect(view.shippingAddress == Self.berlin)
-        #expect(view.shippingAddressNeedsVerification)
+        #expect(view.shippingNeedsVerification)
         #expect(try await world.types(view.id) == ["paymentContext.created", "paymentContext.didChange"])
         #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)) == view)
     }
@@ -289,12 +272,12 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let prefilled = try await world.create(.init(session: "cs_1", prefilledShippingAddress: Self.home))
         #expect(prefilled.shippingAddress == Self.home)
-        #expect(prefilled.shippingAddressNeedsVerification)
+        #expect(prefilled.shippingNeedsVerification)
 
         customer.setCustomer(FakeContextCustomer.customer())
         let none = try await world.create()
         #expect(none.shippingAddress == nil)
-        #expect(!none.shippingAddressNeedsVerification)
+        #expect(!none.shippingNeedsVerification)
     }
 
     @Test func theDefaultPaymentMethodIsSelectedWithoutAskingForTheLastSelected() async throws {
@@ -302,7 +285,7 @@ struct PaymentContextsTests {
         customer.remember("pm_mc")
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        #expect(view.selectedPaymentMethod == "pm_visa")
+        #expect(view.selected == "pm_visa")
         #expect(view.isReadyForPayment)
         #expect(customer.ops == [.clearCache, .retrieveCustomer, .listPaymentMethods])
     }
@@ -311,13 +294,13 @@ struct PaymentContextsTests {
         let customer = Self.cards()
         customer.remember("pm_mc")
         let world = try await World(customer: customer)
-        #expect(try await world.create().selectedPaymentMethod == "pm_mc")
+        #expect(try await world.create().selected == "pm_mc")
 
         // A default or remembered id that is not one of the card options selects nothing.
         customer.remember("pm_gone")
-        #expect(try await world.create().selectedPaymentMethod == nil)
+        #expect(try await world.create().selected == nil)
         #expect(
-            try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_gone")).selectedPaymentMethod == nil
+            try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_gone")).selected == nil
         )
     }
 
@@ -329,15 +312,15 @@ struct PaymentContextsTests {
         #expect(try await world.types(failed.id) == ["paymentContext.created", "paymentContext.didFailToLoad"])
         #expect(customer.ops == [.clearCache, .retrieveCustomer])
         let loadError = try #require(failed.loadError)
-        #expect(loadError["code"] == .int(Int64(StpdErrors.backendError.code)))
+        #expect(loadError.describedCode == StpdErrors.backendError.code)
         #expect(!failed.isReadyForPayment)
 
         let since = try await world.mark()
         let finished = try await world.requestPayment(failed.id)
-        #expect(finished.lastResult?["status"] == "error")
-        #expect(finished.lastResult?["error"] == loadError)
+        #expect(finished.lastResult?.status == .error)
+        #expect(finished.lastResult?.error == loadError)
         #expect(finished.requestState == .none)
-        #expect(finished.pendingAction == nil)
+        #expect(finished.pending == nil)
         #expect(try await world.types(failed.id, since: since) == ["paymentContext.didFinish"])
 
         // retryLoading starts over and succeeds.
@@ -346,13 +329,13 @@ struct PaymentContextsTests {
         #expect(retrying.loadError == nil)
         let loaded = try await world.until(failed.id, since: since, types: ["paymentContext.didChange"]) { !$0.loading }
         #expect(loaded.loadError == nil)
-        #expect(loaded.selectedPaymentMethod == "pm_visa")
+        #expect(loaded.selected == "pm_visa")
         #expect(loaded.isReadyForPayment)
         #expect(customer.ops == [.clearCache, .retrieveCustomer, .clearCache, .retrieveCustomer, .listPaymentMethods])
 
         // Now requestPayment goes on to the app.
         let asked = try await world.requestPayment(failed.id)
-        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
+        #expect(asked.pending?.kind == .didCreatePaymentResult)
     }
 
     @Test func aListFailureFailsTheLoadToo() async throws {
@@ -360,8 +343,8 @@ struct PaymentContextsTests {
         customer.fail(.listPaymentMethods, with: StpdErrors.appRequestTimedOut("listPaymentMethods"))
         let world = try await World(customer: customer)
         let failed = try await world.create()
-        #expect(failed.loadError?["code"] == .int(Int64(StpdErrors.appRequestTimedOut.code)))
-        #expect(failed.paymentOptions.isEmpty)
+        #expect(failed.loadError?.describedCode == StpdErrors.appRequestTimedOut.code)
+        #expect(failed.options.isEmpty)
     }
 
     @Test func requestPaymentWhileLoadingWaitsAndGoesOnWhenLoaded() async throws {
@@ -376,7 +359,7 @@ struct PaymentContextsTests {
         #expect(waiting.loading)
         #expect(waiting.requestState == .none)
         #expect(waiting.needs == nil)
-        #expect(waiting.pendingAction == nil)
+        #expect(waiting.pending == nil)
         // Asked twice while loading: still one request once loaded.
         _ = try await world.requestPayment(created.id)
 
@@ -385,8 +368,8 @@ struct PaymentContextsTests {
         let asked = try await world.until(created.id, since: since, types: ["paymentContext.pendingAction"])
         #expect(!asked.loading)
         #expect(asked.requestState == .requestingPayment)
-        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
-        #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_mc")
+        #expect(asked.pending?.kind == .didCreatePaymentResult)
+        #expect(asked.pending?.payload["paymentMethod"]?["id"] == "pm_mc")
         #expect(
             try await world.types(created.id, since: since) == [
                 "paymentContext.didChange", "paymentContext.pendingAction",
@@ -406,9 +389,9 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         gate.open()
         let finished = try await world.until(created.id, since: since, types: ["paymentContext.didFinish"])
-        #expect(finished.lastResult?["status"] == "error")
-        #expect(finished.lastResult?["error"]?["code"] == .int(Int64(StpdErrors.backendError.code)))
-        #expect(finished.lastResult?["error"] == finished.loadError)
+        #expect(finished.lastResult?.status == .error)
+        #expect(finished.lastResult?.error?.describedCode == StpdErrors.backendError.code)
+        #expect(finished.lastResult?.error == finished.loadError)
         #expect(finished.requestState == .none)
     }
 
@@ -434,13 +417,13 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let first = try await world.create()
         let selected = try await world.contexts.select(id: first.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
-        #expect(selected.selectedPaymentMethod == "pm_visa")
+        #expect(selected.selected == "pm_visa")
         #expect(selected.isReadyForPayment)
         await Self.within("select") { [c = customer] in await c.called(.select) }
         #expect(customer.calls(.select).map(\.argument) == ["pm_visa"])
         #expect(customer.lastSelectedMemory(for: "cus_1") == "pm_visa")
 
-        #expect(try await world.create().selectedPaymentMethod == "pm_visa")
+        #expect(try await world.create().selected == "pm_visa")
     }
 
     /// STPPaymentOptionsViewController saves the choice with no completion: a save that fails
@@ -451,11 +434,11 @@ struct PaymentContextsTests {
         let view = try await world.create()
         customer.fail(.select, with: DomainError.invalidInput(input: "x", detail: "the store is down"), times: 2)
         let selected = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
-        #expect(selected.selectedPaymentMethod == "pm_visa")
+        #expect(selected.selected == "pm_visa")
         let added = try await world.contexts.addCard(
             id: view.id, for: Caller(uid: 1000),
             card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031, zip: "10115"))
-        #expect(added.selectedPaymentMethod != "pm_visa" && added.selectedPaymentMethod != nil)
+        #expect(added.selected != "pm_visa" && added.selected != nil)
         await Self.within("select") { [c = customer] in await c.called(.select, times: 2) }
         #expect(customer.lastSelectedMemory(for: "cus_1") == nil)
     }
@@ -467,10 +450,10 @@ struct PaymentContextsTests {
         let added = try await world.contexts.addCard(
             id: view.id, for: Caller(uid: 1000),
             card: CardInput(number: "4000 0025 0000 3155", expMonth: 12, expYear: 2031, zip: "10115"))
-        let id = try #require(added.selectedPaymentMethod)
+        let id = try #require(added.selected)
         #expect(id != "pm_mc")
-        #expect(added.paymentOptions.map(\.label) == ["Mastercard 4444", "Visa 3155", "Visa 4242"])
-        #expect(added.paymentOptions.map(\.id).contains(id))
+        #expect(added.options.map(\.label) == ["Mastercard 4444", "Visa 3155", "Visa 4242"])
+        #expect(added.options.map(\.id).contains(id))
         await Self.within("select") { [c = customer] in await c.called(.select) }
         #expect(Array(customer.ops.dropFirst(3)) == [.attach, .select])
         #expect(customer.calls(.attach).map(\.argument) == [id])
@@ -535,7 +518,7 @@ struct PaymentContextsTests {
             try await world.contexts.addCard(id: view.id, for: Caller(uid: 1000), card: expired)
         }
         #expect(customer.calls(.attach).isEmpty)
-        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).paymentOptions.count == 2)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).options.count == 2)
     }
 
     @Test func addCardLooksUpUnionPaysVariableLengths() async throws {
@@ -561,8 +544,8 @@ struct PaymentContextsTests {
         }
         #expect((refused as? RPCError)?.code == StpdErrors.backendError.code, "the adapter's error as it threw it")
         let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
-        #expect(after.selectedPaymentMethod == "pm_mc")
-        #expect(after.paymentOptions.count == 2)
+        #expect(after.selected == "pm_mc")
+        #expect(after.options.count == 2)
         #expect(customer.calls(.select).isEmpty)
     }
 
@@ -576,15 +559,15 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_mc"))
         // Not selected: the selection stays.
         let removedVisa = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
-        #expect(removedVisa.selectedPaymentMethod == "pm_mc")
-        #expect(removedVisa.paymentOptions.map(\.id) == ["pm_amex", "pm_mc"])
+        #expect(removedVisa.selected == "pm_mc")
+        #expect(removedVisa.options.map(\.id) == ["pm_amex", "pm_mc"])
         // Selected: the first remaining one is selected.
         let removedMC = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_mc")
-        #expect(removedMC.paymentOptions.map(\.id) == ["pm_amex"])
-        #expect(removedMC.selectedPaymentMethod == "pm_amex")
+        #expect(removedMC.options.map(\.id) == ["pm_amex"])
+        #expect(removedMC.selected == "pm_amex")
         let removedLast = try await world.contexts.remove(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_amex")
-        #expect(removedLast.paymentOptions.isEmpty)
-        #expect(removedLast.selectedPaymentMethod == nil)
+        #expect(removedLast.options.isEmpty)
+        #expect(removedLast.selected == nil)
         #expect(customer.calls(.detach).map(\.argument) == ["pm_visa", "pm_mc", "pm_amex"])
 
         let unknown = await domainError {
@@ -602,7 +585,7 @@ struct PaymentContextsTests {
         }
         #expect(error?.name == "invalidState")
         #expect(customer.calls(.detach).isEmpty)
-        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).paymentOptions.count == 2)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).options.count == 2)
     }
 
     // MARK: Shipping (§4.2, §4.6)
@@ -611,12 +594,12 @@ struct PaymentContextsTests {
         let customer = FakeContextCustomer(customer: FakeContextCustomer.customer(shipping: Self.berlinJSON))
         let world = try await World(customer: customer)
         let view = try await world.create()
-        #expect(view.shippingAddressNeedsVerification)
+        #expect(view.shippingNeedsVerification)
         let accepted = try await world.contexts.setShippingAddress(
             id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(accepted.shippingAddress == Self.home)
-        #expect(!accepted.shippingAddressNeedsVerification)
-        #expect(accepted.pendingAction == nil)
+        #expect(!accepted.shippingNeedsVerification)
+        #expect(accepted.pending == nil)
         #expect(accepted.shippingMethods == nil)
         #expect(accepted.selectedShippingMethod == nil)
 
@@ -644,7 +627,7 @@ struct PaymentContextsTests {
             id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(accepted.shippingAddress == Self.home)
         let failed = try await world.until(view.id, since: since, types: ["paymentContext.shippingSaveFailed"])
-        #expect(failed.shippingSaveError?["code"] == .int(Int64(StpdErrors.backendError.code)))
+        #expect(failed.lastShippingSaveError?.describedCode == StpdErrors.backendError.code)
         #expect(failed.shippingAddress == Self.home)
     }
 
@@ -653,7 +636,7 @@ struct PaymentContextsTests {
         let world = try await World(customer: customer)
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-        let pending = try #require(asked.pendingAction)
+        let pending = try #require(asked.pending)
         #expect(pending.kind == .didUpdateShippingAddress)
         #expect(pending.id.hasPrefix("pact_"))
         #expect(
@@ -669,19 +652,19 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         let refused = try await world.answer(
             pending.id, .invalid, error: .init(message: "We do not ship there", code: "no_ship"))
-        #expect(refused.pendingAction == nil)
+        #expect(refused.pending == nil)
         #expect(refused.shippingAddress == nil)
-        #expect(failure(refused.shippingError)?.domainErrorName == "paymentFailed")
-        #expect(failure(refused.shippingError)?.domainData["message"] == "We do not ship there")
-        #expect(failure(refused.shippingError)?.domainData["code"] == "no_ship")
+        #expect(refused.shippingError?.domainErrorName == "paymentFailed")
+        #expect(refused.shippingError?.domainData["message"] == "We do not ship there")
+        #expect(refused.shippingError?.domainData["code"] == "no_ship")
         #expect(try await world.types(view.id, since: since) == ["paymentContext.shippingInvalid"])
 
         // Without the app's error, the SDK's default title.
         let again = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-                .pendingAction)
+                .pending)
         let plain = try await world.answer(again.id, .invalid)
-        #expect(failure(plain.shippingError) == .domain(.paymentFailed(detail: "Invalid Shipping Address", data: [:])))
+        #expect(plain.shippingError == .domain(.paymentFailed(detail: "Invalid Shipping Address", data: [:])))
         #expect(customer.calls(.updateShipping).isEmpty)
     }
 
@@ -692,12 +675,12 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let pending = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-                .pendingAction)
+                .pending)
         let accepted = try await world.answer(pending.id, .valid, methods: Self.methods, selected: preferred)
-        #expect(accepted.pendingAction == nil)
+        #expect(accepted.pending == nil)
         #expect(accepted.shippingError == nil)
         #expect(accepted.shippingAddress == Self.home)
-        #expect(!accepted.shippingAddressNeedsVerification)
+        #expect(!accepted.shippingNeedsVerification)
         #expect(accepted.shippingMethods == Self.methods)
         #expect(accepted.selectedShippingMethod == expected)
         await Self.within("updateShipping") { [c = customer] in await c.called(.updateShipping) }
@@ -710,12 +693,13 @@ struct PaymentContextsTests {
     @Test func aSelectionStillInALaterListStaysSelected() async throws {
         let world = try await World()
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
-        func answerNext(_ methods: [ShippingMethod], selected: String? = nil) async throws -> PaymentContextView {
+        func answerNext(_ methods: [ShippingMethodOffer], selected: String? = nil) async throws -> PaymentContextRecord
+        {
             let asked = try await world.contexts.setShippingAddress(
                 id: view.id, for: Caller(uid: 1000), address: Self.home)
-            return try await world.answer(asked.pendingAction?.id, .valid, methods: methods, selected: selected)
+            return try await world.answer(asked.pending?.id, .valid, methods: methods, selected: selected)
         }
-        let overnight = ShippingMethod(identifier: "ovn", label: "Overnight", amount: 2500)
+        let overnight = ShippingMethodOffer(identifier: "ovn", label: "Overnight", amount: 2500)
         #expect(try await answerNext(Self.methods, selected: "exp").selectedShippingMethod == "exp")
         // Still listed: kept (21.0 to 23.x would move to the first).
         #expect(try await answerNext([overnight, Self.methods[1]]).selectedShippingMethod == "exp")
@@ -730,7 +714,7 @@ struct PaymentContextsTests {
         // None given: none stored, and the address finishes with no method.
         _ = try await answerNext(Self.methods, selected: "exp")
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-        let none = try await world.answer(asked.pendingAction?.id, .valid)
+        let none = try await world.answer(asked.pending?.id, .valid)
         #expect(none.shippingMethods == nil)
         #expect(none.selectedShippingMethod == nil)
     }
@@ -745,7 +729,7 @@ struct PaymentContextsTests {
         #expect(view.paymentSummaryItems == [.init(label: "Shop", amount: 1000, decimal: "10.00")])
 
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-        let shipped = try await world.answer(asked.pendingAction?.id, .valid, methods: Self.methods, selected: "exp")
+        let shipped = try await world.answer(asked.pending?.id, .valid, methods: Self.methods, selected: "exp")
         #expect(shipped.amount == 1000)
         #expect(shipped.paymentAmount == 2500)
         #expect(
@@ -796,7 +780,7 @@ struct PaymentContextsTests {
                 .init(label: "Acme Books", amount: 2000, decimal: "20.00"),
             ])
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-        let shipped = try await world.answer(asked.pendingAction?.id, .valid, methods: Self.methods, selected: "std")
+        let shipped = try await world.answer(asked.pending?.id, .valid, methods: Self.methods, selected: "std")
         #expect(shipped.paymentAmount == 2500)
         #expect(
             shipped.paymentSummaryItems.map(\.label) == ["Book", "Tax", "Standard", "Acme Books"])
@@ -843,7 +827,7 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         let accepted = try await world.contexts.setShippingAddress(
             id: view.id, for: Caller(uid: 1000), address: Self.home)
-        #expect(accepted.pendingAction == nil)
+        #expect(accepted.pending == nil)
         #expect(accepted.shippingAddress == Self.home)
         #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
         await Self.within("updateShipping") { [c = customer] in await c.called(.updateShipping) }
@@ -855,7 +839,7 @@ struct PaymentContextsTests {
         let world = try await World()
         let view = try await world.create(.init(session: "cs_1", amount: 1000, validatesShipping: true))
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-        let chosen = try await world.answer(asked.pendingAction?.id, .valid, methods: Self.methods, selected: "exp")
+        let chosen = try await world.answer(asked.pending?.id, .valid, methods: Self.methods, selected: "exp")
         #expect(chosen.selectedShippingMethod == "exp")
         // The path setShippingAddress takes for delivery or a context whose app does not validate.
         let cleared = try await world.contexts.acceptShipping(
@@ -871,7 +855,7 @@ struct PaymentContextsTests {
                 .init(session: "cs_1", configuration: .init(shippingType: type), validatesShipping: validates))
             let accepted = try await world.contexts.setShippingAddress(
                 id: other.id, for: Caller(uid: 1000), address: Self.home)
-            #expect(accepted.pendingAction == nil)
+            #expect(accepted.pending == nil)
             #expect(accepted.selectedShippingMethod == nil)
         }
     }
@@ -885,13 +869,13 @@ struct PaymentContextsTests {
         let needs = try await world.requestPayment(view.id)
         #expect(needs.requestState == .requestingPayment)
         #expect(needs.needs == .paymentOption)
-        #expect(needs.pendingAction == nil)
+        #expect(needs.pending == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.needsInput"])
 
         let asked = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_mc")
         #expect(asked.needs == nil)
         #expect(asked.requestState == .requestingPayment)
-        let pending = try #require(asked.pendingAction)
+        let pending = try #require(asked.pending)
         #expect(pending.kind == .didCreatePaymentResult)
         #expect(pending.payload["paymentMethod"]?["id"] == "pm_mc")
         #expect(pending.payload["paymentMethod"]?["card"]?["last4"] == "4444")
@@ -899,8 +883,8 @@ struct PaymentContextsTests {
 
         let done = try await world.answer(pending.id, .success)
         #expect(done.requestState == .none)
-        #expect(done.pendingAction == nil)
-        #expect(done.lastResult == ["status": "success", "error": nil])
+        #expect(done.pending == nil)
+        #expect(done.lastResult == .init(status: .success, error: nil))
         #expect(try await world.types(view.id, since: since).last == "paymentContext.didFinish")
     }
 
@@ -912,8 +896,8 @@ struct PaymentContextsTests {
             id: view.id, for: Caller(uid: 1000),
             card: CardInput(number: "5555555555554444", expMonth: 3, expYear: 2032, zip: "10115")
         )
-        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
-        #expect(asked.pendingAction?.payload["paymentMethod"]?["id"]?.stringValue == asked.selectedPaymentMethod)
+        #expect(asked.pending?.kind == .didCreatePaymentResult)
+        #expect(asked.pending?.payload["paymentMethod"]?["id"]?.stringValue == asked.selected)
     }
 
     @Test(
@@ -986,13 +970,13 @@ struct PaymentContextsTests {
         let needs = try await world.requestPayment(view.id)
         #expect(needs.needs == .shippingAddress)
         #expect(needs.requestState == .requestingPayment)
-        #expect(needs.pendingAction == nil)
+        #expect(needs.pending == nil)
 
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
         #expect(asked.needs == nil)
         #expect(asked.shippingAddress == Self.home)
-        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
-        #expect(asked.pendingAction?.payload["paymentMethod"]?["id"] == "pm_visa")
+        #expect(asked.pending?.kind == .didCreatePaymentResult)
+        #expect(asked.pending?.payload["paymentMethod"]?["id"] == "pm_visa")
     }
 
     /// STPShippingAddressViewController does not submit until its `addressViewModel.isValid`
@@ -1016,14 +1000,14 @@ struct PaymentContextsTests {
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: incomplete)
         }
         let after = try await world.contexts.get(id: view.id, for: Caller(uid: 1000))
-        #expect(after.shippingAddress == nil && after.pendingAction == nil)
+        #expect(after.shippingAddress == nil && after.pending == nil)
         #expect(customer.calls(.updateShipping).isEmpty)
         // Japan has no postal codes; a German number needs its ten digits.
         let tokyo = ShippingAddressParams(
             name: "Ada", phone: "03-1234-5678", address: .init(line1: "1-1 Chiyoda", city: "Tokyo", country: "JP"))
         #expect(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: tokyo)
-                .pendingAction?.kind == .didUpdateShippingAddress)
+                .pending?.kind == .didUpdateShippingAddress)
     }
 
     @Test func aPrefilledAddressIsVerifiedUnlessTheConfigurationSaysNot() async throws {
@@ -1040,12 +1024,12 @@ struct PaymentContextsTests {
                 configuration: .init(
                     requiredShippingAddressFields: ["postalAddress"], verifyPrefilledShippingAddress: false),
                 prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(trusted.id).pendingAction?.kind == .didCreatePaymentResult)
+        #expect(try await world.requestPayment(trusted.id).pending?.kind == .didCreatePaymentResult)
 
         // Without required fields nothing is asked, address or not.
         let none = try await world.create(
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(none.id).pendingAction?.kind == .didCreatePaymentResult)
+        #expect(try await world.requestPayment(none.id).pending?.kind == .didCreatePaymentResult)
     }
 
     @Test func theCustomersSavedAddressNeedsVerificationToo() async throws {
@@ -1060,8 +1044,8 @@ struct PaymentContextsTests {
         #expect(try await world.requestPayment(view.id).needs == .shippingAddress)
         let asked = try await world.contexts.setShippingAddress(
             id: view.id, for: Caller(uid: 1000), address: Self.berlin)
-        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
-        #expect(!asked.shippingAddressNeedsVerification)
+        #expect(asked.pending?.kind == .didCreatePaymentResult)
+        #expect(!asked.shippingNeedsVerification)
     }
 
     @Test func aValidatingAppMustChooseAShippingMethodBeforePaying() async throws {
@@ -1077,14 +1061,14 @@ struct PaymentContextsTests {
         #expect(needs.needs == .shippingAddress)
 
         let asked = try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-        let validation = try #require(asked.pendingAction)
+        let validation = try #require(asked.pending)
         #expect(validation.kind == .didUpdateShippingAddress)
         #expect(asked.needs == .shippingAddress)
 
         let paying = try await world.answer(validation.id, .valid, methods: Self.methods)
         #expect(paying.selectedShippingMethod == "std")
         #expect(paying.needs == nil)
-        #expect(paying.pendingAction?.kind == .didCreatePaymentResult)
+        #expect(paying.pending?.kind == .didCreatePaymentResult)
         #expect(paying.paymentAmount == 500)
 
         // A delivery needs no method.
@@ -1095,36 +1079,36 @@ struct PaymentContextsTests {
                     requiredShippingAddressFields: ["postalAddress"], shippingType: "delivery",
                     verifyPrefilledShippingAddress: false),
                 validatesShipping: true, prefilledShippingAddress: Self.home, defaultPaymentMethod: "pm_visa"))
-        #expect(try await world.requestPayment(delivery.id).pendingAction?.kind == .didCreatePaymentResult)
+        #expect(try await world.requestPayment(delivery.id).pending?.kind == .didCreatePaymentResult)
     }
 
     @Test(arguments: [PendingActionAnswer.success, .error, .userCancellation])
     func theAppsAnswerIsDidFinish(status: PendingActionAnswer) async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let pending = try #require(try await world.requestPayment(view.id).pending)
         let since = try await world.mark()
         let done = try await world.answer(pending.id, status)
-        #expect(done.lastResult?["status"] == .string(status.rawValue))
+        #expect(done.lastResult?.status.rawValue == status.rawValue)
         if status == .error {
-            #expect(failure(done.lastResult?["error"])?.domainErrorName == "paymentFailed")
+            #expect(done.lastResult?.error?.domainErrorName == "paymentFailed")
         } else {
-            #expect(done.lastResult?["error"] == .null)
+            #expect(done.lastResult?.error == nil)
         }
         #expect(done.requestState == .none)
-        #expect(done.pendingAction == nil)
+        #expect(done.pending == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
         // And it can pay again.
-        #expect(try await world.requestPayment(view.id).pendingAction?.kind == .didCreatePaymentResult)
+        #expect(try await world.requestPayment(view.id).pending?.kind == .didCreatePaymentResult)
     }
 
     @Test func anErrorAnswerCarriesTheAppsMessageAndCode() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let pending = try #require(try await world.requestPayment(view.id).pending)
         let done = try await world.answer(
             pending.id, .error, error: .init(message: "Your card was declined", code: "card_declined"))
-        let error = try #require(failure(done.lastResult?["error"]))
+        let error = try #require(done.lastResult?.error)
         #expect(error.domainErrorName == "paymentFailed")
         #expect(error.domainData["message"] == "Your card was declined")
         #expect(error.domainData["code"] == "card_declined")
@@ -1133,7 +1117,7 @@ struct PaymentContextsTests {
     @Test func answeringTwiceOrAnUnknownActionIsPendingActionGone() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let pending = try #require(try await world.requestPayment(view.id).pending)
         _ = try await world.answer(pending.id, .success)
         for action in [pending.id, "pact_unknown"] {
             let error = await domainError { try await world.answer(action, .success) }
@@ -1151,39 +1135,39 @@ struct PaymentContextsTests {
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
         let shipping = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-                .pendingAction)
+                .pending)
         let wrongForShipping = await domainError { try await world.answer(shipping.id, .success) }
         #expect(wrongForShipping?.name == "invalidInput")
         _ = try await world.answer(shipping.id, .valid)
 
-        let payment = try #require(try await world.requestPayment(view.id).pendingAction)
+        let payment = try #require(try await world.requestPayment(view.id).pending)
         for status in [PendingActionAnswer.valid, .invalid] {
             let error = await domainError { try await world.answer(payment.id, status) }
             #expect(error?.name == "invalidInput")
         }
         // Still waiting.
-        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == payment.id)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pending?.id == payment.id)
     }
 
     /// Another uid's action answers as one that does not exist.
     @Test func onlyTheOwnerOrRootMayAnswer() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let pending = try #require(try await world.requestPayment(view.id).pending)
         let error = await domainError { try await world.answer(pending.id, .success, by: 2000) }
         #expect(error?.name == "pendingActionGone")
-        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
-        #expect(try await world.answer(pending.id, .success, by: 0).lastResult?["status"] == "success")
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pending?.id == pending.id)
+        #expect(try await world.answer(pending.id, .success, by: 0).lastResult?.status == .success)
     }
 
     @Test func aSecondRequestPaymentWhileRequestingIsIgnored() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
         let first = try await world.requestPayment(view.id)
-        let pending = try #require(first.pendingAction)
+        let pending = try #require(first.pending)
         let since = try await world.mark()
         let second = try await world.requestPayment(view.id)
-        #expect(second.pendingAction?.id == pending.id)
+        #expect(second.pending?.id == pending.id)
         #expect(second == first)
         #expect(try await world.types(view.id, since: since).isEmpty)
 
@@ -1203,19 +1187,19 @@ struct PaymentContextsTests {
             .init(session: "cs_1", validatesShipping: true, defaultPaymentMethod: "pm_visa"))
         let validation = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-                .pendingAction)
+                .pending)
         let since = try await world.mark()
         let ignored = try await world.requestPayment(view.id)
-        #expect(ignored.pendingAction == validation)
+        #expect(ignored.pending == validation)
         #expect(ignored.requestState == .none)
         #expect(try await world.types(view.id, since: since).isEmpty)
 
         let accepted = try await world.answer(validation.id, .valid, methods: Self.methods)
         #expect(accepted.selectedShippingMethod == "std")
-        #expect(accepted.pendingAction == nil)
+        #expect(accepted.pending == nil)
         let paying = try await world.requestPayment(view.id)
-        #expect(paying.pendingAction?.kind == .didCreatePaymentResult)
-        _ = try await world.answer(paying.pendingAction?.id, .success)
+        #expect(paying.pending?.kind == .didCreatePaymentResult)
+        _ = try await world.answer(paying.pending?.id, .success)
         #expect(await world.jobs.idle())
     }
 
@@ -1229,14 +1213,14 @@ struct PaymentContextsTests {
         #expect(try await world.requestPayment(view.id).needs == .paymentOption)
         let since = try await world.mark()
         let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
-        #expect(cancelled.lastResult == ["status": "userCancellation", "error": nil])
+        #expect(cancelled.lastResult == .init(status: .userCancellation, error: nil))
         #expect(cancelled.requestState == .none)
         #expect(cancelled.needs == nil)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
         // Waiting for the app (no input needed): not the customer's to cancel.
         _ = try await world.contexts.select(id: view.id, for: Caller(uid: 1000), paymentMethod: "pm_visa")
-        #expect(try await world.requestPayment(view.id).pendingAction != nil)
+        #expect(try await world.requestPayment(view.id).pending != nil)
         let busy = await domainError { try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000)) }
         #expect(busy?.name == "invalidState")
     }
@@ -1251,12 +1235,12 @@ struct PaymentContextsTests {
         #expect(try await world.requestPayment(view.id).needs == .shippingAddress)
         let pending = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-                .pendingAction)
+                .pending)
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
 
         let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
-        #expect(cancelled.lastResult?["status"] == "userCancellation")
-        #expect(cancelled.pendingAction == nil)
+        #expect(cancelled.lastResult?.status == .userCancellation)
+        #expect(cancelled.pending == nil)
         // The deadline's timer ends with it (else it holds off the daemon's idle exit until the deadline).
         #expect(await world.jobs.idle())
         let gone = await domainError { try await world.answer(pending.id, .valid) }
@@ -1266,10 +1250,10 @@ struct PaymentContextsTests {
     @Test func closingDropsThePendingAction() async throws {
         let world = try await World(customer: Self.cards())
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let pending = try #require(try await world.requestPayment(view.id).pending)
         let closed = try await world.contexts.close(id: view.id, for: Caller(uid: 1000))
         #expect(closed.status == .closed)
-        #expect(closed.pendingAction == nil)
+        #expect(closed.pending == nil)
         #expect(await world.jobs.idle())
         let gone = await domainError { try await world.answer(pending.id, .success) }
         #expect(gone?.name == "pendingActionGone")
@@ -1284,24 +1268,24 @@ struct PaymentContextsTests {
         let world = try await World(customer: Self.cards(), timeout: 60)
         let view = try await world.create(
             .init(session: "cs_1", defaultPaymentMethod: "pm_visa", pendingActionTimeout: 30))
-        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
-        #expect(pending.deadline == t0.addingTimeInterval(30).formatted(.iso8601))
+        let pending = try #require(try await world.requestPayment(view.id).pending)
+        #expect(pending.deadline == t0.addingTimeInterval(30))
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
 
         let since = try await world.mark()
         world.clock.advance(by: .seconds(29))
-        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
+        #expect(try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).pending?.id == pending.id)
         world.clock.advance(by: .seconds(1))
         let finished = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        let error = try #require(failure(finished.lastResult?["error"]))
-        #expect(finished.lastResult?["status"] == "error")
+        let error = try #require(finished.lastResult?.error)
+        #expect(finished.lastResult?.status == .error)
         if case .domain(.pendingActionTimedOut(let action, let kind, _)) = error {
             #expect(action == pending.id)
             #expect(kind == "didCreatePaymentResult")
         } else {
             Issue.record("\(error) is not pendingActionTimedOut")
         }
-        #expect(finished.pendingAction == nil)
+        #expect(finished.pending == nil)
         #expect(finished.requestState == .none)
         #expect(try await world.types(view.id, since: since) == ["paymentContext.didFinish"])
 
@@ -1314,30 +1298,30 @@ struct PaymentContextsTests {
         let view = try await world.create(.init(session: "cs_1", validatesShipping: true))
         let pending = try #require(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-                .pendingAction)
-        #expect(pending.deadline == t0.addingTimeInterval(45).formatted(.iso8601))
+                .pending)
+        #expect(pending.deadline == t0.addingTimeInterval(45))
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
         let since = try await world.mark()
         world.clock.advance(by: .seconds(45))
         let invalid = try await world.until(view.id, since: since, types: ["paymentContext.shippingInvalid"])
-        if case .domain(.pendingActionTimedOut(_, let kind, _)) = failure(invalid.shippingError) {
+        if case .domain(.pendingActionTimedOut(_, let kind, _)) = invalid.shippingError {
             #expect(kind == "didUpdateShippingAddress")
         } else {
             Issue.record("\(String(describing: invalid.shippingError)) is not pendingActionTimedOut")
         }
-        #expect(invalid.pendingAction == nil)
+        #expect(invalid.pending == nil)
         #expect(invalid.shippingAddress == nil)
         // The customer can submit again.
         #expect(
             try await world.contexts.setShippingAddress(id: view.id, for: Caller(uid: 1000), address: Self.home)
-                .pendingAction
+                .pending
                 != nil)
     }
 
     @Test func anAnsweredActionsDeadlineNoLongerFires() async throws {
         let world = try await World(customer: Self.cards(), timeout: 30)
         let view = try await world.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        let pending = try #require(try await world.requestPayment(view.id).pendingAction)
+        let pending = try #require(try await world.requestPayment(view.id).pending)
         await Self.within("a deadline timer") { [clock = world.clock] in await clock.sleepersArrived(1) }
         _ = try await world.answer(pending.id, .userCancellation)
         #expect(await world.jobs.idle())
@@ -1345,8 +1329,7 @@ struct PaymentContextsTests {
         world.clock.advance(by: .seconds(60))
         #expect(try await world.types(view.id, since: since).isEmpty)
         #expect(
-            try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).lastResult?["status"]
-                == "userCancellation")
+            try await world.contexts.get(id: view.id, for: Caller(uid: 1000)).lastResult?.status == .userCancellation)
     }
 
     @Test func aPendingActionAndItsDeadlineSurviveARestartAndCanBeAnswered() async throws {
@@ -1355,7 +1338,7 @@ struct PaymentContextsTests {
         let customer = Self.cards()
         let before = try await World(customer: customer, store: store, clock: clock, timeout: 60)
         let view = try await before.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        let pending = try #require(try await before.requestPayment(view.id).pendingAction)
+        let pending = try #require(try await before.requestPayment(view.id).pending)
         await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
         await before.shutdown()
         #expect(clock.sleeperCount == 0)
@@ -1364,9 +1347,9 @@ struct PaymentContextsTests {
         let after = try await World(customer: customer, store: store, clock: clock, timeout: 60)
         try await after.resume()
         let restored = try await after.contexts.get(id: view.id, for: Caller(uid: 1000))
-        #expect(restored.pendingAction == pending)
+        #expect(restored.pending == pending)
         #expect(restored.requestState == .requestingPayment)
-        #expect(restored.selectedPaymentMethod == "pm_visa")
+        #expect(restored.selected == "pm_visa")
         #expect(!restored.loading)
         // Loading is not redone: it had finished.
         #expect(customer.calls(.clearCache).count == 1)
@@ -1374,7 +1357,7 @@ struct PaymentContextsTests {
 
         let since = try await after.mark()
         let done = try await after.answer(pending.id, .success)
-        #expect(done.lastResult?["status"] == "success")
+        #expect(done.lastResult?.status == .success)
         #expect(try await after.types(view.id, since: since) == ["paymentContext.didFinish"])
         #expect(await after.jobs.idle())
     }
@@ -1384,7 +1367,7 @@ struct PaymentContextsTests {
         let clock = ManualClock()
         let before = try await World(customer: Self.cards(), store: store, clock: clock, timeout: 60)
         let view = try await before.create(.init(session: "cs_1", defaultPaymentMethod: "pm_visa"))
-        let pending = try #require(try await before.requestPayment(view.id).pendingAction)
+        let pending = try #require(try await before.requestPayment(view.id).pending)
         await Self.within("a deadline timer") { await clock.sleepersArrived(1) }
         await before.shutdown()
         clock.advance(by: .seconds(40))
@@ -1395,10 +1378,10 @@ struct PaymentContextsTests {
         let since = try await after.mark()
         // 20 s were left, not another 60.
         clock.advance(by: .seconds(19))
-        #expect(try await after.contexts.get(id: view.id, for: Caller(uid: 1000)).pendingAction?.id == pending.id)
+        #expect(try await after.contexts.get(id: view.id, for: Caller(uid: 1000)).pending?.id == pending.id)
         clock.advance(by: .seconds(1))
         let finished = try await after.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        #expect(failure(finished.lastResult?["error"])?.domainErrorName == "pendingActionTimedOut")
+        #expect(finished.lastResult?.error?.domainErrorName == "pendingActionTimedOut")
     }
 
     @Test func aLoadInterruptedByARestartRunsAgainAndTheWaitingRequestGoesOn() async throws {
@@ -1419,8 +1402,8 @@ struct PaymentContextsTests {
         try await after.resume()
         let asked = try await after.until(created.id, since: since, types: ["paymentContext.pendingAction"])
         #expect(!asked.loading)
-        #expect(asked.selectedPaymentMethod == "pm_mc")
-        #expect(asked.pendingAction?.kind == .didCreatePaymentResult)
+        #expect(asked.selected == "pm_mc")
+        #expect(asked.pending?.kind == .didCreatePaymentResult)
         #expect(fresh.ops == [.clearCache, .retrieveCustomer, .listPaymentMethods])
         withExtendedLifetime(before) { gate.open() }
     }
@@ -1434,10 +1417,10 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         let confirming = try await world.requestPayment(view.id, intent: secret)
         #expect(confirming.requestState == .requestingPayment)
-        #expect(confirming.pendingAction == nil)
+        #expect(confirming.pending == nil)
         #expect(confirming.needs == nil)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        #expect(done.lastResult == ["status": "success", "error": nil])
+        #expect(done.lastResult == .init(status: .success, error: nil))
         #expect(done.requestState == .none)
         #expect(!(try await world.types(view.id, since: since)).contains("paymentContext.pendingAction"))
     }
@@ -1449,9 +1432,9 @@ struct PaymentContextsTests {
         let since = try await world.mark()
         _ = try await world.requestPayment(view.id, intent: secret)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        #expect(done.lastResult?["status"] == "error")
-        #expect(failure(done.lastResult?["error"])?.domainErrorName == "paymentFailed")
-        #expect(failure(done.lastResult?["error"])?.domainData["paymentIntentStatus"] == "requires_payment_method")
+        #expect(done.lastResult?.status == .error)
+        #expect(done.lastResult?.error?.domainErrorName == "paymentFailed")
+        #expect(done.lastResult?.error?.domainData["paymentIntentStatus"] == "requires_payment_method")
     }
 
     @Test func aManagedIntentNeedingARedirectFinishesWhenTheRedirectReturns() async throws {
@@ -1467,7 +1450,7 @@ struct PaymentContextsTests {
         let session = try #require(redirecting.redirect)
         let redirect = try await world.redirects.get(id: session, for: Caller(uid: 1000))
         #expect(redirect.status == .inProgress)
-        #expect(redirect.kind == "paymentIntent")
+        #expect(redirect.kind == .paymentIntent)
         #expect(redirect.paymentIntentId == intentID)
 
         world.api.setIntentStatus(intentID, "succeeded")
@@ -1476,7 +1459,7 @@ struct PaymentContextsTests {
                 "myshop://done?order=42&payment_intent=\(intentID)", for: Caller(uid: 1000))
                 == session)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        #expect(done.lastResult == ["status": "success", "error": nil])
+        #expect(done.lastResult == .init(status: .success, error: nil))
         #expect(done.redirect == nil)
         #expect(done.needs == nil)
         #expect(done.requestState == .none)
@@ -1497,7 +1480,7 @@ struct PaymentContextsTests {
         _ = try await world.redirects.report(
             id: session, for: Caller(uid: 1000), outcome: .closed, url: nil, message: nil)
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        #expect(done.lastResult == ["status": "userCancellation", "error": nil])
+        #expect(done.lastResult == .init(status: .userCancellation, error: nil))
         #expect(done.redirect == nil)
     }
 
@@ -1518,7 +1501,7 @@ struct PaymentContextsTests {
         // The poll reads first 5 s after it started, as PaymentSheet does.
         world.clock.advance(by: .seconds(5))
         let done = try await world.until(view.id, since: since, types: ["paymentContext.didFinish"])
-        #expect(done.lastResult == ["status": "userCancellation", "error": nil])
+        #expect(done.lastResult == .init(status: .userCancellation, error: nil))
         #expect(done.needs == nil && done.requestState == .none)
     }
 
@@ -1531,7 +1514,7 @@ struct PaymentContextsTests {
         let redirecting = try await world.until(view.id, since: since, types: ["paymentContext.needsInput"])
         let session = try #require(redirecting.redirect)
         let cancelled = try await world.contexts.cancel(id: view.id, for: Caller(uid: 1000))
-        #expect(cancelled.lastResult?["status"] == "userCancellation")
+        #expect(cancelled.lastResult?.status == .userCancellation)
         #expect(cancelled.redirect == nil)
         #expect(try await world.redirects.get(id: session, for: Caller(uid: 1000)).status == .cancelled)
     }

@@ -13,7 +13,7 @@ struct RedirectReportTests {
 
     private func started(
         _ world: World, type: String = "ideal", details: JSONValue = [:], mode: RedirectMode
-    ) async throws -> RedirectSessionView {
+    ) async throws -> Shown<RedirectRecord> {
         let id = world.api.addSource(type: type, details: details)
         try await world.knownSource(id)
         let session = try await world.redirects.create(for: app, sourceID: id, clientSecret: nil, followUpTimeout: nil)

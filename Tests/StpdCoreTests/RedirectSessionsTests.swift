@@ -43,12 +43,12 @@ struct RedirectSessionsTests {
             _ = try await sources.retrieve(id: id, clientSecret: "\(id)_secret", for: Caller(uid: owner))
         }
 
-        func outcome(_ session: String) async throws -> RedirectSessionView.Outcome {
+        func outcome(_ session: String) async throws -> RedirectOutcome {
             let found = try await log.wait(
                 since: 0, filter: EventFilter(objectIds: [session], types: ["redirect.outcome"]), limit: 1,
                 timeout: .seconds(10))
             let event = try #require(found.events.first)
-            return try JSONCoding.typed(RedirectSessionView.self, from: event.object).outcome!
+            return try JSONCoding.typed(RedirectRecord.self, from: event.object).outcome!
         }
     }
 
@@ -199,7 +199,7 @@ struct RedirectSessionsTests {
         let secret = world.api.addIntent()
         let session = try await world.redirects.create(
             for: Caller(uid: 1000), paymentIntentSecret: secret, followUpTimeout: nil)
-        #expect(session.kind == "paymentIntent")
+        #expect(session.kind == .paymentIntent)
         #expect(session.returnURL == "myshop://done?order=42")
         _ = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: .inApp, opener: nil)
         world.api.setIntentStatus(try #require(session.paymentIntentId), "succeeded")
@@ -223,7 +223,7 @@ struct RedirectSessionsTests {
         let intent = try await world.api.retrieveSetupIntent(clientSecret: secret)
         let session = try await world.redirects.create(
             for: Caller(uid: 1000), intent: intent, clientSecret: secret, followUpTimeout: nil)
-        #expect(session.kind == "setupIntent")
+        #expect(session.kind == .setupIntent)
         #expect(session.setupIntentId == "seti_123" && session.paymentIntentId == nil)
         _ = try await world.redirects.start(id: session.id, for: Caller(uid: 1000), mode: .inApp, opener: nil)
         world.api.setIntentStatus("seti_123", "requires_payment_method")
@@ -254,8 +254,8 @@ struct RedirectSessionsTests {
             PaymentIntent.self, PaymentIntentConfirmParams(clientSecret: pending, paymentMethodID: "pm_1"), for: owner,
             start: RedirectSessions.StartOptions(mode: .inApp))
         let session = try #require(confirmed.redirect)
-        #expect(confirmed.result == .pending && confirmed.nextAction?.session == session.id)
-        #expect(session.kind == "paymentIntent" && session.paymentIntentId == "pi_red")
+        #expect(confirmed.result == .pending && confirmed.intent.nextAction?.type == .redirectToURL)
+        #expect(session.kind == .paymentIntent && session.paymentIntentId == "pi_red")
         #expect(session.status == .inProgress && session.mode == .inApp)
 
         let setup = world.api.addIntent(id: "seti_red")

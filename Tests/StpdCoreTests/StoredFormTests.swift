@@ -18,7 +18,7 @@ struct StoredFormTests {
         .appendingPathComponent("Fixtures")
 
     /// The kinds whose records hold domain types only (and the states of StpdValues, which the
-    /// domain and the contract share); issue 30 moves the others kind by kind.
+    /// domain and the contract share): every kind.
     static let domainOwned: Set<ObjectKind> = [
         .customerSession, .customerPreference, .appRequest, .source, .redirect, .paymentIntent, .setupIntent,
         .paymentContext,

@@ -58,7 +58,7 @@ import Testing
         record.lastResult = .init(status: .error, error: Self.failures[3])
         record.shippingError = Self.failures[0]
         record.lastShippingSaveError = Self.failures[4]
-        let view = try JSONCoding.value(of: record.view(wire))
+        let view = try WireViews().paymentContext(record)
         let old = try Self.untyped(
             JSONCoding.value(of: record), as: view,
             [
@@ -66,7 +66,7 @@ import Testing
                 "lastShippingSaveError": "shippingSaveError",
             ])
         let loaded = try JSONCoding.typed(PaymentContextRecord.self, from: old)
-        #expect(try JSONCoding.value(of: loaded.view(wire)) == view)
+        #expect(try WireViews().paymentContext(loaded) == view)
     }
 
     @Test func aRedirectRowWithUntypedErrorsLoads() throws {
@@ -77,11 +77,11 @@ import Testing
             .redirectCancelled(detail: nil, data: ["sdkDomain": "com.stripe.lib", "sdkCode": 80]))
         record.completion = .init(trigger: "closed", url: nil, error: cancelled, at: "2026-01-01T00:00:00Z")
         record.outcome = .init(result: "error", error: cancelled, object: nil, at: "2026-01-01T00:00:00Z")
-        let view = try JSONCoding.value(of: record.view(wire))
+        let view = try WireViews().redirect(record).json
         let old = try Self.untyped(
             JSONCoding.value(of: record), as: view, ["completion": "completion", "outcome": "outcome"])
         let loaded = try JSONCoding.typed(RedirectRecord.self, from: old)
-        #expect(try JSONCoding.value(of: loaded.view(wire)) == view)
+        #expect(try WireViews().redirect(loaded).json == view)
         #expect(loaded.outcome?.error?.isRedirectCancelled == true)
     }
 

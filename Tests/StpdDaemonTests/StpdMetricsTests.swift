@@ -1,6 +1,7 @@
 import JSONRPC
 import StpdCore
 import StpdProtocol
+import StripeAPI
 import Testing
 
 @testable import StpdDaemon
@@ -24,6 +25,27 @@ import Testing
         #expect(text.contains(#"stpd_request_duration_seconds_count{method="daemon.ping"} 2"#))
         #expect(text.contains(#"stpd_request_duration_seconds_bucket{method="daemon.ping",le="0.0001"} 2"#))
         #expect(text.contains("# TYPE stpd_request_duration_seconds histogram"))
+    }
+
+    /// The instruments of a Stripe endpoint are made once and counted on after (they are cached).
+    @Test func stripeAttemptsCountPerEndpointStatusAndAttempt() {
+        let metrics = StpdMetrics()
+        func attempt(_ path: String, status: Int?, attempt: Int = 1) -> StripeAttempt {
+            StripeAttempt(
+                method: "GET", path: path, status: status, requestID: nil, latency: .milliseconds(3),
+                attempt: attempt, idempotencyKey: nil, willRetry: false)
+        }
+        for id in ["pi_1", "pi_2", "pi_3"] { metrics.stripeAttempt(attempt("/v1/payment_intents/\(id)", status: 200)) }
+        metrics.stripeAttempt(attempt("/v1/payment_intents/pi_4", status: nil, attempt: 2))
+        let text = metrics.text(idle)
+        #expect(
+            text.contains(
+                #"stpd_stripe_requests_total{endpoint="GET /v1/payment_intents/{id}",status="200",attempt="1"} 3"#))
+        #expect(
+            text.contains(
+                #"stpd_stripe_requests_total{endpoint="GET /v1/payment_intents/{id}",status="none",attempt="2"} 1"#))
+        #expect(
+            text.contains(#"stpd_stripe_request_duration_seconds_count{endpoint="GET /v1/payment_intents/{id}"} 4"#))
     }
 
     /// A name the client made up is never a label: the series stay those of the declared methods.

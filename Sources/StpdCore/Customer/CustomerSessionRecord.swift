@@ -1,25 +1,28 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 
 /// What is stored of a customer session: the view's fields plus the adapter with its credentials.
-struct CustomerSessionRecord: ViewedInDomain {
-    static let kind = ObjectKind.customerSession
+/// Public for the edge, which shows it as the contract's `CustomerSessionView`.
+public struct CustomerSessionRecord: DurableRecord {
+    public static let kind = ObjectKind.customerSession
     /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
-    static let schemaVersion = 1
-    static let removed: CustomerEvent? = .removed
+    public static let schemaVersion = 1
+    public static let removed: CustomerEvent? = .removed
 
-    var id: String
-    var owner: UInt32
-    var status = CustomerSessionStatus.open
-    var adapter: SessionAdapter
-    var customerId: String?
-    var lastSelectedPaymentMethod: String?
-    var customerFetchedAt: Date?
-    var paymentMethodsFetchedAt: Date?
-    var lastError: JSONValue?
-    var createdAt: Date
-    var updatedAt: Date
+    public internal(set) var id: String
+    public internal(set) var owner: UInt32
+    public internal(set) var status = CustomerSessionStatus.open
+    /// With its credentials: the edge shows it `redacted`.
+    public internal(set) var adapter: SessionAdapter
+    public internal(set) var customerId: String?
+    public internal(set) var lastSelectedPaymentMethod: String?
+    public internal(set) var customerFetchedAt: Date?
+    public internal(set) var paymentMethodsFetchedAt: Date?
+    /// The last operation that failed and why (`operation`, `message`), until one succeeds.
+    public internal(set) var lastError: JSONValue?
+    public internal(set) var createdAt: Date
+    public var updatedAt: Date
 
     init(id: String, owner: UInt32, adapter: SessionAdapter, createdAt: Date) {
         self.id = id
@@ -29,18 +32,12 @@ struct CustomerSessionRecord: ViewedInDomain {
         self.updatedAt = createdAt
     }
 
-    var queryStatus: String? { status.rawValue }
-    var isFinished: Bool { status == .closed }
-    var isTerminal: Bool { status == .closed }
+    public var queryStatus: String? { status.rawValue }
+    public var isFinished: Bool { status == .closed }
+    public var isTerminal: Bool { status == .closed }
 
-    func view(_: any FailureRenderer) -> CustomerSessionView {
-        CustomerSessionView(
-            id: id, status: status, adapter: CustomerAdapter(adapter.redacted), customerId: customerId,
-            lastSelectedPaymentMethod: lastSelectedPaymentMethod,
-            customerFetchedAt: customerFetchedAt?.formatted(.iso8601),
-            paymentMethodsFetchedAt: paymentMethodsFetchedAt?.formatted(.iso8601), lastError: lastError,
-            createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
-    }
+    public func shown(_ views: any RecordViews) throws -> PublicState { try views.customerSession(self) }
+    public func publicState(_ views: any RecordViews) throws -> JSONValue { try shown(views).json }
 }
 
 /// The last PaymentMethod a uid selected for a Stripe customer, shared by that uid's sessions
@@ -72,34 +69,5 @@ struct CustomerPreference: ViewedInDomain {
             try container.encode(customerId, forKey: .customerId)
             try container.encode(paymentMethod, forKey: .paymentMethod)
         }
-    }
-}
-
-extension CustomerAdapter {
-    /// The session's adapter as the contract shows it (what is left in StpdCore of the view
-    /// building that moves to StpdDaemon: docs/architecture.md).
-    init(_ adapter: SessionAdapter) {
-        let kind: Kind =
-            switch adapter.kind {
-            case .stripe: .stripe
-            case .backend: .backend
-            case .app: .app
-            }
-        self.init(
-            kind: kind, keyProvider: adapter.keyProvider.map(KeyProvider.init), url: adapter.url,
-            authorization: adapter.authorization, includeApplePayPaymentMethods: adapter.includeApplePayPaymentMethods,
-            timeout: adapter.timeout)
-    }
-}
-
-extension CustomerAdapter.KeyProvider {
-    init(_ provider: SessionAdapter.KeyProvider) {
-        let kind: Kind =
-            switch provider.kind {
-            case .backend: .backend
-            case .app: .app
-            case .server: .server
-            }
-        self.init(kind: kind, url: provider.url, authorization: provider.authorization, customer: provider.customer)
     }
 }

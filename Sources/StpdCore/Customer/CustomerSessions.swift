@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 import Synchronization
 
@@ -35,30 +35,30 @@ public final class CustomerSessions: Sendable {
     }
 
     public func open(for caller: Caller, adapter: SessionAdapter, prefetch: Bool = true) async throws
-        -> CustomerSessionView
+        -> Shown<CustomerSessionRecord>
     {
         let id = ObjectID.make("cses_")
         let backend = try factory.makeBackend(session: id, owner: caller.uid, adapter: adapter)
         backends.withLock { $0[id] = backend }
-        let record = try await table.insert(
+        let opened = try await table.insert(
             CustomerSessionRecord(id: id, owner: caller.uid, adapter: adapter, createdAt: now()), .opened)
         if prefetch {
             // As STPCustomerContext does on init; an app-answered session must not hold `open` up.
             background.start { [self] in _ = try? await load(id: id, for: caller) }
         }
-        return table.view(record)
+        return opened
     }
 
-    public func get(id: String, for caller: Caller) async throws -> CustomerSessionView {
-        table.view(try await table.get(id, for: caller))
+    public func get(id: String, for caller: Caller) async throws -> CustomerSessionRecord {
+        try await table.get(id, for: caller)
     }
 
     public func list(for caller: Caller, status: CustomerSessionStatus?, startingAfter: String?, limit: Int)
-        async throws -> ([CustomerSessionView], hasMore: Bool)
+        async throws -> ([CustomerSessionRecord], hasMore: Bool)
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(table.view), page.hasMore)
+        return (page.records, page.hasMore)
     }
 
     /// Fetches the customer and its payment methods (what prefetch does), recording what was learned.
@@ -93,28 +93,32 @@ public final class CustomerSessions: Sendable {
     }
 
     /// Attaching (and detaching) clears the payment-method cache, whether it succeeds or not.
-    public func attach(id: String, paymentMethod: String, for caller: Caller) async throws -> CustomerSessionView {
+    public func attach(id: String, paymentMethod: String, for caller: Caller) async throws -> Shown<
+        CustomerSessionRecord
+    > {
         try await operate(id, caller, "attachPaymentMethod", .paymentMethodAttached, always: Self.forgetMethods) {
             backend, _ in
             try await backend.attachPaymentMethod(id: paymentMethod)
         } apply: { _, _ in
-        }.view
+        }.shown
     }
 
     /// The last selected payment method stays remembered, as STPCustomerContext's detach leaves it:
     /// a detached one is no longer among the options a context loads, so it selects nothing.
-    public func detach(id: String, paymentMethod: String, for caller: Caller) async throws -> CustomerSessionView {
+    public func detach(id: String, paymentMethod: String, for caller: Caller) async throws -> Shown<
+        CustomerSessionRecord
+    > {
         try await operate(id, caller, "detachPaymentMethod", .paymentMethodDetached, always: Self.forgetMethods) {
             backend, _ in
             try await backend.detachPaymentMethod(id: paymentMethod)
         } apply: { _, _ in
-        }.view
+        }.shown
     }
 
     /// Stripe keeps no shipping address without a recipient (`shipping[name]` is required), so
     /// one without a name is refused before any request, whichever adapter would carry it.
     public func updateShipping(id: String, shipping: StripeAddress, for caller: Caller) async throws
-        -> CustomerSessionView
+        -> Shown<CustomerSessionRecord>
     {
         guard !(shipping.name ?? "").isEmpty else {
             throw DomainError.invalidInput(
@@ -123,12 +127,14 @@ public final class CustomerSessions: Sendable {
         return try await operate(id, caller, "updateShipping", .shippingUpdated) { backend, _ in
             try await backend.updateShipping(shipping)
         } apply: { _, _ in
-        }.view
+        }.shown
     }
 
     /// Remembers the last selected payment method per customer (the SDK keeps it per customer
     /// id; learning the id may take a customer fetch).
-    public func select(id: String, paymentMethod: String?, for caller: Caller) async throws -> CustomerSessionView {
+    public func select(id: String, paymentMethod: String?, for caller: Caller) async throws -> Shown<
+        CustomerSessionRecord
+    > {
         try await operate(id, caller, "selectPaymentMethod", .paymentMethodSelected) { backend, record in
             let customer: String
             if let known = record.customerId {
@@ -141,7 +147,7 @@ public final class CustomerSessions: Sendable {
         } apply: { record, customer in
             record.customerId = customer
             record.lastSelectedPaymentMethod = paymentMethod
-        }.view
+        }.shown
     }
 
     /// The last payment method selected for `customer` by any session of `owner`.
@@ -157,7 +163,7 @@ public final class CustomerSessions: Sendable {
         }
     }
 
-    public func clearCache(id: String, for caller: Caller) async throws -> CustomerSessionView {
+    public func clearCache(id: String, for caller: Caller) async throws -> Shown<CustomerSessionRecord> {
         let record = try await openRecord(id, caller)
         try backend(for: record).clearCache()
         return try await table.update(id, for: caller) { record in
@@ -165,17 +171,17 @@ public final class CustomerSessions: Sendable {
             Self.forgetMethods(&record)
             record.customerFetchedAt = nil
             return .cacheCleared
-        }.view
+        }.shown
     }
 
-    public func close(id: String, for caller: Caller) async throws -> CustomerSessionView {
+    public func close(id: String, for caller: Caller) async throws -> Shown<CustomerSessionRecord> {
         let change = try await table.update(id, for: caller) { record in
             guard record.status == .open else { return nil }
             record.status = .closed
             return .closed
         }
         backends.withLock { $0[id] = nil }
-        return change.view
+        return change.shown
     }
 
     /// Runs `body` on an open session's backend, then applies its result to the session's latest
@@ -185,7 +191,7 @@ public final class CustomerSessions: Sendable {
         always: @escaping (inout CustomerSessionRecord) -> Void = { _ in },
         _ body: (any CustomerBackend, CustomerSessionRecord) async throws -> T,
         apply: @escaping (inout CustomerSessionRecord, T) -> Void
-    ) async throws -> (result: T, view: CustomerSessionView) {
+    ) async throws -> (result: T, shown: Shown<CustomerSessionRecord>) {
         let record = try await openRecord(id, caller)
         let backend = try backend(for: record)
         let result: T
@@ -208,7 +214,7 @@ public final class CustomerSessions: Sendable {
             record.lastError = nil
             return event
         }
-        return (result, change.view)
+        return (result, change.shown)
     }
 
     private static func forgetMethods(_ record: inout CustomerSessionRecord) { record.paymentMethodsFetchedAt = nil }

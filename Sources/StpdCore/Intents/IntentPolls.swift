@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 import Synchronization
 
@@ -97,7 +97,7 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
     public func start(
         for caller: Caller, id: String, clientSecret: String, intent: Intent?, purpose: IntentPollPurpose,
         entry: IntentEntry, redirect: String? = nil, paymentMethodType: String? = nil, pingURL: String? = nil
-    ) async throws -> IntentView {
+    ) async throws -> Shown<IntentRecord<Intent>> {
         let stamp = now()
         let poll = Record.Poll(
             id: ObjectID.make("ipoll_"), status: .polling, purpose: purpose, entry: entry,
@@ -107,13 +107,13 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
             deadline: purpose == .awaitCustomer ? IntentRules.deadline(awaiting: intent?.nextAction, from: stamp) : nil)
         let fields = intent?.clientFields
         try budget.admit(uid: caller.uid, object: id, pollID: poll.id)
-        var record: Record?
+        var started: Shown<Record>?
         var replaced: String?
         // Counted out again unless the poll is recorded (and so starts).
-        defer { if record == nil { budget.leave(pollID: poll.id) } }
-        for _ in 0..<2 where record == nil {
+        defer { if started == nil { budget.leave(pollID: poll.id) } }
+        for _ in 0..<2 where started == nil {
             do {
-                record =
+                started =
                     try await table.update(id, for: caller) { record in
                         replaced = record.poll.flatMap { $0.status == .polling ? $0.id : nil }
                         record.clientSecret = clientSecret
@@ -121,13 +121,13 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
                         record.poll = poll
                         return .pollStarted
                     }
-                    .record
+                    .shown
             } catch DomainError.notFound {
                 let new = Record(
                     id: id, owner: caller.uid, clientSecret: clientSecret, intent: fields ?? ["id": .string(id)],
                     poll: poll, createdAt: stamp, updatedAt: stamp)
                 do {
-                    record = try await table.insert(new, .pollStarted)
+                    started = try await table.insert(new, .pollStarted)
                 } catch is StoreConflict {
                     // Lost to a concurrent start of the same intent: update it the second time round.
                 }
@@ -135,35 +135,35 @@ public final class IntentPolls<Intent: StripeIntent>: Sendable {
         }
         // Another user's record holds this intent: answered as Stripe answers an id it does not
         // know, so that the caller learns nothing of what another user does.
-        guard let record else { throw StripeError.noSuchObject(Intent.secretBearer, id: id) }
+        guard let started else { throw StripeError.noSuchObject(Intent.secretBearer, id: id) }
         if let replaced { await work.stop(Self.lease(replaced)) }
         let job = pollJob(id, poll.id)
         work.start(job.name, job.run)
-        return table.view(record)
+        return started
     }
 
-    public func get(id: String, for caller: Caller) async throws -> IntentView {
-        table.view(try await table.get(id, for: caller))
+    public func get(id: String, for caller: Caller) async throws -> IntentRecord<Intent> {
+        try await table.get(id, for: caller)
     }
 
     public func list(for caller: Caller, status: IntentPollStatus?, startingAfter: String?, limit: Int) async throws
-        -> ([IntentView], hasMore: Bool)
+        -> ([IntentRecord<Intent>], hasMore: Bool)
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(table.view), page.hasMore)
+        return (page.records, page.hasMore)
     }
 
     /// Stops the poll wherever it runs (here at once, on another daemon within a third of a
     /// lease); it never reports.
-    public func stop(id: String, for caller: Caller) async throws -> IntentView {
+    public func stop(id: String, for caller: Caller) async throws -> Shown<IntentRecord<Intent>> {
         let change = try await table.update(id, for: caller) { record in
             guard record.poll?.status == .polling else { return nil }
             record.poll?.status = .stopped
             return .pollStopped
         }
         if change.event != nil, let poll = change.record.poll { await work.stop(Self.lease(poll.id)) }
-        return change.view
+        return change.shown
     }
 
     // MARK: Running

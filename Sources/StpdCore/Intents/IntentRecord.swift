@@ -1,16 +1,17 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// What stpd stores of an intent it polls: the object as last read (without its client secret,
 /// kept apart so it never reaches an event), and its poll. Its id is Stripe's (`pi_…`, `seti_…`).
-struct IntentRecord<Intent: StripeIntent>: ViewedInDomain {
-    struct Poll: Codable, Sendable {
+/// Public for the edge, which shows it as the contract's `IntentView`.
+public struct IntentRecord<Intent: StripeIntent>: DurableRecord {
+    public struct Poll: Codable, Sendable {
         /// Tells this poll's results from those of one it replaced.
-        var id: String
-        var status: IntentPollStatus
-        var purpose: IntentPollPurpose
+        public internal(set) var id: String
+        public internal(set) var status: IntentPollStatus
+        public internal(set) var purpose: IntentPollPurpose
         /// The entry point of the action it ends (`IntentRules.outcomeTable`); nil in a poll stored
         /// before stpd kept it: read as handleNextAction's.
         var entry: IntentEntry?
@@ -19,55 +20,43 @@ struct IntentRecord<Intent: StripeIntent>: ViewedInDomain {
         var paymentMethodType: String?
         /// Requested before each read (Alipay's return URL: `NextAction.alipayReturnPing`).
         var pingURL: String?
-        var nextActionType: String?
-        var redirect: String?
-        var startedAt: Date
-        var deadline: Date?
-        var result: IntentResult?
-        var error: Failure?
+        public internal(set) var nextActionType: String?
+        public internal(set) var redirect: String?
+        public internal(set) var startedAt: Date
+        public internal(set) var deadline: Date?
+        public internal(set) var result: IntentResult?
+        public internal(set) var error: Failure?
     }
 
-    var id: String
-    var owner: UInt32
+    public internal(set) var id: String
+    public internal(set) var owner: UInt32
     var clientSecret: String
-    var intent: JSONValue
-    var poll: Poll?
-    var createdAt: Date
-    var updatedAt: Date
+    public internal(set) var intent: JSONValue
+    public internal(set) var poll: Poll?
+    public internal(set) var createdAt: Date
+    public var updatedAt: Date
 
-    typealias Event = IntentEvent<Intent.Naming>
+    public typealias Event = IntentEvent<Intent.Naming>
 
-    var decoded: Intent? { try? Intent(json: intent) }
-
-    func view(_ failures: any FailureRenderer) -> IntentView {
-        let model = decoded
-        return IntentView(
-            id: id, object: Intent.kind == .paymentIntent ? "payment_intent_record" : "setup_intent_record",
-            status: intent["status"]?.stringValue ?? "unknown",
-            nextAction: model?.nextAction.map { NextActionView($0) },
-            poll: poll.map { poll in
-                IntentPollView(
-                    id: poll.id, status: poll.status, purpose: poll.purpose, nextActionType: poll.nextActionType,
-                    redirect: poll.redirect, startedAt: poll.startedAt.formatted(.iso8601),
-                    deadline: poll.deadline?.formatted(.iso8601), result: poll.result,
-                    error: poll.error.map(failures.render))
-            }, intent: intent, createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
+    /// The intent as Stripe's model reads it. The record keeps the object without its client
+    /// secret, which the model requires: it is put back for the decoding (and stays here).
+    public var decoded: Intent? {
+        guard var fields = intent.objectValue else { return nil }
+        fields["client_secret"] = .string(clientSecret)
+        return try? Intent(json: .object(fields))
     }
 
-    static var kind: ObjectKind { Intent.kind == .paymentIntent ? .paymentIntent : .setupIntent }
+    public func shown(_ views: any RecordViews) throws -> PublicState { try views.intent(self) }
+    public func publicState(_ views: any RecordViews) throws -> JSONValue { try shown(views).json }
+
+    public static var kind: ObjectKind { Intent.kind == .paymentIntent ? .paymentIntent : .setupIntent }
     /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
-    static var schemaVersion: Int { 1 }
-    static var removed: Event? { .removed }
+    public static var schemaVersion: Int { 1 }
+    public static var removed: Event? { .removed }
 
-    var queryStatus: String? { poll?.status.rawValue }
+    public var queryStatus: String? { poll?.status.rawValue }
     /// A running poll needs this process.
-    var isLive: Bool { poll?.status == .polling }
+    public var isLive: Bool { poll?.status == .polling }
     /// No poll runs for it.
-    var isFinished: Bool { poll.map { $0.status != .polling } ?? true }
-}
-
-extension NextActionView {
-    public init(_ action: NextAction, session: String? = nil) {
-        self.init(type: action.rawType, kind: action.kind.rawValue, details: action.details, session: session)
-    }
+    public var isFinished: Bool { poll.map { $0.status != .polling } ?? true }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// The SDK's STPPaymentHandler for a PaymentIntent or a SetupIntent: confirm it (or take one
@@ -18,17 +18,16 @@ public struct PaymentHandler: Sendable {
     }
 
     /// An intent as STPPaymentHandler left it: the result its completion would get, and what stpd
-    /// did about the next action.
+    /// did about the next action (`intent.nextAction`).
     public struct Handled<Intent: StripeIntent>: Sendable {
         public var intent: Intent
         public var result: IntentResult
         /// Why it failed.
         public var failure: Failure?
-        public var nextAction: NextActionView?
         /// Opened for a redirect kind.
-        public var redirect: RedirectSessionView?
-        /// Started for a kind that awaits the customer.
-        public var poll: IntentPollView?
+        public var redirect: Shown<RedirectRecord>?
+        /// Started for a kind that awaits the customer: the intent's record with its poll.
+        public var poll: Shown<IntentRecord<Intent>>?
 
         mutating func fail(_ error: DomainError) {
             result = .failed
@@ -82,8 +81,7 @@ public struct PaymentHandler: Sendable {
         start: RedirectSessions.StartOptions?,
         entry: IntentEntry, voucher: VoucherHandling = .open
     ) async throws -> Handled<Intent> {
-        var handled = Handled(
-            intent: intent, result: .succeeded, nextAction: intent.nextAction.map { NextActionView($0) })
+        var handled = Handled(intent: intent, result: .succeeded)
         switch IntentRules.verdict(of: intent, entry: entry, at: .start) {
         case .succeeded: break
         case .canceled: handled.result = .canceled
@@ -133,7 +131,7 @@ public struct PaymentHandler: Sendable {
                 for: caller, id: intent.id, clientSecret: clientSecret, intent: intent, purpose: .awaitCustomer,
                 entry: entry)
             handled.result = .pending
-            handled.poll = polled.poll
+            handled.poll = polled
         case .stripeSDK:
             handled.fail(Self.stripeSDKRefusal(action, returnURL: returnURL, entry: entry))
         case .unsupported:
@@ -187,6 +185,5 @@ public struct PaymentHandler: Sendable {
         }
         handled.result = .pending
         handled.redirect = session
-        handled.nextAction?.session = session.id
     }
 }

@@ -1,23 +1,23 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// What the SDK's payment options and shipping screens do, as RPCs.
 extension PaymentContexts {
     /// The options screen's selection: remembered as the customer's last selected; a requestPayment
     /// waiting for it goes on.
-    public func select(id: String, for caller: Caller, paymentMethod: String) async throws -> PaymentContextView {
+    public func select(id: String, for caller: Caller, paymentMethod: String) async throws -> PaymentContextRecord {
         let record = try await record(id, caller, open: true)
         try Self.requireOption(paymentMethod, in: record)
         // Checked again on the latest state: the option may have been removed meanwhile.
-        let view = try await update(id, for: caller) { record in
+        let selected = try await update(id, for: caller) { record in
             try Self.requireOption(paymentMethod, in: record)
             record.selected = paymentMethod
             return .didChange
         }
         remember(paymentMethod, for: record)
-        return try await continueIfWaiting(id, for: .paymentOption) ?? view
+        return try await continueIfWaiting(id, for: .paymentOption) ?? selected
     }
 
     /// The options screen saves the choice as the customer's last selected and goes on without
@@ -30,13 +30,13 @@ extension PaymentContexts {
     }
 
     /// The options screen's "add card": create, attach through the adapter, select, remember.
-    public func addCard(id: String, for caller: Caller, card: CardInput) async throws -> PaymentContextView {
+    public func addCard(id: String, for caller: Caller, card: CardInput) async throws -> PaymentContextRecord {
         let record = try await record(id, caller, open: true)
         try await CardValidator(now: now, metadata: cardMetadata).require(card, for: caller)
         try Self.requireBillingFields(record.configuration.requiredBillingAddressFields ?? "postalCode", of: card)
         let method = try await api.createCardPaymentMethod(card)
         try await customers.attach(session: record.session, paymentMethod: method.id, as: record.caller)
-        let view = try await update(id, for: caller) { record in
+        let added = try await update(id, for: caller) { record in
             record.options.removeAll { $0.id == method.id }
             record.options.append(PaymentContextRecord.option(method))
             record.options.sort { $0.label < $1.label }
@@ -44,11 +44,11 @@ extension PaymentContexts {
             return .didChange
         }
         remember(method.id, for: record)
-        return try await continueIfWaiting(id, for: .paymentOption) ?? view
+        return try await continueIfWaiting(id, for: .paymentOption) ?? added
     }
 
     /// Deleting an option: detached through the adapter; if it was selected, the first remaining one is.
-    public func remove(id: String, for caller: Caller, paymentMethod: String) async throws -> PaymentContextView {
+    public func remove(id: String, for caller: Caller, paymentMethod: String) async throws -> PaymentContextRecord {
         let record = try await record(id, caller, open: true)
         guard record.configuration.canDeletePaymentOptions ?? true else {
             throw DomainError.invalidState(
@@ -69,7 +69,7 @@ extension PaymentContexts {
     /// the app is asked when it validates addresses (shipping type `shipping`), else the address is
     /// accepted as the SDK does without the delegate method.
     public func setShippingAddress(id: String, for caller: Caller, address: ShippingAddressParams) async throws
-        -> PaymentContextView
+        -> PaymentContextRecord
     {
         let record = try await record(id, caller, open: true)
         guard record.pending?.kind != .didUpdateShippingAddress else {
@@ -90,7 +90,7 @@ extension PaymentContexts {
     }
 
     public func selectShippingMethod(id: String, for caller: Caller, shippingMethod: String) async throws
-        -> PaymentContextView
+        -> PaymentContextRecord
     {
         return try await update(id, for: caller) { record in
             guard record.status == .open else { return nil }
@@ -112,8 +112,8 @@ extension PaymentContexts {
     func acceptShipping(
         _ id: String, for caller: Caller, address: ShippingAddressParams,
         answer: (methods: [ShippingMethodOffer]?, selected: String?)?
-    ) async throws -> PaymentContextView {
-        let view = try await update(id, for: caller) { record in
+    ) async throws -> PaymentContextRecord {
+        let accepted = try await update(id, for: caller) { record in
             record.shippingAddress = address
             record.shippingNeedsVerification = false
             if let answer {
@@ -123,25 +123,23 @@ extension PaymentContexts {
             if answer?.methods == nil { record.selectedShippingMethod = nil }
             return .didChange
         }
-        if let record = try await table.find(id) {
-            background.start { [self] in
-                do {
-                    try await customers.updateShipping(
-                        session: record.session, address: address.stripeAddress, as: record.caller)
-                } catch {
-                    let failure = Failure(error, describedBy: table.log.failures)
-                    _ = try? await update(id) { record in
-                        record.lastShippingSaveError = failure
-                        return .shippingSaveFailed
-                    }
+        background.start { [self] in
+            do {
+                try await customers.updateShipping(
+                    session: accepted.session, address: address.stripeAddress, as: accepted.caller)
+            } catch {
+                let failure = Failure(error, describedBy: table.log.failures)
+                _ = try? await update(id) { record in
+                    record.lastShippingSaveError = failure
+                    return .shippingSaveFailed
                 }
             }
         }
-        return try await continueIfWaiting(id, for: .shippingAddress) ?? view
+        return try await continueIfWaiting(id, for: .shippingAddress) ?? accepted
     }
 
-    public func close(id: String, for caller: Caller) async throws -> PaymentContextView {
-        let view = try await update(id, for: caller) { record in
+    public func close(id: String, for caller: Caller) async throws -> PaymentContextRecord {
+        let closed = try await update(id, for: caller) { record in
             guard record.status == .open else { return nil }
             record.status = .closed
             record.pending = nil
@@ -150,7 +148,7 @@ extension PaymentContexts {
         // Whatever still runs for it, on any daemon, stops.
         await work.stop(Self.loadingLease(id))
         await work.stop(Self.managedLease(id))
-        return view
+        return closed
     }
 
     /// The SDK's add-card form does not submit until `STPAddress.containsRequiredFields` holds for

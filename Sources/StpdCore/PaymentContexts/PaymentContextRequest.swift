@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// requestPayment's state machine, the pending actions the app answers, and stpd-managed
@@ -10,7 +10,7 @@ extension PaymentContexts {
     public func requestPayment(
         id: String, for caller: Caller, paymentIntent: (clientSecret: String, returnURL: String?)?
     )
-        async throws -> PaymentContextView
+        async throws -> PaymentContextRecord
     {
         let record = try await record(id, caller, open: true)
         let managed = paymentIntent.map {
@@ -18,7 +18,7 @@ extension PaymentContexts {
         }
         // The SDK ignores it while a request runs or a screen shows (state != none): an address the
         // app is validating is the shipping screen showing.
-        guard record.requestState == .none, record.pending == nil else { return table.view(record) }
+        guard record.requestState == .none, record.pending == nil else { return record }
         // The SDK waits for its loading promise; the request runs when loading ends.
         let waits = try await update(id, for: caller) { record in
             guard record.requestState == .none, record.pending == nil, record.loading else { return nil }
@@ -34,10 +34,10 @@ extension PaymentContexts {
     /// `managed`: a PaymentIntent stpd confirms, when the request brings one.
     @discardableResult
     func proceedWithRequest(_ id: String, managed: PaymentContextRecord.ManagedIntent? = nil) async throws
-        -> PaymentContextView
+        -> PaymentContextRecord
     {
         let actionID = ObjectID.make("pact_")
-        let view = try await update(id) { record in
+        let proceeded = try await update(id) { record in
             let waited = record.requestWaitsForLoad
             record.requestWaitsForLoad = false
             if let error = record.loadError {
@@ -65,21 +65,19 @@ extension PaymentContexts {
                 payload: ["paymentMethod": option?.paymentMethod ?? .null])
             return .pendingAction
         }
-        if let pending = view.pendingAction, pending.id == actionID, let record = try await table.find(id),
-            let deadline = record.pending?.deadline
-        {
-            startTimer(context: id, action: pending.id, deadline: deadline)
+        if let pending = proceeded.pending, pending.id == actionID {
+            startTimer(context: id, action: pending.id, deadline: pending.deadline)
         }
-        if view.requestState == .requestingPayment, view.needs == nil, view.pendingAction == nil,
-            try await table.find(id)?.managed != nil
+        if proceeded.requestState == .requestingPayment, proceeded.needs == nil, proceeded.pending == nil,
+            proceeded.managed != nil
         {
             work.start(Self.managedLease(id)) { [self] in await confirmManaged(id) }
         }
-        return view
+        return proceeded
     }
 
     /// The SDK re-enters requestPayment when the screen it showed is done.
-    func continueIfWaiting(_ id: String, for input: PaymentContextNeed) async throws -> PaymentContextView? {
+    func continueIfWaiting(_ id: String, for input: PaymentContextNeed) async throws -> PaymentContextRecord? {
         let resumed = try await apply(id) { record in
             guard record.requestState == .requestingPayment, record.needs == input else { return nil }
             record.requestState = .none
@@ -93,7 +91,7 @@ extension PaymentContexts {
     /// Opens a pending action for the app (didUpdateShippingAddress here; didCreatePaymentResult in
     /// proceedWithRequest).
     func ask(_ id: String, for caller: Caller, kind: PendingActionKind, payload: JSONValue) async throws
-        -> PaymentContextView
+        -> PaymentContextRecord
     {
         let actionID = ObjectID.make("pact_")
         let asked = try await apply(id, for: caller) { record in
@@ -109,12 +107,12 @@ extension PaymentContexts {
         if let pending = asked.record.pending {
             startTimer(context: id, action: pending.id, deadline: pending.deadline)
         }
-        return asked.view
+        return asked.record
     }
 
     /// The app's completion of a pending action. Another uid's action answers as one that does
     /// not exist (PendingActionGone).
-    public func answer(for caller: Caller, _ params: PendingActionCompletion) async throws -> PaymentContextView {
+    public func answer(for caller: Caller, _ params: PendingActionCompletion) async throws -> PaymentContextRecord {
         let found = try await table.filed(under: PaymentContextRecord.actionKey(params.action), for: caller).first
         guard let record = found, let pending = record.pending, pending.id == params.action else {
             throw DomainError.pendingActionGone(
@@ -132,7 +130,7 @@ extension PaymentContexts {
                     detail: failure.message,
                     data: ["message": .string(failure.message), "code": failure.code.map(JSONValue.string) ?? .null]))
         }
-        let view = try await update(record.id, for: caller) { record in
+        let answered = try await update(record.id, for: caller) { record in
             guard record.pending?.id == params.action else {
                 throw DomainError.pendingActionGone(
                     action: params.action, detail: "\(params.action) was answered already")
@@ -155,20 +153,20 @@ extension PaymentContexts {
         }
         guard pending.kind == .didUpdateShippingAddress, params.status == .valid,
             let address = try? JSONCoding.typed(ShippingAddressParams.self, from: pending.payload["address"] ?? .null)
-        else { return view }
+        else { return answered }
         return try await acceptShipping(
             record.id, for: caller, address: address,
             answer: (params.shippingMethods, params.selectedShippingMethod))
     }
 
     /// The customer backed out of a screen requestPayment showed: didFinish(userCancellation).
-    public func cancel(id: String, for caller: Caller) async throws -> PaymentContextView {
+    public func cancel(id: String, for caller: Caller) async throws -> PaymentContextRecord {
         let record = try await record(id, caller, open: true)
         if record.needs == .redirect, let session = record.redirect {
             _ = try? await redirects.cancel(id: session, for: .daemon)
         }
         // A didUpdateShippingAddress being answered goes with it (update ends its deadline timer).
-        let view = try await update(id, for: caller) { record in
+        let cancelled = try await update(id, for: caller) { record in
             guard record.requestState == .requestingPayment, record.needs != nil else {
                 throw DomainError.invalidState(
                     .paymentContext, id: id, state: record.requestState.rawValue,
@@ -178,7 +176,7 @@ extension PaymentContexts {
             return .didFinish
         }
         await work.stop(Self.managedLease(id))
-        return view
+        return cancelled
     }
 
     static func finish(_ record: inout PaymentContextRecord, status: PaymentStatus, error: Failure?) {

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// What a payment context asks of its customer session (the SDK's API adapter), as its owner.
@@ -99,7 +99,7 @@ public final class PaymentContexts: Sendable {
     }
 
     /// A new context on the caller's own open session, loading at once.
-    public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextView {
+    public func create(for caller: Caller, _ terms: PaymentContextTerms) async throws -> PaymentContextRecord {
         try await customers.requireOpen(session: terms.session, as: caller)
         var configuration = terms.configuration ?? PaymentContextConfiguration()
         if configuration.companyName == nil { configuration.companyName = defaultCompanyName(caller) ?? "" }
@@ -116,31 +116,31 @@ public final class PaymentContexts: Sendable {
         }
         try await table.insert(record, .created)
         startLoading(record.id)
-        return table.view(record)
+        return record
     }
 
-    public func get(id: String, for caller: Caller) async throws -> PaymentContextView {
-        table.view(try await table.get(id, for: caller))
+    public func get(id: String, for caller: Caller) async throws -> PaymentContextRecord {
+        try await table.get(id, for: caller)
     }
 
     public func list(for caller: Caller, status: PaymentContextStatus?, startingAfter: String?, limit: Int)
-        async throws -> ([PaymentContextView], hasMore: Bool)
+        async throws -> ([PaymentContextRecord], hasMore: Bool)
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(table.view), page.hasMore)
+        return (page.records, page.hasMore)
     }
 
-    public func retryLoading(id: String, for caller: Caller) async throws -> PaymentContextView {
+    public func retryLoading(id: String, for caller: Caller) async throws -> PaymentContextRecord {
         _ = try await record(id, caller, open: true)
-        let view = try await update(id, for: caller) { record in
+        let retrying = try await update(id, for: caller) { record in
             guard !record.loading else { return nil }
             record.loading = true
             record.loadError = nil
             return .didChange
         }
         startLoading(id)
-        return view
+        return retrying
     }
 
     /// What an update sets the payment to: an amount (stpd builds the summary items), or the app's
@@ -154,7 +154,7 @@ public final class PaymentContexts: Sendable {
     /// their last one's amount the payment amount (0 for none).
     public func setAmount(
         id: String, for caller: Caller, total: Total?, currency: String?, country: String?
-    ) async throws -> PaymentContextView {
+    ) async throws -> PaymentContextRecord {
         _ = try await record(id, caller, open: true)
         return try await update(id, for: caller) { record in
             switch total {
@@ -222,13 +222,13 @@ public final class PaymentContexts: Sendable {
     }
 
     /// Applies `mutate` to the latest state and commits it with the event it returns (nil: nothing
-    /// changed), answering with the context's view.
+    /// changed), answering with the context as it is then.
     @discardableResult
     func update(
         _ id: String, for caller: Caller = .daemon,
         _ mutate: (inout PaymentContextRecord) throws -> PaymentContextEvent?
-    ) async throws -> PaymentContextView {
-        try await apply(id, for: caller, mutate).view
+    ) async throws -> PaymentContextRecord {
+        try await apply(id, for: caller, mutate).record
     }
 
     /// `update`, answering with the whole change. A pending action that ended any way (answered,

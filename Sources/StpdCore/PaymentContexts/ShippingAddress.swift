@@ -53,18 +53,3 @@ extension ShippingAddressParams {
         }
     }
 }
-
-/// Minor units as the SDK converts them: ×100 except the zero-decimal currencies.
-enum CurrencyAmounts {
-    static let zeroDecimal: Set<String> = [
-        "bif", "clp", "djf", "gnf", "jpy", "kmf", "krw", "mga", "pyg", "rwf", "vnd", "vuv", "xaf", "xof", "xpf",
-    ]
-
-    static func decimal(_ minor: Int, currency: String) -> String {
-        if zeroDecimal.contains(currency.lowercased()) { return String(minor) }
-        let sign = minor < 0 ? "-" : ""
-        let value = abs(minor)
-        let cents = value % 100
-        return "\(sign)\(value / 100).\(cents < 10 ? "0" : "")\(cents)"
-    }
-}

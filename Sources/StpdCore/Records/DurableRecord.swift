@@ -27,6 +27,9 @@ public protocol DurableRecord: Codable, Sendable {
     var updatedAt: Date { get set }
     /// What its events carry (secrets left out), as `views` shows it (the edge's port).
     func publicState(_ views: any RecordViews) throws -> JSONValue
+    /// The same with the view it was encoded from, for a kind whose port method hands one back
+    /// (`PublicState`, `Shown`); by default the JSON alone.
+    func shown(_ views: any RecordViews) throws -> PublicState
 
     /// The status lists filter by, if the kind has one.
     var queryStatus: String? { get }
@@ -52,6 +55,7 @@ extension DurableRecord {
     public var isFinished: Bool { false }
     public var isTerminal: Bool { false }
     public var lookupKeys: [String] { [] }
+    public func shown(_ views: any RecordViews) throws -> PublicState { PublicState(json: try publicState(views)) }
 }
 
 /// A kind whose view is the domain's own, no type of the contract (an app request, a

@@ -45,6 +45,11 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         public var event: R.Event?
         public var before: R
         let failures: any FailureRenderer
+        /// The edge's view the event was encoded from (`PublicState.view`).
+        let shownView: (any Sendable)?
+
+        /// The record with the view its event carried, for the edge's reply.
+        public var shown: Shown<R> { Shown(record, view: shownView) }
     }
 
     public struct Page: Sendable {
@@ -54,11 +59,12 @@ public final class RecordTable<R: DurableRecord>: Sendable {
 
     // MARK: Writing
 
-    /// Stores a new record with its first event.
+    /// Stores a new record with its first event; returns it with the view the event carried.
     @discardableResult
-    public func insert(_ record: R, _ event: R.Event) async throws -> R {
-        try await commit([try change(record, event, .absent)])
-        return record
+    public func insert(_ record: R, _ event: R.Event) async throws -> Shown<R> {
+        let state = try record.shown(log.views)
+        try await commit([try change(record, event, .absent, state: state)])
+        return Shown(record, view: state.view)
     }
 
     /// Stores `record` with `event` whatever was there: only for kinds whose new state never
@@ -81,7 +87,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             }
             var record = current
             guard let event = try mutate(&record) else {
-                return Change(record: current, event: nil, before: current, failures: log.failures)
+                return Change(record: current, event: nil, before: current, failures: log.failures, shownView: nil)
             }
             if current.isTerminal {
                 let state = current.queryStatus ?? "finished"
@@ -89,8 +95,10 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             }
             record.updatedAt = now()
             do {
-                try await commit([try change(record, event, .version(version))])
-                return Change(record: record, event: event, before: current, failures: log.failures)
+                let state = try record.shown(log.views)
+                try await commit([try change(record, event, .version(version), state: state)])
+                return Change(
+                    record: record, event: event, before: current, failures: log.failures, shownView: state.view)
             } catch is StoreConflict {
                 continue  // Someone committed first: compute again from what they committed.
             }
@@ -150,8 +158,10 @@ public final class RecordTable<R: DurableRecord>: Sendable {
         _ = try await Task { try await log.apply(changes) }.value
     }
 
+    /// `state`: the record's public state when the caller built it already (to keep its view).
     private func change(
-        _ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false
+        _ record: R, _ event: R.Event, _ precondition: StateChange.Precondition, removing: Bool = false,
+        state: PublicState? = nil
     ) throws -> StateChange {
         let object = StoredObject(
             id: record.id, kind: R.kind.rawValue, ownerUID: record.owner, state: try StoredForm.state(of: record),
@@ -159,7 +169,7 @@ public final class RecordTable<R: DurableRecord>: Sendable {
             live: record.isLive, finished: record.isFinished)
         return StateChange(
             object: object, eventType: event.type, removesObject: removing,
-            publicState: try record.publicState(log.views), precondition: precondition,
+            publicState: try state?.json ?? record.publicState(log.views), precondition: precondition,
             keys: removing ? [] : record.lookupKeys)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 
 /// Starting, completing and cancelling sessions.
@@ -20,10 +20,10 @@ extension RedirectSessions {
     /// native URL when there is one; without one it runs the in-app flow on the web page (WeChat Pay,
     /// which has no web page to fall back to, completes with the SDK's app-redirect error).
     public func start(id: String, for caller: Caller, mode: RedirectMode?, opener: RedirectOpener?) async throws
-        -> RedirectSessionView
+        -> Shown<RedirectRecord>
     {
         let record = try await table.get(id, for: caller)
-        guard record.status == .notStarted else { return table.view(record) }
+        guard record.status == .notStarted else { return Shown(record) }
         let mode = mode ?? .automatic
         let opener = opener ?? .app
         if opener == .daemon, self.opener == nil {
@@ -62,7 +62,7 @@ extension RedirectSessions {
             record.openURL = url
             record.returnKey = returnKey
             return .started
-        }.view
+        }.shown
     }
 
     /// Of the keys the URL may be filed under, the one with the fewest sessions (ties: the first
@@ -83,7 +83,7 @@ extension RedirectSessions {
 
     /// The SDK's `STPRedirectContextErrorDomain` error 0 (WeChat could not be opened).
     private func completeWithOpenFailure(_ id: String, _ caller: Caller, from state: RedirectStatus, _ detail: String)
-        async throws -> RedirectSessionView
+        async throws -> Shown<RedirectRecord>
     {
         let error = DomainError.redirectOpenFailed(
             detail: detail,
@@ -94,7 +94,7 @@ extension RedirectSessions {
     /// Completes with an error the SDK's completion would carry: no follow-up, the outcome is the error.
     private func completeWithError(
         _ id: String, _ caller: Caller, from state: RedirectStatus, trigger: String, _ error: DomainError
-    ) async throws -> RedirectSessionView {
+    ) async throws -> Shown<RedirectRecord> {
         let change = try await table.update(id, for: caller) { record in
             guard record.status == state else { return nil }
             let at = now().formatted(.iso8601)
@@ -104,13 +104,13 @@ extension RedirectSessions {
             return .completed
         }
         if change.event != nil, let outcome = change.record.outcome { await tellFollowers(id, outcome) }
-        return change.view
+        return change.shown
     }
 
     /// redirect.report: what the app's browser or web view did (spec §3.4's UI events).
     public func report(
         id: String, for caller: Caller, outcome: RedirectReportOutcome, url: String?, message: String?
-    ) async throws -> RedirectSessionView {
+    ) async throws -> Shown<RedirectRecord> {
         // The page that failed, which only the app's browser knows: Stripe's hook page
         // (hooks.stripe.com) redirects at once to the bank's, whose failures the SDK ignores.
         if outcome == .loadFailed, url == nil {
@@ -118,7 +118,7 @@ extension RedirectSessions {
                 input: "url", detail: "loadFailed needs the URL whose load failed (the page may have left openURL)")
         }
         let record = try await table.get(id, for: caller)
-        guard record.status == .inProgress else { return table.view(record) }
+        guard record.status == .inProgress else { return Shown(record) }
         var data: [String: JSONValue] = message.map { ["message": .string($0)] } ?? [:]
         switch outcome {
         case .closed, .loadFailed:
@@ -144,7 +144,7 @@ extension RedirectSessions {
             let failed = url ?? ""
             // The SDK completes only when the page that failed is Stripe's; other hosts' failures are ignored.
             guard let host = URL.strict(failed)?.host?.lowercased(), host.contains("stripe.com") else {
-                return table.view(record)
+                return Shown(record)
             }
             data["sdkDomain"] = "com.stripe.lib"
             data["sdkCode"] = 40
@@ -169,16 +169,16 @@ extension RedirectSessions {
                 guard record.status == .inProgress, record.opensNativeApp else { return nil }
                 record.openURL = web
                 return .fallback
-            }.view
+            }.shown
         }
     }
 
-    private func completeClosed(_ id: String, _ caller: Caller) async throws -> RedirectSessionView {
+    private func completeClosed(_ id: String, _ caller: Caller) async throws -> Shown<RedirectRecord> {
         let change = try await table.update(id, for: caller) { record in
             self.complete(&record, trigger: "closed", url: nil)
         }
         if change.event != nil { startFollowUp(change.record) }
-        return change.view
+        return change.shown
     }
 
     /// handle-url: completes the earliest-started matching session the caller may see; nil when
@@ -225,12 +225,12 @@ extension RedirectSessions {
 
     /// Only an inProgress session is cancelled (or a loopback one still waiting, which the app
     /// may abandon before starting it); it never reports completion.
-    public func cancel(id: String, for caller: Caller) async throws -> RedirectSessionView {
+    public func cancel(id: String, for caller: Caller) async throws -> Shown<RedirectRecord> {
         try await table.update(id, for: caller) { record in
             guard record.status == .inProgress || record.waitsForLoopback else { return nil }
             record.status = .cancelled
             return .cancelled
-        }.view
+        }.shown
     }
 
     func complete(_ record: inout RedirectRecord, trigger: String, url: String?) -> RedirectEvent? {

@@ -1,13 +1,14 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 
 /// What stpd stores of a redirect session: the view's fields plus the client secret it needs for
 /// the follow-up, and the lookup key its return URL is filed under while it is in progress (the
-/// store orders a key's records by when they were filed: the earliest started wins a URL).
-struct RedirectRecord: ViewedInDomain {
-    typealias Status = RedirectStatus
-    enum Kind: String, Codable, Sendable {
+/// store orders a key's records by when they were filed: the earliest started wins a URL). Public
+/// for the edge, which shows it as the contract's `RedirectSessionView`.
+public struct RedirectRecord: DurableRecord {
+    public typealias Status = RedirectStatus
+    public enum Kind: String, Codable, Sendable {
         case source, paymentIntent, setupIntent
 
         init(_ intent: IntentKind) {
@@ -18,26 +19,26 @@ struct RedirectRecord: ViewedInDomain {
         }
     }
 
-    var id: String
-    var owner: UInt32
-    var status = Status.notStarted
-    var kind: Kind
-    var sourceId: String?
-    var paymentIntentId: String?
-    var setupIntentId: String?
+    public internal(set) var id: String
+    public internal(set) var owner: UInt32
+    public internal(set) var status = Status.notStarted
+    public internal(set) var kind: Kind
+    public internal(set) var sourceId: String?
+    public internal(set) var paymentIntentId: String?
+    public internal(set) var setupIntentId: String?
     var clientSecret: String
     var isWeChat = false
-    var nativeURL: String?
-    var redirectURL: String?
-    var returnURL: String?
+    public internal(set) var nativeURL: String?
+    public internal(set) var redirectURL: String?
+    public internal(set) var returnURL: String?
     /// Set when `returnURL` is a loopback return stpd issued: stpd's listener completes it.
     var loopback: LoopbackReturn?
-    var mode: RedirectMode?
-    var opener: RedirectOpener?
-    var openURL: String?
+    public internal(set) var mode: RedirectMode?
+    public internal(set) var opener: RedirectOpener?
+    public internal(set) var openURL: String?
     /// The key its return URL is filed under (`ReturnURL.lookupKeys`), chosen when it starts.
     var returnKey: String?
-    var followUpTimeout: Double
+    public internal(set) var followUpTimeout: Double
     /// For an intent, the entry point of the action its follow-up ends (`IntentRules.outcomeTable`);
     /// nil for a session of `redirect.create`, whose intent was confirmed elsewhere: handleNextAction's.
     var entry: IntentEntry?
@@ -46,10 +47,10 @@ struct RedirectRecord: ViewedInDomain {
     var paymentMethodType: String?
     /// Requested before the follow-up's reads: Alipay's return URL (`NextAction.alipayReturnPing`).
     var pingURL: String?
-    var completion: Completion?
-    var outcome: RedirectOutcome?
-    var createdAt: Date
-    var updatedAt: Date
+    public internal(set) var completion: Completion?
+    public internal(set) var outcome: RedirectOutcome?
+    public internal(set) var createdAt: Date
+    public var updatedAt: Date
 
     /// Whether app.foreground completes it. The SDK observes becoming active in its external-browser
     /// flow and in its automatic flow while a native app is open; automatic without a native URL (or
@@ -73,43 +74,29 @@ struct RedirectRecord: ViewedInDomain {
     var awaitsOutcome: Bool { status == .completed && outcome == nil && completion?.error == nil }
 
     /// How it completed (`RedirectSessionView.Completion` says what each member means).
-    struct Completion: Codable, Sendable {
-        var trigger: String
-        var url: String?
-        var error: Failure?
-        var at: String
+    public struct Completion: Codable, Sendable {
+        public internal(set) var trigger: String
+        public internal(set) var url: String?
+        public internal(set) var error: Failure?
+        public internal(set) var at: String
     }
 
-    func view(_ failures: any FailureRenderer) -> RedirectSessionView {
-        RedirectSessionView(
-            id: id, status: status, kind: kind.rawValue, sourceId: sourceId, paymentIntentId: paymentIntentId,
-            setupIntentId: setupIntentId, nativeURL: nativeURL, redirectURL: redirectURL, returnURL: returnURL,
-            mode: mode, opener: opener,
-            openURL: openURL, followUpTimeout: followUpTimeout,
-            completion: completion.map {
-                .init(trigger: $0.trigger, url: $0.url, error: $0.error.map(failures.render), at: $0.at)
-            },
-            outcome: outcome.map {
-                .init(
-                    result: $0.result, intentResult: $0.intentResult, error: $0.error.map(failures.render),
-                    object: $0.object, at: $0.at)
-            },
-            createdAt: createdAt.formatted(.iso8601), updatedAt: updatedAt.formatted(.iso8601))
-    }
+    public func shown(_ views: any RecordViews) throws -> PublicState { try views.redirect(self) }
+    public func publicState(_ views: any RecordViews) throws -> JSONValue { try shown(views).json }
 
-    static let kind = ObjectKind.redirect
+    public static let kind = ObjectKind.redirect
     /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.
-    static let schemaVersion = 1
-    static let removed: RedirectEvent? = .removed
+    public static let schemaVersion = 1
+    public static let removed: RedirectEvent? = .removed
     static let foregroundKey = LookupKey.make("redirect", "completesOnForeground")
 
-    var queryStatus: String? { status.rawValue }
+    public var queryStatus: String? { status.rawValue }
     /// Its follow-up runs in this process.
-    var isLive: Bool { awaitsOutcome }
+    public var isLive: Bool { awaitsOutcome }
     /// Cancelled, completed with its outcome (or an error), or never started.
-    var isFinished: Bool { status != .inProgress && !awaitsOutcome }
-    var isTerminal: Bool { status == .cancelled || (status == .completed && !awaitsOutcome) }
-    var lookupKeys: [String] {
+    public var isFinished: Bool { status != .inProgress && !awaitsOutcome }
+    public var isTerminal: Bool { status == .cancelled || (status == .completed && !awaitsOutcome) }
+    public var lookupKeys: [String] {
         // A loopback token stays findable once used, so its page can say so.
         var keys = loopback.map { [$0.lookupKey] } ?? []
         if let loopback, waitsForLoopback { keys.append(LoopbackReturn.waitingKey(loopback.instance)) }

@@ -1,6 +1,6 @@
 import Foundation
 import JSONRPC
-import StpdProtocol
+import StpdValues
 import StripeAPI
 import Synchronization
 
@@ -47,7 +47,7 @@ public final class RedirectSessions: Sendable {
     // MARK: Creating
 
     public func create(for caller: Caller, sourceID: String, clientSecret: String?, followUpTimeout: Double?)
-        async throws -> RedirectSessionView
+        async throws -> Shown<RedirectRecord>
     {
         let known = clientSecret == nil ? try await sources.table.find(sourceID, for: caller) : nil
         guard let secret = clientSecret ?? known?.clientSecret else {
@@ -77,11 +77,11 @@ public final class RedirectSessions: Sendable {
         {
             record.loopback = issued
         }
-        return table.view(try await table.insert(record, .created))
+        return try await table.insert(record, .created)
     }
 
     public func create(for caller: Caller, paymentIntentSecret: String, followUpTimeout: Double?) async throws
-        -> RedirectSessionView
+        -> Shown<RedirectRecord>
     {
         let intent = try await api.retrievePaymentIntent(clientSecret: paymentIntentSecret)
         return try await create(
@@ -92,7 +92,7 @@ public final class RedirectSessions: Sendable {
     /// has no redirect to follow (or none whose return URL is known).
     public func create(
         for caller: Caller, intent: some StripeIntent, clientSecret: String, followUpTimeout: Double?
-    ) async throws -> RedirectSessionView {
+    ) async throws -> Shown<RedirectRecord> {
         guard intent.requiresAction, let action = intent.nextAction,
             let target = IntentRedirect(action, confirmedWith: nil), target.isComplete
         else {
@@ -113,7 +113,7 @@ public final class RedirectSessions: Sendable {
     func create(
         for caller: Caller, intent: some StripeIntent, clientSecret: String, target: IntentRedirect,
         followUpTimeout: Double?, entry: IntentEntry? = nil
-    ) async throws -> RedirectSessionView {
+    ) async throws -> Shown<RedirectRecord> {
         let kind = type(of: intent).kind
         var record = newRecord(
             owner: caller.uid, kind: .init(kind), secret: clientSecret, followUpTimeout: followUpTimeout)
@@ -132,7 +132,7 @@ public final class RedirectSessions: Sendable {
         case .paymentIntent: record.paymentIntentId = intent.id
         case .setupIntent: record.setupIntentId = intent.id
         }
-        return table.view(try await table.insert(record, .created))
+        return try await table.insert(record, .created)
     }
 
     private func newRecord(owner: UInt32, kind: RedirectRecord.Kind, secret: String, followUpTimeout: Double?)
@@ -146,16 +146,16 @@ public final class RedirectSessions: Sendable {
 
     // MARK: Reading
 
-    public func get(id: String, for caller: Caller) async throws -> RedirectSessionView {
-        table.view(try await table.get(id, for: caller))
+    public func get(id: String, for caller: Caller) async throws -> RedirectRecord {
+        try await table.get(id, for: caller)
     }
 
     public func list(for caller: Caller, status: RedirectStatus?, startingAfter: String?, limit: Int) async throws
-        -> ([RedirectSessionView], hasMore: Bool)
+        -> ([RedirectRecord], hasMore: Bool)
     {
         let page = try await table.page(
             for: caller, status: status?.rawValue, startingAfter: startingAfter, limit: limit)
-        return (page.records.map(table.view), page.hasMore)
+        return (page.records, page.hasMore)
     }
 }
 

@@ -42,7 +42,8 @@ public struct SourceRecord: DurableRecord {
 
     public var decoded: Source? { try? Source(json: source, codingPath: []) }
 
-    public func publicState(_ views: any RecordViews) throws -> JSONValue { try views.source(self) }
+    public func shown(_ views: any RecordViews) throws -> PublicState { try views.source(self) }
+    public func publicState(_ views: any RecordViews) throws -> JSONValue { try shown(views).json }
 
     public static let kind = ObjectKind.source
     /// Its stored form (`StoredForm`): 1 is the form of release 0.1.0.

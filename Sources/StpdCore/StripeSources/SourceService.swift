@@ -49,20 +49,21 @@ public final class SourceService: Sendable {
     public func follow(with follower: any PollFollower) { self.follower.withLock { $0 = follower } }
 
     public func create(for caller: Caller, params: [String: JSONValue], loopback: LoopbackReturn? = nil) async throws
-        -> (SourceRecord, String?)
+        -> (Shown<SourceRecord>, String?)
     {
         let source = try await api.createSource(params)
         var created = SourceRecord(source: source, owner: caller.uid, clientSecret: nil, at: now())
         created.loopback = loopback
-        let record = try await table.insert(created, .created)
-        return (record, source.clientSecret)
+        return (try await table.insert(created, .created), source.clientSecret)
     }
 
     /// Fetches the Source with its client secret and remembers it (first seen: `source.retrieved`;
     /// changed since: `source.updated`). Another uid's Source answers as Stripe answers an unknown
     /// id, and only after Stripe answered, so neither the answer nor the time taken tells that
     /// another user holds it here.
-    public func retrieve(id: String, clientSecret: String, for caller: Caller) async throws -> (SourceRecord, Source) {
+    public func retrieve(id: String, clientSecret: String, for caller: Caller) async throws -> (
+        Shown<SourceRecord>, Source
+    ) {
         let source = try await api.retrieveSource(id: id, clientSecret: clientSecret)
         if let known = try await table.find(id), !caller.sees(known.owner) {
             throw StripeError.noSuchObject(.source, id: id)
@@ -75,7 +76,7 @@ public final class SourceService: Sendable {
                 record.clientSecret = clientSecret
                 return .updated
             }
-            return (change.record, source)
+            return (change.shown, source)
         } catch DomainError.notFound {
             let record = SourceRecord(source: source, owner: caller.uid, clientSecret: clientSecret, at: now())
             do {
@@ -106,7 +107,7 @@ public final class SourceService: Sendable {
     /// Starts (or replaces) the Source's poll. `redirect`: the session it follows up.
     public func startPoll(
         id: String, for caller: Caller, clientSecret: String?, timeout: Double?, redirect: String? = nil
-    ) async throws -> SourceRecord {
+    ) async throws -> Shown<SourceRecord> {
         let known = try await table.get(id, for: caller)
         guard let secret = clientSecret ?? known.clientSecret else {
             throw DomainError.invalidInput(input: "clientSecret", detail: "stpd holds no client secret for \(id)")
@@ -131,10 +132,10 @@ public final class SourceService: Sendable {
         }
         if let replaced { await work.stop(Self.lease(id, replaced)) }
         launch(change.record)
-        return change.record
+        return change.shown
     }
 
-    public func stopPoll(id: String, for caller: Caller) async throws -> SourceRecord {
+    public func stopPoll(id: String, for caller: Caller) async throws -> Shown<SourceRecord> {
         let change = try await table.update(id, for: caller) { record in
             guard let status = record.poll?.status, status == .polling || status == .paused else { return nil }
             record.poll?.status = .stopped
@@ -142,7 +143,7 @@ public final class SourceService: Sendable {
         }
         stopPoller(id)
         if change.event != nil, let poll = change.record.poll { await work.stop(Self.lease(id, poll.id)) }
-        return change.record
+        return change.shown
     }
 
     /// app.background: pauses the caller's running polls; returns their source ids.

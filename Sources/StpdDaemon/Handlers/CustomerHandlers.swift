@@ -9,12 +9,16 @@ enum CustomerHandlers {
     static func register(into router: inout MethodRouter<CallContext>, sessions: CustomerSessions) {
         router.register(CustomerOpen.self) { params, context in
             try validate(params.adapter)
-            return try await sessions.open(
-                for: context.caller, adapter: SessionAdapter(params.adapter), prefetch: params.prefetch ?? true)
+            return CustomerSessionView(
+                try await sessions.open(
+                    for: context.caller, adapter: SessionAdapter(params.adapter), prefetch: params.prefetch ?? true))
         }
         router.registerReads(
-            CustomerListing.self, get: { try await sessions.get(id: $0, for: $1) },
-            list: { try await sessions.list(for: $0, status: $1, startingAfter: $2, limit: $3) })
+            CustomerListing.self, get: { CustomerSessionView(try await sessions.get(id: $0, for: $1)) },
+            list: {
+                let (records, hasMore) = try await sessions.list(for: $0, status: $1, startingAfter: $2, limit: $3)
+                return (records.map { CustomerSessionView($0) }, hasMore)
+            })
         router.register(CustomerRetrieve.self) { params, context in
             .init(
                 customer: try await sessions.retrieveCustomer(id: params.session, for: context.caller)
@@ -26,23 +30,27 @@ enum CustomerHandlers {
                     .map(\.allResponseFields))
         }
         router.register(CustomerAttachPaymentMethod.self) { params, context in
-            try await sessions.attach(id: params.session, paymentMethod: params.paymentMethod, for: context.caller)
+            CustomerSessionView(
+                try await sessions.attach(id: params.session, paymentMethod: params.paymentMethod, for: context.caller))
         }
         router.register(CustomerDetachPaymentMethod.self) { params, context in
-            try await sessions.detach(id: params.session, paymentMethod: params.paymentMethod, for: context.caller)
+            CustomerSessionView(
+                try await sessions.detach(id: params.session, paymentMethod: params.paymentMethod, for: context.caller))
         }
         router.register(CustomerUpdateShipping.self) { params, context in
-            try await sessions.updateShipping(
-                id: params.session, shipping: params.shipping.stripeAddress, for: context.caller)
+            CustomerSessionView(
+                try await sessions.updateShipping(
+                    id: params.session, shipping: params.shipping.stripeAddress, for: context.caller))
         }
         router.register(CustomerSelectPaymentMethod.self) { params, context in
-            try await sessions.select(id: params.session, paymentMethod: params.paymentMethod, for: context.caller)
+            CustomerSessionView(
+                try await sessions.select(id: params.session, paymentMethod: params.paymentMethod, for: context.caller))
         }
         router.register(CustomerClearCache.self) { params, context in
-            try await sessions.clearCache(id: params.session, for: context.caller)
+            CustomerSessionView(try await sessions.clearCache(id: params.session, for: context.caller))
         }
         router.register(CustomerClose.self) { params, context in
-            try await sessions.close(id: params.session, for: context.caller)
+            CustomerSessionView(try await sessions.close(id: params.session, for: context.caller))
         }
     }
 
@@ -86,33 +94,5 @@ enum CustomerHandlers {
         case .app:
             break
         }
-    }
-}
-
-extension SessionAdapter {
-    /// `customer.open`'s adapter as the session stores it.
-    init(_ adapter: CustomerAdapter) {
-        let kind: Kind =
-            switch adapter.kind {
-            case .stripe: .stripe
-            case .backend: .backend
-            case .app: .app
-            }
-        self.init(
-            kind: kind, keyProvider: adapter.keyProvider.map(KeyProvider.init), url: adapter.url,
-            authorization: adapter.authorization, includeApplePayPaymentMethods: adapter.includeApplePayPaymentMethods,
-            timeout: adapter.timeout)
-    }
-}
-
-extension SessionAdapter.KeyProvider {
-    init(_ provider: CustomerAdapter.KeyProvider) {
-        let kind: Kind =
-            switch provider.kind {
-            case .backend: .backend
-            case .app: .app
-            case .server: .server
-            }
-        self.init(kind: kind, url: provider.url, authorization: provider.authorization, customer: provider.customer)
     }
 }

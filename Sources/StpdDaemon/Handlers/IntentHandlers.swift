@@ -33,7 +33,7 @@ enum IntentHandlers {
             var confirm = try params.confirmParams(setupIntent: Intent.kind == .setupIntent)
             return try await returnURLs.resolve(params.returnURL, for: context) {
                 confirm.returnURL = $0
-                return answer(
+                return IntentAnswer(
                     try await handler.confirm(
                         Intent.self, confirm, for: context.caller,
                         start: params.start.map(RedirectSessions.StartOptions.init),
@@ -43,7 +43,7 @@ enum IntentHandlers {
         router.register(IntentHandleNextAction<K>.self) { params, context in
             try PaymentMethodInput.checkReturnURL(params.returnURL)
             return try await returnURLs.resolve(params.returnURL, for: context) {
-                answer(
+                IntentAnswer(
                     try await handler.handleNextAction(
                         Intent.self, clientSecret: params.clientSecret, returnURL: $0, for: context.caller,
                         start: params.start.map(RedirectSessions.StartOptions.init), voucher: params.voucher ?? .open))
@@ -51,22 +51,16 @@ enum IntentHandlers {
         }
         router.register(IntentVerifyMicrodeposits<K>.self) { params, context in
             let verify = VerifyMicrodepositsParams(clientSecret: params.clientSecret, proof: params.proof)
-            return answer(try await handler.verifyMicrodeposits(Intent.self, verify, for: context.caller))
+            return IntentAnswer(try await handler.verifyMicrodeposits(Intent.self, verify, for: context.caller))
         }
         router.registerReads(
-            IntentListing<K>.self, get: { try await polls.get(id: $0, for: $1) },
-            list: { try await polls.list(for: $0, status: $1, startingAfter: $2, limit: $3) })
+            IntentListing<K>.self, get: { IntentView(try await polls.get(id: $0, for: $1)) },
+            list: {
+                let (records, hasMore) = try await polls.list(for: $0, status: $1, startingAfter: $2, limit: $3)
+                return (records.map { IntentView($0) }, hasMore)
+            })
         router.register(IntentStopPolling<K>.self) { params, context in
-            try await polls.stop(id: params.id, for: context.caller)
+            IntentView(try await polls.stop(id: params.id, for: context.caller))
         }
-    }
-
-    private static func answer<Intent: StripeIntent>(_ handled: PaymentHandler.Handled<Intent>)
-        -> IntentAnswer<Intent.Naming>
-    {
-        IntentAnswer(
-            intent: handled.intent.clientFields, result: handled.result,
-            error: handled.failure.map(WireFailures().render), nextAction: handled.nextAction,
-            redirect: handled.redirect, poll: handled.poll)
     }
 }

@@ -17,9 +17,9 @@ enum SourceHandlers {
             let returnURL = constructed.redirect?["return_url"]?.stringValue
             try PaymentMethodInput.checkReturnURL(returnURL, parameter: "params.returnURL")
             guard returnURL == PaymentMethodInput.returnURLLoopback else {
-                let (record, secret) = try await sources.create(
+                let (created, secret) = try await sources.create(
                     for: context.caller, params: constructed.formParams(merchantName: name))
-                return SourceResult(source: SourceView(record), clientSecret: secret)
+                return SourceResult(source: SourceView(created), clientSecret: secret)
             }
             guard let loopback = redirects.loopback else {
                 throw DomainError.disabled(setting: "loopback", detail: "this stpd serves no loopback return")
@@ -28,14 +28,14 @@ enum SourceHandlers {
             let issued = try await loopback.issue(appName: name)
             defer { loopback.forget(issued) }
             constructed.redirect?["return_url"] = .string(issued.url)
-            let (record, secret) = try await sources.create(
+            let (created, secret) = try await sources.create(
                 for: context.caller, params: constructed.formParams(merchantName: name), loopback: issued)
-            return SourceResult(source: SourceView(record), clientSecret: secret)
+            return SourceResult(source: SourceView(created), clientSecret: secret)
         }
         router.register(SourceRetrieve.self) { params, context in
-            let (record, source) = try await sources.retrieve(
+            let (retrieved, source) = try await sources.retrieve(
                 id: params.id, clientSecret: params.clientSecret, for: context.caller)
-            return SourceResult(source: SourceView(record), clientSecret: source.clientSecret)
+            return SourceResult(source: SourceView(retrieved), clientSecret: source.clientSecret)
         }
         router.registerReads(
             SourceListing.self, get: { SourceView(try await sources.get(id: $0, for: $1)) },

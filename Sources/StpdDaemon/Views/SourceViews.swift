@@ -19,6 +19,11 @@ extension SourceView {
             source: record.source,
             createdAt: record.createdAt.formatted(.iso8601), updatedAt: record.updatedAt.formatted(.iso8601))
     }
+
+    /// A changed Source as its event showed it (built once, when the change committed).
+    init(_ shown: Shown<SourceRecord>) {
+        self = shown.view as? Self ?? Self(shown.record)
+    }
 }
 
 extension PollView {

@@ -14,7 +14,23 @@ public struct WireViews: RecordViews {
     public func render(_ failure: Failure) -> JSONValue { Self.failures.render(failure) }
     public func describe(_ error: any Error) -> JSONValue { Self.failures.describe(error) }
 
-    public func source(_ record: SourceRecord) throws -> JSONValue {
-        try JSONCoding.value(of: SourceView(record, self))
+    public func source(_ record: SourceRecord) throws -> PublicState {
+        try PublicState(SourceView(record, self))
+    }
+
+    public func customerSession(_ record: CustomerSessionRecord) throws -> PublicState {
+        try PublicState(CustomerSessionView(record))
+    }
+
+    public func redirect(_ record: RedirectRecord) throws -> PublicState {
+        try PublicState(RedirectSessionView(record, self))
+    }
+
+    public func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState {
+        try PublicState(IntentView(record, self))
+    }
+
+    public func paymentContext(_ record: PaymentContextRecord) throws -> JSONValue {
+        try JSONCoding.value(of: PaymentContextView(record, self))
     }
 }

@@ -29,13 +29,20 @@ struct DomainViews: RecordViews {
     func render(_ failure: Failure) -> JSONValue { failures.render(failure) }
     func describe(_ error: any Error) -> JSONValue { failures.describe(error) }
 
-    func source(_ record: SourceRecord) throws -> JSONValue { try JSONCoding.value(of: record) }
+    func source(_ record: SourceRecord) throws -> PublicState { try PublicState(record) }
+    func customerSession(_ record: CustomerSessionRecord) throws -> PublicState { try PublicState(record) }
+    func redirect(_ record: RedirectRecord) throws -> PublicState { try PublicState(record) }
+    func intent<Intent: StripeIntent>(_ record: IntentRecord<Intent>) throws -> PublicState { try PublicState(record) }
+    func paymentContext(_ record: PaymentContextRecord) throws -> JSONValue { try JSONCoding.value(of: record) }
 }
 
 /// A failure `DomainFailures` rendered, read back as the domain's type.
 func failure(_ rendered: JSONValue?) -> Failure? {
     rendered.flatMap { try? JSONCoding.typed(Failure.self, from: $0) }
 }
+
+/// A failure a record keeps (read from the record itself, not from what an event rendered).
+func failure(_ kept: Failure?) -> Failure? { kept }
 
 /// The domain error `body` throws; records an issue when nothing is thrown or it is not one.
 func domainError<T>(
@@ -59,6 +66,13 @@ extension DomainError {
 }
 
 extension Failure {
+    /// The code of an error from outside the domain (a fake adapter's `RPCError`) as
+    /// `DomainFailures` described it.
+    var describedCode: Int? {
+        guard case .described(let description) = self, let code = description["code"]?.intValue else { return nil }
+        return Int(code)
+    }
+
     /// The domain error's case name when this failure is one.
     var domainErrorName: String? {
         if case .domain(let error) = self { return error.name }
