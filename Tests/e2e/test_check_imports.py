@@ -1,4 +1,5 @@
-"""scripts/check-imports finds a target's import that Package.swift does not declare for it."""
+"""scripts/check-imports finds a target's import that Package.swift does not declare for it, and a
+layer that declares one it must not (the domain the contract)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_an_import_reachable_only_indirectly_is_reported(tmp_path):
     assert done.returncode == 1, done
     assert done.stderr.splitlines() == [
         "Sources/C-tool/main.swift:2: C-tool imports A, which Package.swift does not declare for it",
-        "check-imports: 1 undeclared import(s)",
+        "check-imports: 1 problem(s): undeclared imports or crossed layers",
     ]
 
 
@@ -59,3 +60,29 @@ def test_declared_imports_pass(tmp_path):
     done = check(fixture(tmp_path, '"B", "A"'))
     assert done.returncode == 0, done
     assert done.stdout == "check-imports: 4 targets import only what they declare\n"
+
+
+LAYERED = """// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "layers",
+    targets: [
+        .target(name: "StpdProtocol"),
+        .target(name: "StpdCore", dependencies: ["StpdProtocol"]),
+    ]
+)
+"""
+
+
+def test_the_domain_declaring_the_contract_is_reported(tmp_path):
+    (tmp_path / "Package.swift").write_text(LAYERED)
+    for target in ("StpdProtocol", "StpdCore"):
+        (tmp_path / "Sources" / target).mkdir(parents=True)
+        (tmp_path / "Sources" / target / f"{target}.swift").write_text("public struct Thing {}\n")
+    done = check(tmp_path)
+    assert done.returncode == 1, done
+    assert done.stderr.splitlines() == [
+        "Package.swift: StpdCore depends on StpdProtocol, across its layer (docs/architecture.md)",
+        "check-imports: 1 problem(s): undeclared imports or crossed layers",
+    ]
