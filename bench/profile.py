@@ -3,13 +3,16 @@
 works where hardware counters do not) during one of the suite's workloads, and prints the top
 symbols, demangled, by self time and by inclusive time.
 
-    bench/profile.py --bin-dir DIR ping|fanout|restart|polls|create [--seconds N] [--scale N]
+    bench/profile.py --bin-dir DIR ping|fanout|restart|polls|create|create-postgres [--seconds N] [--scale N]
 
 - ping: 16 connections of daemon.ping (closed loop) for --seconds;
 - fanout: 1,000 subscribers, debug.emit {count: 10} x 5 rounds;
 - restart: stpd starting on a copy of the cached state with --scale sessions (see case_scale),
   from the exec to the first answered ping;
 - create: started redirect sessions made on 16 connections for --seconds (the creation case);
+- create-postgres: the same on one fleet instance over PostgreSQL (run it under
+  scripts/test-postgres, with STPD_TEST_PG_DURABLE=1 for durable commits as the fleet case);
+  the server's CPU over the run is printed beside;
 - polls: --scale pending Sources polled (default 2,000 here), for --seconds while they run
   (report "polls"), then as long again after app.background paused them ("polls-paused").
 
@@ -122,9 +125,36 @@ def profile_create(settings, directory: Path, seconds: float, top: int) -> int:
     return 0
 
 
+def profile_create_postgres(settings, directory: Path, seconds: float, top: int) -> int:
+    import case_fleet  # only here: it needs the scripts/test-postgres cluster's environment
+
+    cluster = case_fleet.Cluster()
+    url = cluster.database()
+    stripe = StripeServer(settings.stripe_server, directory / "stripe")
+    try:
+        daemon = case_fleet.instance(settings, directory / "a", stripe, url, "a")
+        try:
+            run_workers(daemon.socket_path, create_started_session, connections=16, duration=2)  # warm up
+            server_before = cluster.cpu_seconds()
+            perf = record(daemon.pid, OUT / "create-postgres.perf.data")
+            run = run_workers(daemon.socket_path, create_started_session, connections=16, duration=seconds)
+            finish(perf)
+            sessions = len(run.results)
+            server = (cluster.cpu_seconds() - server_before) / max(sessions, 1) * 1000
+            log(f"create-postgres: {sessions / (run.ended - run.started):.0f} started sessions/s under perf, "
+                f"PostgreSQL {server:.2f} ms of CPU per session (durable commits: {cluster.durable()})")
+        finally:
+            daemon.stop()
+    finally:
+        stripe.stop()
+        cluster.drop(url)
+    print(report(OUT / "create-postgres.perf.data", "create-postgres", top))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("workload", choices=["ping", "fanout", "restart", "polls", "create", "report"],
+    parser.add_argument("workload", choices=["ping", "fanout", "restart", "polls", "create", "create-postgres", "report"],
                         help="report: print the reports of earlier recordings again")
     parser.add_argument("--bin-dir", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=10)
@@ -137,7 +167,7 @@ def main() -> int:
     settings = make_settings(args.bin_dir / "stpd", args.bin_dir / "stripe-test-server", programs, False,
                              REPO_ROOT / ".build-bench" / "cache")
     if args.workload == "report":
-        for name in ("ping", "fanout", "restart", "polls", "polls-paused", "create"):
+        for name in ("ping", "fanout", "restart", "polls", "polls-paused", "create", "create-postgres"):
             if (OUT / f"{name}.perf.data").exists():
                 print(report(OUT / f"{name}.perf.data", name, args.top))
         return 0
@@ -148,6 +178,8 @@ def main() -> int:
             return profile_polls(settings, directory, args.scale or 2000, args.seconds, args.top)
         if args.workload == "create":
             return profile_create(settings, directory, args.seconds, args.top)
+        if args.workload == "create-postgres":
+            return profile_create_postgres(settings, directory, args.seconds, args.top)
         if args.workload == "restart":
             scale = args.scale or 10_000
             found, _ = case_scale.populations(settings, [scale])

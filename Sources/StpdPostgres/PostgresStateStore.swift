@@ -265,12 +265,16 @@ public final class PostgresStateStore: StateStore, Service {
         }
     }
 
+    // The wire's own scanner and writer, as the SQLite store: Foundation's JSONDecoder building a
+    // JSONValue of each row read was ~11% of a fleet instance's CPU per session (bench/profile.py
+    // create-postgres); the same text either way.
     static func text(_ value: JSONValue) throws -> String {
-        String(decoding: try JSONCoding.encode(value), as: UTF8.self)
+        String(decoding: JSONText.bytes(value), as: UTF8.self)
     }
 
     static func json(_ text: String) throws -> JSONValue {
-        try JSONCoding.decode(JSONValue.self, from: Data(text.utf8))
+        var text = text
+        return try text.withUTF8 { try JSONText.parse(UnsafeRawBufferPointer($0)) }
     }
 
     static func binds(_ values: any PostgresDynamicTypeEncodable...) -> PostgresBindings {
